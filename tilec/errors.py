@@ -1,0 +1,33 @@
+"""tilec's own exceptions. Errors about kernel source name file:line:col and show the line with a caret."""
+from __future__ import annotations
+
+
+class TilecError(Exception):
+    """Base of tilec's errors."""
+
+
+class CompilationError(TilecError):
+    """A kernel could not be compiled; ``str()`` shows where, with the source line and a caret."""
+
+    def __init__(self, message: str, file: str | None = None, line: int | None = None, col: int | None = None,
+                 source_line: str | None = None):
+        self.message, self.file, self.line, self.col, self.source_line = message, file, line, col, source_line
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        if self.file is None:
+            return self.message
+        head = f"{self.file}:{self.line}:{self.col}: {self.message}"
+        if self.source_line is None:
+            return head
+        text = self.source_line.rstrip("\n")
+        caret = " " * max(0, self.col - 1) + "^"
+        return f"{head}\n    {text}\n    {caret}"
+
+
+class BackendError(TilecError):
+    """A backend tool (LLVM, the driver JIT, ptxas) rejected what tilec produced: a tilec bug or a limit."""
+
+
+class LaunchError(TilecError):
+    """A launch failed (bad grid, out of resources, driver error)."""
