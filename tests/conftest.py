@@ -1,0 +1,36 @@
+"""Suite-wide settings: a hypothesis profile sized for a 2-core CI machine, a private kernel cache per run,
+and GPU tests skipped where no CUDA device is usable."""
+import os
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("tilec", deadline=None, max_examples=60,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("TILEC_HYPOTHESIS_PROFILE", "tilec"))
+
+os.environ.setdefault("TILEC_CACHE_DIR", tempfile.mkdtemp(prefix="tilec-test-cache-"))
+
+
+def _cuda_available() -> bool:
+    try:
+        from cuda.bindings import driver
+    except Exception:
+        return False
+    try:
+        err, = driver.cuInit(0)
+        if int(err) != 0:
+            return False
+        err, n = driver.cuDeviceGetCount()
+        return int(err) == 0 and n > 0
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if any(item.get_closest_marker("gpu") for item in items) and not _cuda_available():
+        skip = pytest.mark.skip(reason="no CUDA device (cuda-python and a GPU are needed)")
+        for item in items:
+            if item.get_closest_marker("gpu"):
+                item.add_marker(skip)

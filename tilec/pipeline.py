@@ -1,0 +1,91 @@
+"""Runs the stages: frontend -> tir passes -> the backend's stages; keeps every stage's text in ``asm``."""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+from . import cache
+from .compiler import ASTSource, Target, get_backend
+from .version import __version__
+
+
+class CompiledKernel:
+    """A compiled specialisation: ``asm[stage]`` texts, ``metadata``, and ``run(grid, args)``."""
+
+    def __init__(self, name: str, target: Target, asm: dict, metadata: dict, backend):
+        self.name = name
+        self.target = target
+        self.asm = asm
+        self.metadata = metadata
+        self._backend = backend
+        self._launcher = None
+
+    @property
+    def launcher(self):
+        if self._launcher is None:
+            self._launcher = self._backend.load(self.asm, self.metadata)
+        return self._launcher
+
+    def run(self, grid, args):
+        """Launch over ``grid`` (1-3 ints) with the runtime arguments in parameter order."""
+        g = tuple(grid) + (1,) * (3 - len(grid))
+        return self.launcher(g, args)
+
+    def __repr__(self):
+        return f"<CompiledKernel {self.name} for {self.target}: {', '.join(self.asm)}>"
+
+
+def _canonical(v):
+    if isinstance(v, dict):
+        return {str(k): _canonical(x) for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(v, (list, tuple)):
+        return [_canonical(x) for x in v]
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return v
+    return repr(v)
+
+
+def cache_key(src: ASTSource, target: Target, options: dict) -> str:
+    fn_key = getattr(src.fn, "cache_key", None) or repr(src.fn)
+    payload = json.dumps(_canonical({
+        "fn": fn_key, "signature": src.signature, "constexprs": src.constexprs, "attrs": src.attrs,
+        "target": [target.backend, target.arch, target.warp_size], "options": options, "version": __version__,
+    }), sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _text(artifact):
+    if isinstance(artifact, (str, bytes, bytearray)):
+        return artifact
+    from .ir.printer import print_ir
+    return print_ir(artifact)
+
+
+def compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKernel:
+    backend = get_backend(target)
+    opts = backend.parse_options(options)
+    key = cache_key(src, target, opts)
+    if cache.enabled():
+        hit = cache.load(key)
+        if hit is not None:
+            asm, meta = hit
+            return CompiledKernel(meta["name"], target, asm, meta, backend)
+
+    from .passes import PassManager, tir_pipeline
+    t0 = time.perf_counter()
+    module = src.make_ir(opts)
+    kernel = next(f for f in module.funcs if f.attrs.get("kernel"))
+    name = kernel.sym_name
+    metadata = {"name": name, "target": [target.backend, target.arch, target.warp_size], "options": opts,
+                "version": __version__, "hash": key}
+    PassManager(name).run(module, tir_pipeline())
+    asm = {"tir": _text(module)}
+    artifact = module
+    for stage, fn in backend.stages(opts):
+        artifact = fn(artifact, metadata)
+        asm[stage] = _text(artifact)
+    metadata["compile_time_s"] = round(time.perf_counter() - t0, 4)
+    if cache.enabled():
+        cache.store(key, name, asm, metadata)
+    return CompiledKernel(name, target, asm, metadata, backend)
