@@ -634,3 +634,19 @@ def op_class(name: str):
         return OP_REGISTRY[name]
     except KeyError:
         raise IRError(f"unknown op '{name}'") from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# gir (GPU) ops
+# ---------------------------------------------------------------------------------------------------------------
+class ConvertLayoutOp(Operation):
+    """Same tile values, another layout (gir only): the one place data moves between threads for layout's
+    sake, so passes can count, fold and remove these. Numerically the identity."""
+    name = "convert_layout"
+    operand_names = ("src",)
+    traits = PURE
+
+    def verify_(self):
+        s, d = self.src.type, self.result.type
+        _check(s.is_tile and d.is_tile and s.shape == d.shape and s.element == d.element, self,
+               f"cannot convert {s} to {d}")

@@ -1,0 +1,442 @@
+"""GPU layout encodings carried by gir tile types, all reduced to one mechanism: the linear layout.
+
+A *linear layout* maps the bits of a (register, lane, warp) index to the bits of a tile coordinate, linearly over
+GF(2): each input bit has a basis vector (one coordinate per tile dimension) and an index maps to the XOR of the
+basis vectors of its set bits. A zero basis vector means that bit does not move the coordinate, i.e. the element
+is replicated across it (lanes/warps broadcast a value). Every named encoding (blocked, slice, dot operand...)
+only has to say how to build its linear layout for a shape; conversions, vector widths, reduction shuffles and
+duplicate-store masks are then derived from the bases alone, so a new encoding needs no new lowering code.
+
+Encodings are frozen dataclasses: hashable and compared by value, so ``TileType`` interns them with the type.
+They print as ``#name<...>`` inside a tile type and :func:`parse_layout` reads that text back.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache, reduce
+
+
+def _log2(n: int) -> int:
+    if n <= 0 or n & (n - 1):
+        raise ValueError(f"layout sizes must be powers of two, got {n}")
+    return n.bit_length() - 1
+
+
+def _xor(a, b):
+    return tuple(x ^ y for x, y in zip(a, b))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# linear layouts
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LinearLayout:
+    """``shape``: the tile shape (powers of two); ``reg``/``lane``/``warp``: one basis vector (a tuple of one
+    coordinate per dimension) per index bit, lowest bit first."""
+    shape: tuple
+    reg: tuple
+    lane: tuple
+    warp: tuple
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def num_regs(self) -> int:
+        return 1 << len(self.reg)
+
+    def _apply(self, bases, index: int):
+        out = (0,) * self.rank
+        for i, b in enumerate(bases):
+            if index >> i & 1:
+                out = _xor(out, b)
+        return out
+
+    def reg_coord(self, r: int) -> tuple:
+        return self._apply(self.reg, r)
+
+    def coord(self, r: int, lane: int, warp: int) -> tuple:
+        return _xor(_xor(self._apply(self.reg, r), self._apply(self.lane, lane)), self._apply(self.warp, warp))
+
+    def reg_coords(self) -> list:
+        """Coordinate contributed by each register index, in register order (cached per layout)."""
+        return _reg_coords(self)
+
+    def free_mask(self, kind: str) -> int:
+        """Bits of the lane or warp index that do not move the coordinate: those threads hold copies."""
+        bases = self.lane if kind == "lane" else self.warp
+        return sum(1 << i for i, b in enumerate(bases) if not any(b))
+
+    def thread_bases(self):
+        return self.lane + self.warp
+
+    def is_injective_per_dim_bits(self) -> bool:
+        """True when every basis is zero or a single power of two in one dimension and no two bases share a
+        bit: index arithmetic may then use OR instead of XOR."""
+        seen = set()
+        for b in self.reg + self.lane + self.warp:
+            nz = [(d, v) for d, v in enumerate(b) if v]
+            if not nz:
+                continue
+            if len(nz) != 1 or nz[0][1] & (nz[0][1] - 1):
+                return False
+            if nz[0] in seen:
+                return False
+            seen.add(nz[0])
+        return True
+
+    def contiguous_regs(self, dim: int) -> int:
+        """How many leading registers hold consecutive elements along ``dim`` (the vector width the layout
+        allows for memory accesses whose fastest dimension is ``dim``)."""
+        n = 1
+        for b in self.reg:
+            want = tuple(n if d == dim else 0 for d in range(self.rank))
+            if b != want:
+                break
+            n *= 2
+        return n
+
+    def same_threads(self, other: "LinearLayout") -> bool:
+        """Lanes and warps map identically: a conversion between the two only permutes registers."""
+        return self.lane == other.lane and self.warp == other.warp
+
+
+@lru_cache(maxsize=None)
+def _reg_coords(ll: LinearLayout) -> list:
+    return [ll.reg_coord(r) for r in range(ll.num_regs)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# named encodings
+# ---------------------------------------------------------------------------------------------------------------
+class Layout:
+    """Base of the named encodings. ``to_linear(shape)`` is the one method lowerings rely on."""
+
+    name = "<layout>"
+
+    def to_linear(self, shape) -> LinearLayout:
+        return _to_linear(self, tuple(shape))
+
+    def _linear(self, shape) -> LinearLayout:
+        raise NotImplementedError
+
+    @property
+    def rank(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def num_warps(self) -> int:
+        raise NotImplementedError
+
+    def __str__(self):
+        return f"#{self.name}<{self._body()}>"
+
+    __repr__ = __str__
+
+
+@lru_cache(maxsize=4096)
+def _to_linear(layout: Layout, shape: tuple) -> LinearLayout:
+    return layout._linear(shape)
+
+
+def _fmt(xs):
+    return "[" + ", ".join(map(str, xs)) + "]"
+
+
+@dataclass(frozen=True, repr=False)
+class BlockedLayout(Layout):
+    """Each thread holds ``size_per_thread`` contiguous elements; ``threads_per_warp`` lanes and
+    ``warps_per_cta`` warps tile the shape, fastest dimension first as given by ``order``; the pattern repeats
+    in registers where the shape is larger and broadcasts where it is smaller. Shape-independent, so one
+    blocked layout serves every tile of its rank."""
+    size_per_thread: tuple
+    threads_per_warp: tuple
+    warps_per_cta: tuple
+    order: tuple
+    name = "blocked"
+
+    def __post_init__(self):
+        r = len(self.order)
+        if not (len(self.size_per_thread) == len(self.threads_per_warp) == len(self.warps_per_cta) == r):
+            raise ValueError("blocked layout: parameters must have one entry per dimension")
+        if sorted(self.order) != list(range(r)):
+            raise ValueError(f"blocked layout: bad order {self.order}")
+
+    @property
+    def rank(self):
+        return len(self.order)
+
+    @property
+    def num_warps(self):
+        return reduce(lambda a, b: a * b, self.warps_per_cta, 1)
+
+    @property
+    def warp_size(self):
+        return reduce(lambda a, b: a * b, self.threads_per_warp, 1)
+
+    def _body(self):
+        return (f"spt = {_fmt(self.size_per_thread)}, tpw = {_fmt(self.threads_per_warp)}, "
+                f"wpc = {_fmt(self.warps_per_cta)}, order = {_fmt(self.order)}")
+
+    def _linear(self, shape):
+        rank = len(shape)
+        if rank != self.rank:
+            raise ValueError(f"{self} applied to rank-{rank} shape {shape}")
+        for s in shape:
+            _log2(s)
+        unit = lambda d, v: tuple(v if i == d else 0 for i in range(rank))  # noqa: E731
+        reg, lane, warp, repeat = [], [], [], []
+        covered = {}
+        for d in self.order:
+            p = 1
+            for _ in range(_log2(self.size_per_thread[d])):
+                if p < shape[d]:
+                    reg.append(unit(d, p))
+                p *= 2
+            for _ in range(_log2(self.threads_per_warp[d])):
+                lane.append(unit(d, p) if p < shape[d] else (0,) * rank)
+                p *= 2
+            covered[d] = p
+        for d in self.order:
+            p = covered[d]
+            for _ in range(_log2(self.warps_per_cta[d])):
+                warp.append(unit(d, p) if p < shape[d] else (0,) * rank)
+                p *= 2
+            covered[d] = p
+        # lane/warp bits of different dims were appended dimension by dimension, which is the order the index
+        # bits take (lowest bits on order[0]); warps likewise.
+        for d in self.order:
+            p = covered[d]
+            while p < shape[d]:
+                repeat.append(unit(d, p))
+                p *= 2
+        return LinearLayout(tuple(shape), tuple(reg + repeat), tuple(lane), tuple(warp))
+
+
+@dataclass(frozen=True, repr=False)
+class SliceLayout(Layout):
+    """``parent`` with dimension ``dim`` removed: the threads that spread ``dim`` in the parent hold copies.
+    The result of reducing a ``parent`` tile along ``dim``; the operand that ``expand_dims`` turns back into it."""
+    dim: int
+    parent: Layout
+    name = "slice"
+
+    @property
+    def rank(self):
+        return self.parent.rank - 1
+
+    @property
+    def num_warps(self):
+        return self.parent.num_warps
+
+    def _body(self):
+        return f"dim = {self.dim}, parent = {self.parent}"
+
+    def _linear(self, shape):
+        full = list(shape)
+        full.insert(self.dim, 1)
+        p = self.parent.to_linear(tuple(full))
+        drop = lambda bs: tuple(b[:self.dim] + b[self.dim + 1:] for b in bs)  # noqa: E731
+        return LinearLayout(tuple(shape), drop(p.reg), drop(p.lane), drop(p.warp))
+
+
+@dataclass(frozen=True, repr=False)
+class DotOperandLayout(Layout):
+    """Operand ``op_idx`` (0 = A [M, K], 1 = B [K, N]) of a dot whose accumulator has layout ``parent``, for
+    the FMA path: each thread holds, for its accumulator rows (A) or columns (B), the whole K extent in
+    registers. Tensor-core operand layouts are further encodings built the same way."""
+    op_idx: int
+    parent: Layout
+    name = "dot_op"
+
+    @property
+    def rank(self):
+        return self.parent.rank
+
+    @property
+    def num_warps(self):
+        return self.parent.num_warps
+
+    def _body(self):
+        return f"idx = {self.op_idx}, parent = {self.parent}"
+
+    def _linear(self, shape):
+        rank = len(shape)
+        kdim = rank - 1 if self.op_idx == 0 else rank - 2
+        sub = list(shape)
+        sub[kdim] = 1
+        p = self.parent.to_linear(tuple(sub))
+        kbits = [tuple((1 << i) if d == kdim else 0 for d in range(rank)) for i in range(_log2(shape[kdim]))]
+        return LinearLayout(tuple(shape), tuple(kbits) + p.reg, p.lane, p.warp)
+
+
+@dataclass(frozen=True, repr=False)
+class SharedLayout(Layout):
+    """Placement of a tile in shared memory: rows along ``order[0]``; groups of ``vec`` elements are XOR-
+    swizzled by ``(row // per_phase) % max_phase`` so that column accesses hit distinct banks."""
+    vec: int
+    per_phase: int
+    max_phase: int
+    order: tuple
+    name = "shared"
+
+    @property
+    def rank(self):
+        return len(self.order)
+
+    @property
+    def num_warps(self):
+        return 0
+
+    def _body(self):
+        return f"vec = {self.vec}, per_phase = {self.per_phase}, max_phase = {self.max_phase}, order = {_fmt(self.order)}"
+
+    def offset(self, coord, shape) -> int:
+        """Element offset of ``coord`` in the buffer (row-major along ``order`` with the swizzle)."""
+        fast = self.order[0]
+        off, stride = 0, 1
+        for d in self.order:
+            off += coord[d] * stride
+            stride *= shape[d]
+        if self.rank >= 2 and self.max_phase > 1:
+            slow = self.order[1]
+            phase = (coord[slow] // self.per_phase) % self.max_phase
+            col = coord[fast]
+            swz = ((col // self.vec) ^ phase) * self.vec + col % self.vec
+            off += swz - col
+        return off
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# defaults
+# ---------------------------------------------------------------------------------------------------------------
+def default_blocked(shape, num_warps: int, warp_size: int = 32, size_per_thread=None, order=None) -> BlockedLayout:
+    """Lanes fill the fastest dimension first, then warps fill from the slowest dimension; what a shape does
+    not use is broadcast. ``size_per_thread`` (e.g. from coalescing) packs elements per thread first."""
+    rank = len(shape)
+    order = tuple(order) if order is not None else tuple(range(rank - 1, -1, -1))
+    spt = list(size_per_thread) if size_per_thread is not None else [1] * rank
+    tpw = [1] * rank
+    left = warp_size
+    for d in order:
+        room = max(1, shape[d] // spt[d])
+        t = min(left, room)
+        tpw[d] = t
+        left //= t
+    tpw[order[-1]] *= left  # lanes that the shape cannot use still need a place: broadcast on the slowest dim
+    wpc = [1] * rank
+    left = num_warps
+    for d in reversed(order):
+        room = max(1, shape[d] // (spt[d] * tpw[d]))
+        w = min(left, room)
+        wpc[d] = w
+        left //= w
+    wpc[order[0]] *= left
+    return BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), order)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# text form
+# ---------------------------------------------------------------------------------------------------------------
+_TOKEN = re.compile(r"\s*(#\w+<|\[|\]|>|,|=|-?\d+|\w+)")
+
+
+class _Reader:
+    def __init__(self, text):
+        self.toks = []
+        pos = 0
+        text = text.strip()
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if not m:
+                raise ValueError(f"bad layout text at {text[pos:pos + 20]!r}")
+            self.toks.append(m.group(1))
+            pos = m.end()
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+        self.i = 0
+
+    def next(self):
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def expect(self, t):
+        got = self.next()
+        if got != t:
+            raise ValueError(f"expected {t!r} in layout, got {got!r}")
+
+    def value(self):
+        t = self.toks[self.i]
+        if t.startswith("#"):
+            return self.layout()
+        if t == "[":
+            self.next()
+            out = []
+            while self.toks[self.i] != "]":
+                out.append(int(self.next()))
+                if self.toks[self.i] == ",":
+                    self.next()
+            self.next()
+            return tuple(out)
+        return int(self.next())
+
+    def layout(self):
+        head = self.next()
+        name = head[1:-1]
+        fields = {}
+        while self.toks[self.i] != ">":
+            k = self.next()
+            self.expect("=")
+            fields[k] = self.value()
+            if self.toks[self.i] == ",":
+                self.next()
+        self.next()
+        return _build(name, fields)
+
+
+_BUILDERS = {
+    "blocked": lambda f: BlockedLayout(f["spt"], f["tpw"], f["wpc"], f["order"]),
+    "slice": lambda f: SliceLayout(f["dim"], f["parent"]),
+    "dot_op": lambda f: DotOperandLayout(f["idx"], f["parent"]),
+    "shared": lambda f: SharedLayout(f["vec"], f["per_phase"], f["max_phase"], f["order"]),
+}
+
+
+def _build(name, fields):
+    b = _BUILDERS.get(name)
+    if b is None:
+        raise ValueError(f"unknown layout #{name}")
+    try:
+        return b(fields)
+    except KeyError as e:
+        raise ValueError(f"layout #{name} lacks field {e}") from None
+
+
+def parse_layout(text: str) -> Layout:
+    """Read ``#blocked<...>`` (or any registered encoding) back; raises ValueError on bad text."""
+    r = _Reader(text)
+    lay = r.layout()
+    if r.i != len(r.toks):
+        raise ValueError(f"trailing text after layout: {' '.join(r.toks[r.i:])}")
+    return lay
+
+
+def layout_text_end(text: str, start: int) -> int:
+    """Index just past the ``#name<...>`` starting at ``start`` (balanced angle brackets); for parsers that
+    need to cut a layout out of a longer line."""
+    depth = 0
+    for i in range(start, len(text)):
+        c = text[i]
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    raise ValueError("unterminated layout")
+
+
+LAYOUT_NAMES = tuple(_BUILDERS)
