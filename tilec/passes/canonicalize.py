@@ -1,0 +1,374 @@
+"""Canonicalisation: constant folding plus a table of algebraic and structural simplifications, applied to a
+fixed point by the shared greedy driver (``rewrite.apply_patterns_greedily``).
+
+Folding goes through one door: an op's own ``fold()`` hook first, then the reference evaluator's numpy
+semantics (``tilec.ir.evaluator.fold``), so compile-time results are bit-identical to what the evaluator (the
+semantic reference) computes. A folded tile becomes a ``constant`` only when all its elements are equal (the
+IR has no dense constants). Shape ops (splat/broadcast/expand_dims/reshape/trans) never fold through numpy: a
+uniform source stays a constant or a splat, so no tile-sized arrays are built at compile time.
+
+Float identities are only those exact for every input, signed zeros and NaN included: ``x + -0.0``,
+``x - 0.0``, ``x * 1.0`` and ``x / 1.0`` are ``x``; ``x + 0.0`` and ``x * 0.0`` are not simplified.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir.core import IRError, Operation, Value
+from ..ir.ops import BroadcastOp, ConstantOp, SplatOp
+from ..ir.types import ScalarType, Type
+from .manager import Pass
+from .rewrite import FunctionPattern, apply_patterns_greedily, pattern
+from .utils import constant_value, is_empty_region_op, remove_for_iter_args
+
+SHAPE_OPS = ("splat", "broadcast", "expand_dims", "reshape", "trans")
+
+
+# -- constants ------------------------------------------------------------------------------------------------
+def py_value(x, t: Type):
+    """A Python int/float/bool for a numpy scalar of element type ``t``."""
+    e = t.element
+    if e.kind == "bool":
+        return bool(x)
+    if e.kind == "float":
+        return float(x)
+    return int(x)
+
+
+def np_value(v, t: Type):
+    """The numpy value of a constant of type ``t`` (a 0-d array for scalars, a full array for tiles)."""
+    e = t.element
+    if e.kind in ("int", "uint"):
+        v = int(v) & ((1 << e.bits) - 1)  # wrap into the type's range, then reinterpret
+        if e.kind == "int" and v >= 1 << (e.bits - 1):
+            v -= 1 << e.bits
+    a = np.array(v, dtype=e.numpy)
+    return np.full(t.shape, a, dtype=e.numpy) if t.is_tile else a[()]
+
+
+def uniform_value(a, t: Type):
+    """The single value of ``a`` if every element is bit-identical, else None."""
+    a = np.asarray(a)
+    if a.size == 0:
+        return None
+    flat = a.reshape(-1)
+    if a.dtype.kind == "f":
+        bits = flat.view(np.dtype(f"u{a.dtype.itemsize}"))
+        if not (bits == bits[0]).all():
+            return None
+    elif not (flat == flat[0]).all():
+        return None
+    return py_value(flat[0], t)
+
+
+def _is(v: Value, pred) -> bool:
+    c = constant_value(v)
+    return c is not None and pred(c, v.type.element)
+
+
+def _int_mask(e):
+    return (1 << e.bits) - 1
+
+
+def zero(c, e):
+    return c == 0 and not (isinstance(c, float) and math.copysign(1.0, c) < 0)
+
+
+def neg_zero(c, e):
+    return isinstance(c, float) and c == 0 and math.copysign(1.0, c) < 0
+
+
+def int_zero(c, e):
+    return e.kind != "float" and c == 0
+
+
+def one(c, e):
+    return c == 1
+
+
+def all_ones(c, e):
+    return e.kind != "float" and (int(c) & _int_mask(e)) == _int_mask(e)
+
+
+def add_identity(c, e):
+    return int_zero(c, e) or neg_zero(c, e)
+
+
+# -- folding --------------------------------------------------------------------------------------------------
+def _evaluator_fold():
+    try:
+        from ..ir.evaluator import fold
+    except ImportError:  # the evaluator is optional for the rest of the pass
+        return None
+    return fold
+
+
+def materialize(rw, op: Operation, values) -> bool:
+    """Replace ``op``'s results by ``values``: IR values, or numpy/Python constants (uniform ones only)."""
+    out = []
+    for r, v in zip(op.results, values):
+        if isinstance(v, Value):
+            out.append(v)
+            continue
+        if r.type.is_ptr:
+            return False
+        u = uniform_value(v, r.type) if isinstance(v, np.ndarray) and v.ndim else (
+            py_value(v, r.type) if v is not None else None)
+        if u is None:
+            return False
+        out.append(u)
+    rw.replace_op(op, [v if isinstance(v, Value) else rw.constant(v, r.type) for v, r in zip(out, op.results)])
+    return True
+
+
+@pattern(benefit=10)
+def fold_constants(op, rw):
+    if op.name == "constant" or op.regions or not op.is_pure or not op.results or op.name in SHAPE_OPS:
+        return False
+    hooked = op.fold()
+    if hooked is not None:
+        return materialize(rw, op, hooked)
+    consts = [constant_value(v) for v in op.operands]
+    if any(c is None for c in consts):
+        return False
+    fold = _evaluator_fold()
+    if fold is None:
+        return False
+    try:
+        with np.errstate(all="ignore"):
+            res = fold(op, [np_value(c, v.type) for c, v in zip(consts, op.operands)])
+    except (ArithmeticError, ValueError, IRError, NotImplementedError):
+        return False
+    return res is not None and materialize(rw, op, res)
+
+
+# -- algebraic identities -------------------------------------------------------------------------------------
+# op name -> (constant predicate on the right operand, what the op becomes: "lhs" or "rhs")
+IDENTITIES = {
+    "add": [(add_identity, "lhs")],
+    "sub": [(int_zero, "lhs"), (zero, "lhs")],
+    "mul": [(one, "lhs"), (int_zero, "rhs")],
+    "div": [(one, "lhs")],
+    "fdiv": [(one, "lhs")],
+    "or": [(int_zero, "lhs"), (all_ones, "rhs")],
+    "and": [(all_ones, "lhs"), (int_zero, "rhs")],
+    "xor": [(int_zero, "lhs")],
+    "shl": [(int_zero, "lhs")],
+    "shr": [(int_zero, "lhs")],
+}
+# ops for which f(x, x) == x, and integer ops for which f(x, x) == 0
+IDEMPOTENT = ("and", "or", "max", "min")
+SELF_ZERO_INT = ("sub", "xor")
+
+
+@pattern(*IDENTITIES)
+def algebraic_identity(op, rw):
+    lhs, rhs = op.operands
+    sides = [(lhs, rhs)] + ([(rhs, lhs)] if "commutative" in op.traits else [])
+    for x, c in sides:
+        for pred, result in IDENTITIES[op.name]:
+            if _is(c, pred):
+                rw.replace_op(op, [x if result == "lhs" else c])
+                return True
+    return False
+
+
+@pattern(*IDEMPOTENT, *SELF_ZERO_INT)
+def same_operands(op, rw):
+    lhs, rhs = op.operands
+    if lhs is not rhs:
+        return False
+    if op.name in IDEMPOTENT:
+        rw.replace_op(op, [lhs])
+        return True
+    if lhs.type.is_int:
+        rw.replace_op(op, [rw.constant(0, op.result.type)])
+        return True
+    return False
+
+
+@pattern()
+def constant_to_the_right(op, rw):
+    if "commutative" not in op.traits or len(op.operands) != 2:
+        return False
+    lhs, rhs = op.operands
+    if constant_value(lhs) is None or constant_value(rhs) is not None:
+        return False
+    op.set_operands([rhs, lhs])
+    rw.modified(op)
+    return True
+
+
+_CMP_SELF = {"eq": True, "le": True, "ge": True, "ne": False, "lt": False, "gt": False}
+
+
+@pattern("cmp")
+def compare_same_int(op, rw):
+    if op.lhs is not op.rhs or not op.lhs.type.is_int:
+        return False
+    rw.replace_op(op, [rw.constant(_CMP_SELF[op.attrs["predicate"]], op.result.type)])
+    return True
+
+
+@pattern("select")
+def select_known(op, rw):
+    if op.true_value is op.false_value:
+        rw.replace_op(op, [op.true_value])
+        return True
+    c = constant_value(op.cond)
+    if c is None:
+        return False
+    rw.replace_op(op, [op.true_value if c else op.false_value])
+    return True
+
+
+# -- casts ----------------------------------------------------------------------------------------------------
+_PLAIN_FLOATS = ("f16", "bf16", "f32", "f64")
+
+
+def lossless(src: Type, dst: Type) -> bool:
+    """Every value of element type ``src`` is exactly representable in ``dst``."""
+    s, d = src.element, dst.element
+    if not (isinstance(s, ScalarType) and isinstance(d, ScalarType)) or "bool" in (s.kind, d.kind):
+        return False
+    if s.kind in ("int", "uint") and d.kind in ("int", "uint"):
+        if s.kind == d.kind:
+            return d.bits >= s.bits
+        return s.kind == "uint" and d.bits > s.bits
+    if s.kind in ("int", "uint") and d.kind == "float":
+        return s.bits <= d.mantissa_bits + 1
+    if s.kind == "float" and d.kind == "float":
+        return (s.name in _PLAIN_FLOATS and d.name in _PLAIN_FLOATS and d.exponent_bits >= s.exponent_bits
+                and d.mantissa_bits >= s.mantissa_bits)
+    return False
+
+
+@pattern("cast")
+def cast_chain(op, rw):
+    src = op.src
+    if src.type == op.result.type:
+        rw.replace_op(op, [src])
+        return True
+    inner = getattr(src, "op", None)
+    if inner is None or inner.name != "cast" or not lossless(inner.src.type, src.type):
+        return False
+    x = inner.src
+    if x.type == op.result.type:
+        rw.replace_op(op, [x])
+    else:
+        rw.replace_op(op, [rw.op_value(type(op), x, result_type=op.result.type, **op.attrs)])
+    return True
+
+
+# -- shape ops ------------------------------------------------------------------------------------------------
+@pattern(*SHAPE_OPS)
+def shape_of_uniform(op, rw):
+    """Shape ops of a constant give a constant; of a splat, a splat; broadcasting to the same type is the
+    identity and broadcasts of broadcasts merge."""
+    src, t = op.operands[0], op.result.type
+    if src.type == t and op.name in ("broadcast", "reshape"):
+        rw.replace_op(op, [src])
+        return True
+    c = constant_value(src)
+    if c is not None:
+        rw.replace_op(op, [rw.constant(c, t)])
+        return True
+    inner = getattr(src, "op", None)
+    if op.name == "splat" or inner is None:
+        return False
+    if inner.name == "splat":
+        rw.replace_op(op, [rw.op_value(SplatOp, inner.src, result_type=t)])
+        return True
+    if op.name == "broadcast" and inner.name == "broadcast":
+        rw.replace_op(op, [rw.op_value(BroadcastOp, inner.src, result_type=t)])
+        return True
+    return False
+
+
+@pattern("addptr")
+def addptr_zero(op, rw):
+    if _is(op.offset, int_zero):
+        rw.replace_op(op, [op.ptr])
+        return True
+    return False
+
+
+# -- control flow ---------------------------------------------------------------------------------------------
+@pattern("if")
+def if_known(op, rw):
+    c = constant_value(op.cond)
+    if c is None:
+        if is_empty_region_op(op):
+            rw.erase_op(op)
+            return True
+        return False
+    region = op.regions[0 if c else 1]
+    if not region.blocks or not region.block.ops:
+        rw.erase_op(op)
+        return True
+    values = rw.inline_block_before(region.block, op)
+    rw.replace_op(op, values)
+    return True
+
+
+def _trip_count(op):
+    lb, ub, step = (constant_value(v) for v in op.operands[:3])
+    if op.lb is op.ub:
+        return 0
+    if lb is None or ub is None or step is None or step == 0:
+        return None
+    return len(range(lb, ub, step))
+
+
+@pattern("for")
+def for_trip_count(op, rw):
+    n = _trip_count(op)
+    if n == 0:
+        rw.replace_op(op, list(op.inits))
+        return True
+    if n == 1:
+        values = rw.inline_block_before(op.body, op, [op.lb, *op.inits])
+        rw.replace_op(op, values)
+        return True
+    if is_empty_region_op(op):
+        rw.erase_op(op)
+        return True
+    return False
+
+
+@pattern("for")
+def for_invariant_iter_args(op, rw):
+    """A loop-carried value that the body yields unchanged (or that is always the same outer value) is its
+    init everywhere."""
+    y = op.body.terminator
+    drop = []
+    for i, (init, arg, nxt, res) in enumerate(zip(op.inits, op.iter_args, y.operands, op.results)):
+        if nxt is arg or nxt is init:
+            rw.replace_all_uses_with(arg, init)
+            rw.replace_all_uses_with(res, init)
+            drop.append(i)
+    if not drop:
+        return False
+    remove_for_iter_args(op, drop)
+    rw.modified(op)
+    return True
+
+
+PATTERNS = [fold_constants, algebraic_identity, same_operands, constant_to_the_right, compare_same_int,
+            select_known, cast_chain, shape_of_uniform, addptr_zero, if_known, for_trip_count,
+            for_invariant_iter_args]
+
+
+class Canonicalize(Pass):
+    name = "canonicalize"
+
+    def __init__(self, extra_patterns=()):
+        self.patterns = PATTERNS + list(extra_patterns)
+
+    def run(self, module):
+        return apply_patterns_greedily(module, self.patterns)
+
+
+__all__ = ["Canonicalize", "PATTERNS", "FunctionPattern", "materialize", "lossless"]

@@ -1,0 +1,258 @@
+"""Axis analysis: per value and per dimension, what is known about runs of its elements.
+
+- ``contiguity[d]``: elements come in runs of this length increasing by 1 along ``d``;
+- ``divisibility[d]``: a power of two dividing the first element of every such run (for pointers: in bytes);
+- ``constancy[d]``: elements come in runs of this length that are equal along ``d``.
+
+Memory accesses read these facts to choose vector widths: a pointer tile with contiguity 4 and 16-byte
+divisibility of f32 elements, under a mask whose constancy is 4, can use one predicated 16-byte access per 4
+elements. Facts enter from ``arg_divisibility`` on the function, ``hint`` ops, constants and ``arange``, and
+flow forward through a table of transfer rules; everything unknown is (1, 1, 1). Scalars carry one entry.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+
+from ...ir import ops as O
+
+BIG = 1 << 30  # divisibility of zero
+
+
+def _pow2_div(v: int) -> int:
+    v = abs(int(v))
+    if v == 0:
+        return BIG
+    return min(v & -v, BIG)
+
+
+@dataclass(frozen=True)
+class AxisInfo:
+    contiguity: tuple
+    divisibility: tuple
+    constancy: tuple
+
+    @staticmethod
+    def unknown(rank: int) -> "AxisInfo":
+        n = max(rank, 1)
+        return AxisInfo((1,) * n, (1,) * n, (1,) * n)
+
+    def meet(self, other: "AxisInfo") -> "AxisInfo":
+        return AxisInfo(tuple(map(gcd, self.contiguity, other.contiguity)),
+                        tuple(map(gcd, self.divisibility, other.divisibility)),
+                        tuple(map(gcd, self.constancy, other.constancy)))
+
+
+def _shape(v):
+    return v.type.shape if v.type.is_tile else (1,)
+
+
+def _const_value(v):
+    op = getattr(v, "op", None)
+    if isinstance(op, O.ConstantOp):
+        return op.attrs["value"]
+    if isinstance(op, O.SplatOp):
+        return _const_value(op.src)
+    return None
+
+
+def _elem_bytes(t):
+    e = t.element
+    if e.is_ptr:
+        return max(1, e.pointee.bits // 8)
+    return max(1, e.bits // 8)
+
+
+class AxisAnalysis:
+    """Run on a function (tir or gir); ``info(value)`` answers afterwards."""
+
+    def __init__(self, func):
+        self.values: dict = {}
+        divs = func.attrs.get("arg_divisibility") or ()
+        for i, a in enumerate(func.args):
+            d = divs[i] if i < len(divs) else 1
+            info = AxisInfo.unknown(len(a.type.shape))
+            self.values[a] = AxisInfo(info.contiguity, (d,) * len(info.divisibility), info.constancy)
+        self.block(func.body)
+
+    def info(self, v) -> AxisInfo:
+        i = self.values.get(v)
+        return i if i is not None else AxisInfo.unknown(len(v.type.shape))
+
+    # -- traversal ---------------------------------------------------------------------------------------
+    def block(self, b):
+        for op in b.ops:
+            self.op(op)
+
+    def op(self, op):
+        if isinstance(op, O.ForOp):
+            return self.for_(op)
+        if op.regions:
+            for r in op.regions:
+                for b in r.blocks:
+                    for a in b.args:
+                        self.values.setdefault(a, AxisInfo.unknown(len(a.type.shape)))
+                    self.block(b)
+            for r in op.results:
+                self.values[r] = AxisInfo.unknown(len(r.type.shape))
+            return
+        rule = RULES.get(op.name)
+        if rule is None and "elementwise" in op.traits:
+            rule = _elementwise_default
+        for r in op.results:
+            info = rule(self, op) if rule is not None and len(op.results) == 1 else None
+            self.values[r] = info if info is not None else AxisInfo.unknown(len(r.type.shape))
+
+    def for_(self, op: O.ForOp):
+        iv = op.induction_var
+        lb, step = self.info(op.lb), self.info(op.step)
+        self.values[iv] = AxisInfo((1,), (gcd(lb.divisibility[0], step.divisibility[0]),), (1,))
+        for a, init in zip(op.iter_args, op.inits):
+            self.values[a] = self.info(init)
+        for _ in range(3):  # meet with what the body yields until stable
+            self.block(op.body)
+            y = op.body.terminator
+            changed = False
+            for a, v in zip(op.iter_args, y.operands if y is not None else ()):
+                m = self.values[a].meet(self.info(v))
+                if m != self.values[a]:
+                    self.values[a] = m
+                    changed = True
+            if not changed:
+                break
+        for r, a in zip(op.results, op.iter_args):
+            self.values[r] = self.values[a]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# transfer rules
+# ---------------------------------------------------------------------------------------------------------------
+def _constant(an, op):
+    v = op.attrs["value"]
+    shape = _shape(op.result)
+    div = _pow2_div(v) if isinstance(v, int) and not isinstance(v, bool) else 1
+    return AxisInfo((1,) * len(shape), (div,) * len(shape), tuple(shape))
+
+
+def _arange(an, op):
+    n = op.attrs["end"] - op.attrs["start"]
+    return AxisInfo((n,), (_pow2_div(op.attrs["start"]),), (1,))
+
+
+def _splat(an, op):
+    s = an.info(op.src)
+    shape = _shape(op.result)
+    return AxisInfo((1,) * len(shape), (s.divisibility[0],) * len(shape), tuple(shape))
+
+
+def _broadcast(an, op):
+    s = an.info(op.src)
+    src_shape, shape = _shape(op.src), _shape(op.result)
+    c, d, k = [], [], []
+    for i, (a, b) in enumerate(zip(src_shape, shape)):
+        if a == 1 and b != 1:
+            c.append(1), d.append(s.divisibility[i]), k.append(b)
+        else:
+            c.append(s.contiguity[i]), d.append(s.divisibility[i]), k.append(s.constancy[i])
+    return AxisInfo(tuple(c), tuple(d), tuple(k))
+
+
+def _expand_dims(an, op):
+    s = an.info(op.src)
+    ax = op.attrs["axis"]
+    if not op.src.type.is_tile:
+        s = AxisInfo((), (), ())
+    ins = lambda t, v: t[:ax] + (v,) + t[ax:]  # noqa: E731
+    div0 = min(s.divisibility) if s.divisibility else 1
+    return AxisInfo(ins(s.contiguity, 1), ins(s.divisibility, div0), ins(s.constancy, 1))
+
+
+def _identity(an, op):
+    return an.info(op.operands[0])
+
+
+def _hint(an, op):
+    s = an.info(op.src)
+    pick = lambda facts, old: tuple(facts) if facts else old  # noqa: E731
+    return AxisInfo(pick(op.attrs["contiguity"], s.contiguity), pick(op.attrs["divisibility"], s.divisibility),
+                    pick(op.attrs["constancy"], s.constancy))
+
+
+def _add_like(scale_rhs):
+    def rule(an, op):
+        a, b = an.info(op.operands[0]), an.info(op.operands[1])
+        scale = _elem_bytes(op.operands[0].type) if scale_rhs else 1
+        bd = tuple(min(BIG, x * scale) for x in b.divisibility)
+        contig = tuple(max(gcd(ca, kb), gcd(ka, cb)) for ca, cb, ka, kb in
+                       zip(a.contiguity, b.contiguity, a.constancy, b.constancy))
+        return AxisInfo(contig, tuple(map(gcd, a.divisibility, bd)), tuple(map(gcd, a.constancy, b.constancy)))
+    return rule
+
+
+def _sub(an, op):
+    a, b = an.info(op.lhs), an.info(op.rhs)
+    contig = tuple(gcd(ca, kb) for ca, kb in zip(a.contiguity, b.constancy))
+    return AxisInfo(contig, tuple(map(gcd, a.divisibility, b.divisibility)), tuple(map(gcd, a.constancy, b.constancy)))
+
+
+def _mul(an, op):
+    a, b = an.info(op.lhs), an.info(op.rhs)
+    for x, y in ((op.lhs, b), (op.rhs, a)):
+        if _const_value(x) == 1:
+            return y
+    n = len(a.contiguity)
+    return AxisInfo((1,) * n, tuple(min(BIG, p * q) for p, q in zip(a.divisibility, b.divisibility)),
+                    tuple(map(gcd, a.constancy, b.constancy)))
+
+
+def _shl(an, op):
+    a = an.info(op.lhs)
+    c = _const_value(op.rhs)
+    if isinstance(c, int) and 0 <= c < 31:
+        return AxisInfo((1,) * len(a.contiguity), tuple(min(BIG, x << c) for x in a.divisibility), a.constancy)
+    return None
+
+
+def _cmp(an, op):
+    a, b = an.info(op.lhs), an.info(op.rhs)
+    k = list(map(gcd, a.constancy, b.constancy))
+    if op.attrs["predicate"] in ("lt", "ge"):
+        # a run of consecutive values starting at a multiple of D lies wholly on one side of a bound that is
+        # itself a multiple of D and constant over the run.
+        for i in range(len(k)):
+            run = gcd(gcd(a.contiguity[i], a.divisibility[i]), b.divisibility[i])
+            if b.constancy[i] >= run:
+                k[i] = max(k[i], run)
+    n = len(k)
+    return AxisInfo((1,) * n, (1,) * n, tuple(k))
+
+
+def _elementwise_default(an, op):
+    infos = [an.info(o) for o in op.operands]
+    if not infos:
+        return None
+    k = infos[0].constancy
+    for i in infos[1:]:
+        k = tuple(map(gcd, k, i.constancy))
+    n = len(k)
+    return AxisInfo((1,) * n, (1,) * n, k)
+
+
+def _cast(an, op):
+    s = an.info(op.src)
+    if op.src.type.is_int and op.result.type.is_int:
+        return s
+    return AxisInfo((1,) * len(s.constancy), (1,) * len(s.constancy), s.constancy)
+
+
+RULES = {
+    "constant": _constant, "arange": _arange, "splat": _splat, "broadcast": _broadcast,
+    "expand_dims": _expand_dims, "hint": _hint, "convert_layout": _identity,
+    "add": _add_like(False), "addptr": _add_like(True), "sub": _sub, "mul": _mul, "shl": _shl, "cmp": _cmp,
+    "cast": _cast,
+}
+
+
+def analyse_module(module) -> dict:
+    """Function name -> AxisAnalysis for every function of the module."""
+    return {f.sym_name: AxisAnalysis(f) for f in module.funcs}

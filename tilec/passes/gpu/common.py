@@ -1,0 +1,62 @@
+"""Small helpers shared by the GPU passes: the Pass base (from the pass manager), typed edits of layouts, and
+options every GPU pass reads."""
+from __future__ import annotations
+
+from ...ir.builder import Builder
+from ...ir.core import Value
+from ...ir.layouts import Layout
+from ...ir.ops import ConvertLayoutOp
+
+try:
+    from ..manager import Pass
+except ImportError:  # the manager is optional for running a GPU pass by hand
+    class Pass:  # type: ignore[no-redef]
+        name = "<pass>"
+
+        def run(self, module):
+            raise NotImplementedError
+
+
+def layout_of(v: Value):
+    return v.type.layout if v.type.is_tile else None
+
+
+def set_layout(v: Value, layout: Layout):
+    if v.type.is_tile:
+        v.type = v.type.with_layout(layout)
+
+
+def convert_before(op, index: int, layout: Layout) -> Value | None:
+    """Make operand ``index`` of ``op`` have ``layout`` by inserting a ``convert_layout`` before ``op``."""
+    v = op.operands[index]
+    if not v.type.is_tile or v.type.layout == layout:
+        return None
+    b = Builder()
+    b.set_insertion_point_before(op)
+    b.loc = op.loc
+    c = b.op(ConvertLayoutOp, v, result_type=v.type.with_layout(layout))
+    op.set_operand(index, c)
+    return c
+
+
+def convert_after(v: Value, layout: Layout, anchor_op) -> Value:
+    """A ``convert_layout`` of ``v`` to ``layout`` placed just after ``anchor_op``; uses are not touched."""
+    b = Builder()
+    b.set_insertion_point_after(anchor_op)
+    b.loc = anchor_op.loc
+    return b.op(ConvertLayoutOp, v, result_type=v.type.with_layout(layout))
+
+
+def tile_values(func):
+    """Every tile-typed value defined in ``func`` (block arguments and op results)."""
+    out = []
+    for op in func.walk():
+        for r in op.regions:
+            for b in r.blocks:
+                out.extend(a for a in b.args if a.type.is_tile)
+        out.extend(r for r in op.results if r.type.is_tile)
+    return out
+
+
+def kernels(module):
+    return [f for f in module.funcs]

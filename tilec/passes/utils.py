@@ -1,0 +1,122 @@
+"""Facts about ops' effects and in-place edits of structured ops, shared by the passes.
+
+Effects come from op traits: ``pure`` ops have none; ``reads``-only ops (non-volatile loads) may be removed
+when unused but not moved or merged; anything else without ``pure`` (stores, atomics, asserts, prints, calls,
+unknown ops) is a side effect. ``for``/``if``/``while`` have exactly the effects of their bodies.
+"""
+from __future__ import annotations
+
+from ..ir.core import IRError, Operation, Value
+from ..ir.ops import ConstantOp, ForOp, IfOp, WhileOp
+
+CONTROL = frozenset({"for", "if", "while"})
+REGION_TERMINATORS = frozenset({"yield", "condition"})
+
+
+def is_removable_load(op: Operation) -> bool:
+    return op.name == "load" and not op.attrs.get("volatile", False)
+
+
+def has_side_effects(op: Operation) -> bool:
+    """True when ``op`` (or anything nested in it) writes memory or has other observable effects."""
+    if op.is_pure and not op.regions:
+        return False
+    for o in op.walk():
+        if o.is_pure or o.name in CONTROL or o.name in REGION_TERMINATORS or is_removable_load(o):
+            continue
+        return True
+    return False
+
+
+def constant_value(v: Value):
+    """The Python value of ``v`` when it is a ``constant`` (a scalar or a uniform tile), else None."""
+    op = getattr(v, "op", None)
+    if isinstance(op, ConstantOp):
+        return op.attrs["value"]
+    return None
+
+
+def _division_is_safe(op: Operation) -> bool:
+    """Integer div/rem trap (or are undefined) for a zero divisor and for MIN / -1; only a constant divisor
+    other than 0 and -1 makes executing them unconditionally safe."""
+    if not op.operands[0].type.is_int:
+        return True
+    c = constant_value(op.operands[1])
+    return c is not None and not isinstance(c, float) and int(c) not in (0, -1)
+
+
+def is_speculatable(op: Operation) -> bool:
+    """True when executing ``op`` where it previously did not run can neither change results nor trap:
+    pure ops except unsafe integer division, and ``for``/``if`` whose bodies are speculatable (``while`` may
+    not terminate, so it never is)."""
+    for o in op.walk():
+        if o.name in ("div", "rem") and not _division_is_safe(o):
+            return False
+        if o.is_pure or o.name in ("for", "if") or o.name in REGION_TERMINATORS:
+            continue
+        return False
+    return True
+
+
+def defined_outside(v: Value, op: Operation) -> bool:
+    """Whether ``v`` is defined outside ``op`` (so it is available just before ``op``)."""
+    owner = v.op if hasattr(v, "op") else v.block.parent_op
+    return owner is None or not op.is_ancestor_of(owner)
+
+
+def values_used_from_outside(op: Operation) -> list[Value]:
+    return [v for o in op.walk() for v in o.operands if defined_outside(v, op)]
+
+
+def _drop_results(op: Operation, keep: list[int]):
+    for i, r in enumerate(op.results):
+        if i not in keep and r.uses:
+            raise IRError(f"dropping a used result of {op.name}")
+    op.results = [op.results[i] for i in keep]
+    for j, r in enumerate(op.results):
+        r.index = j
+
+
+def remove_for_iter_args(op: ForOp, drop):
+    """Remove the loop-carried values at ``drop`` (indices into inits); their results and block arguments
+    must be unused."""
+    drop = set(drop)
+    if not drop:
+        return
+    n = len(op.inits)
+    keep = [i for i in range(n) if i not in drop]
+    body = op.body
+    y = body.terminator
+    for i in sorted(drop, reverse=True):
+        if body.args[1 + i].uses:
+            raise IRError("dropping a used loop-carried value")
+    y.set_operands([y.operands[i] for i in keep])
+    for i in sorted(drop, reverse=True):
+        body.erase_arg(1 + i)
+    op.set_operands([op.lb, op.ub, op.step] + [op.inits[i] for i in keep])
+    _drop_results(op, keep)
+
+
+def remove_if_results(op: IfOp, drop):
+    """Remove the results of an ``if`` at ``drop`` (they must be unused) and the matching yielded values."""
+    drop = set(drop)
+    if not drop:
+        return
+    keep = [i for i in range(len(op.results)) if i not in drop]
+    for r in op.regions:
+        if r.blocks and r.block.terminator is not None and r.block.terminator.operands:
+            y = r.block.terminator
+            y.set_operands([y.operands[i] for i in keep])
+    _drop_results(op, keep)
+
+
+def is_empty_region_op(op: Operation) -> bool:
+    """A ``for``/``if`` with no results whose regions hold nothing but a bare terminator."""
+    if op.name not in ("for", "if") or op.results:
+        return False
+    return all(not r.blocks or all(o.name == "yield" and not o.operands for o in r.block.ops) for r in op.regions)
+
+
+__all__ = ["has_side_effects", "is_speculatable", "is_removable_load", "constant_value", "defined_outside",
+           "values_used_from_outside", "remove_for_iter_args", "remove_if_results", "is_empty_region_op",
+           "WhileOp"]
