@@ -37,17 +37,6 @@ def py_value(x, t: Type):
     return int(x)
 
 
-def np_value(v, t: Type):
-    """The numpy value of a constant of type ``t`` (a 0-d array for scalars, a full array for tiles)."""
-    e = t.element
-    if e.kind in ("int", "uint"):
-        v = int(v) & ((1 << e.bits) - 1)  # wrap into the type's range, then reinterpret
-        if e.kind == "int" and v >= 1 << (e.bits - 1):
-            v -= 1 << e.bits
-    a = np.array(v, dtype=e.numpy)
-    return np.full(t.shape, a, dtype=e.numpy) if t.is_tile else a[()]
-
-
 def uniform_value(a, t: Type):
     """The single value of ``a`` if every element is bit-identical, else None."""
     a = np.asarray(a)
@@ -138,7 +127,7 @@ def fold_constants(op, rw):
         return False
     try:
         with np.errstate(all="ignore"):
-            res = fold(op, [np_value(c, v.type) for c, v in zip(consts, op.operands)])
+            res = fold(op, consts)
     except (ArithmeticError, ValueError, IRError, NotImplementedError):
         return False
     return res is not None and materialize(rw, op, res)

@@ -115,9 +115,10 @@ class PatternRewriter:
 
     def erase_op(self, op: Operation):
         producers = [o.op for o in _operands_from_outside(op) if hasattr(o, "op")]
+        parent = op.parent_op
         self._notify("erased", op)
         op.erase()
-        for p in producers:
+        for p in producers + ([parent] if parent is not None else []):
             self._notify("changed", p)
 
     def modified(self, op: Operation):
