@@ -412,6 +412,21 @@ def run_kernel(module, kernel_name, args, grid, memory: Memory | None = None) ->
 _NOT_FOLDABLE = frozenset({"program_id", "num_programs"})
 
 
+def _undefined(op, vals) -> bool:
+    """Inputs on which the op's result is undefined; the evaluator picks a value, a folder must not."""
+    t = op.operands[0].type if op.operands else None
+    if op.name in ("div", "rem") and t.is_int:
+        return bool((np.asarray(vals[1]) == 0).any())
+    if op.name in ("shl", "shr") and not t.is_bool:
+        amount = np.asarray(vals[1]).astype(np.uint64) if t.is_signed else np.asarray(vals[1])
+        return bool(((amount >= t.element.bits) | (np.asarray(vals[1]) < 0)).any())
+    if op.name == "cast" and t.is_float and op.results[0].type.is_int and not op.results[0].type.is_bool:
+        info = np.iinfo(op.results[0].type.element.numpy)
+        v = np.trunc(np.asarray(vals[0], dtype=np.float64))
+        return bool((~np.isfinite(v) | (v < info.min) | (v > info.max)).any())
+    return False
+
+
 def fold(op: Operation, operand_values) -> list | None:
     """Results of a pure, region-free op on known operand values (numbers or arrays), or None if it cannot be
     folded. Used by canonicalisation; values come back like :func:`evaluate_function`'s."""
@@ -419,6 +434,8 @@ def fold(op: Operation, operand_values) -> list | None:
         return None
     try:
         vals = [as_value(v, o.type) for v, o in zip(operand_values, op.operands)]
+        if _undefined(op, vals):
+            return None
         with np.errstate(all="ignore"):
             res = IMPLS[op.name](Interpreter(None, None), op, vals)
         return [public(finish(np.broadcast_to(r, t.type.shape), t.type)) for r, t in zip(res, op.results)]

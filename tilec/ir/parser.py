@@ -387,7 +387,7 @@ class _Parser:
                     break
                 self.inline_ws()
         attrs = {}
-        if not self.at_eol() and self.at_attr_dict():
+        if not self.at_eol() and self.peek("{") and (cls.num_regions == 0 or self.at_attr_dict()):
             attrs = self.attr_dict()
         types = []
         if not self.at_eol() and self.accept(":"):
