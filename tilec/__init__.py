@@ -1,0 +1,25 @@
+"""tilec: a tile compiler for Triton-language kernels, written in Python.
+
+Importing tilec is cheap: LLVM (llvmlite) is loaded only when a kernel is first compiled for a backend.
+"""
+from .version import __version__
+from .errors import CompilationError, TilecError
+from . import language
+from .language import constexpr
+from .compiler import ASTSource, Target, compile
+from .frontend.jit import JITFunction, jit
+
+
+def cdiv(x: int, y: int) -> int:
+    """Ceiling division of ints (host side)."""
+    return (x + y - 1) // y
+
+
+def next_power_of_2(n: int) -> int:
+    """Smallest power of two >= n (1 for n <= 1)."""
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", "TilecError", "compile", "Target",
+           "ASTSource", "language", "constexpr", "__version__"]

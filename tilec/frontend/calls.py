@@ -1,0 +1,126 @@
+"""Calls inside kernels: tl builtins, methods of tensors and dtypes, whitelisted Python builtins, and other
+@jit functions (each specialisation becomes a ``func`` in the module, reached by ``call``)."""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+
+from .. import language as tl
+from ..language.core import constexpr, current, dtype, tensor
+from .scope import is_tensor, normalize
+
+# Python builtins with kernel meanings (looked up by scope.python_builtins)
+
+
+def py_min(*args):
+    if len(args) == 1:
+        args = tuple(args[0])
+    if any(is_tensor(a) for a in args):
+        acc = args[0]
+        for a in args[1:]:
+            acc = current().minmax("min", acc, a)
+        return acc
+    return builtins.min(args)
+
+
+def py_max(*args):
+    if len(args) == 1:
+        args = tuple(args[0])
+    if any(is_tensor(a) for a in args):
+        acc = args[0]
+        for a in args[1:]:
+            acc = current().minmax("max", acc, a)
+        return acc
+    return builtins.max(args)
+
+
+def py_abs(x):
+    return current().abs(x) if is_tensor(x) else builtins.abs(x)
+
+
+def py_print(*args, sep=" "):
+    if any(is_tensor(a) for a in args):
+        prefix = sep.join(str(a) for a in args if not is_tensor(a))
+        return current().device_print(prefix, *[a for a in args if is_tensor(a)])
+    builtins.print(*args, sep=sep)
+
+
+for _f in (py_min, py_max, py_abs, py_print):
+    _f.__tilec_builtin__ = True
+
+# classes that may be instantiated in kernels
+_CONSTRUCTIBLE = (tl.static_range, tl.range, tl.constexpr, tl.pointer_type, tl.block_type, tl.dtype)
+_PY_CALLABLE = (len, float, int, bool, isinstance, tuple, list, getattr)
+
+
+class CallGen:
+    def __init__(self, g):
+        self.g = g
+
+    def call(self, node: ast.Call):
+        from .jit import JITFunction
+        fn = self.g.expr.visit(node.func)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                v = self.g.expr.visit(a.value)
+                if is_tensor(v):
+                    raise TypeError("cannot unpack a tensor with *")
+                args.extend(v)
+            else:
+                args.append(self.g.expr.visit(a))
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                kwargs.update(self.g.expr.visit(k.value))
+            else:
+                kwargs[k.arg] = self.g.expr.visit(k.value)
+        if isinstance(fn, JITFunction):
+            return self.call_jit(fn, args, kwargs, node)
+        if tl.is_builtin(fn) or fn in _PY_CALLABLE or self._is_value_method(fn) or (
+                isinstance(fn, type) and issubclass(fn, _CONSTRUCTIBLE)):
+            return normalize(fn(*args, **kwargs))
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        raise TypeError(f"cannot call {name} inside a kernel: only tl functions, tensor methods and "
+                        "@tilec.jit functions can be called")
+
+    @staticmethod
+    def _is_value_method(fn) -> bool:
+        owner = getattr(fn, "__self__", None)
+        return isinstance(owner, (tensor, dtype, constexpr, str, tuple, list))
+
+    # -- @jit callees ----------------------------------------------------------------------------------------
+    def call_jit(self, fn, args, kwargs, node):
+        try:
+            bound = fn.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"call to {fn.__name__}: {e}") from None
+        bound.apply_defaults()
+        values = []      # runtime arguments (tensors) in parameter order
+        constexprs = {}
+        for p in fn.params:
+            v = normalize(bound.arguments[p.name])
+            if p.is_constexpr:
+                if is_tensor(v):
+                    raise TypeError(f"{fn.__name__}: argument '{p.name}' is a tl.constexpr parameter but got a "
+                                    "runtime tensor")
+                constexprs[p.name] = v
+            elif is_tensor(v):
+                values.append((p.name, v))
+            elif isinstance(v, (bool, int, float)):
+                values.append((p.name, self.g.sem.to_tensor(v)))
+            else:
+                # non-numeric compile-time values (dtypes, None, functions, tuples) specialise like constexprs
+                constexprs[p.name] = v
+        callee = self.g.module.callee(fn, [(n, v.type) for n, v in values], constexprs, node)
+        results = self.g.ir_call(callee, [v for _, v in values])
+        if callee.ret_kind == "none":
+            return None
+        if callee.ret_kind == "single":
+            return results[0]
+        return tuple(results)
+
+
+def callee_signature(fn):
+    return inspect.signature(fn.fn)

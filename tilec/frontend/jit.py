@@ -1,0 +1,239 @@
+"""``@tilec.jit`` and ``JITFunction``: binding launch arguments, specialising, caching compiled kernels, and
+launching ``fn[grid](*args, **constexprs_and_options)``.
+
+The per-launch path is kept small: bind arguments (a fast positional path), one describer call per runtime
+argument (``args.py``) to form the cache key, one dict lookup, then the compiled kernel's launcher.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import threading
+
+from ..language.core import constexpr
+from .args import host_value
+from .specialize import describe
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
+                  "default_dot_input_precision", "target", "launch_cooperative_grid")
+
+
+class Param:
+    __slots__ = ("name", "index", "is_constexpr", "has_default", "default", "specialize")
+
+    def __init__(self, p: inspect.Parameter, index: int, do_not_specialize):
+        self.name = p.name
+        self.index = index
+        ann = p.annotation
+        self.is_constexpr = ann is constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
+        self.has_default = p.default is not inspect.Parameter.empty
+        self.default = p.default if self.has_default else None
+        self.specialize = p.name not in do_not_specialize and index not in do_not_specialize
+
+    def __repr__(self):
+        return f"Param({self.name}{': constexpr' if self.is_constexpr else ''})"
+
+
+class KernelLauncher:
+    """``fn[grid]``: holds the grid until the call."""
+    __slots__ = ("fn", "grid")
+
+    def __init__(self, fn, grid):
+        self.fn, self.grid = fn, grid
+
+    def __call__(self, *args, **kwargs):
+        return self.fn.run(*args, grid=self.grid, **kwargs)
+
+
+class JITFunction:
+    def __init__(self, fn, do_not_specialize=(), noinline=False, debug=None):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        self.__wrapped__ = fn
+        self.noinline = noinline
+        self.debug = debug
+        self.signature = inspect.signature(fn)
+        dns = set(do_not_specialize or ())
+        self.params = [Param(p, i, dns) for i, p in enumerate(self.signature.parameters.values())]
+        self._names = [p.name for p in self.params]
+        self._runtime_idx = [i for i, p in enumerate(self.params) if not p.is_constexpr]
+        self.cache: dict = {}
+        self._lock = threading.Lock()
+        self._source = None
+        self._cache_key = None
+
+    # -- source and hashing -------------------------------------------------------------------------------------
+    @property
+    def source(self):
+        if self._source is None:
+            from .source import Source
+            self._source = Source(self.fn)
+        return self._source
+
+    @property
+    def src(self) -> str:
+        return self.source.text
+
+    def callees(self):
+        """@jit functions this one's source names (through globals, closures or module attributes)."""
+        out = []
+        g = dict(self.fn.__globals__)
+        if self.fn.__closure__:
+            for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__):
+                try:
+                    g[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        for node in ast.walk(self.source.tree):
+            v = None
+            if isinstance(node, ast.Name):
+                v = g.get(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                base = g.get(node.value.id)
+                v = getattr(base, node.attr, None) if base is not None and inspect.ismodule(base) else None
+            if isinstance(v, JITFunction) and v is not self and v not in out:
+                out.append(v)
+        return out
+
+    @property
+    def cache_key(self) -> str:
+        """Hash of this function's source and, transitively, the sources of the @jit functions it calls."""
+        if self._cache_key is None:
+            h = hashlib.sha256()
+            seen = set()
+            stack = [self]
+            while stack:
+                f = stack.pop()
+                if id(f) in seen:
+                    continue
+                seen.add(id(f))
+                h.update(f"{f.__module__}.{f.__qualname__}\n{f.src}\n{f.noinline}\n".encode())
+                stack.extend(sorted(f.callees(), key=lambda c: c.__qualname__))
+            self._cache_key = h.hexdigest()
+        return self._cache_key
+
+    # -- launching ------------------------------------------------------------------------------------------------
+    def __getitem__(self, grid):
+        return KernelLauncher(self, grid)
+
+    def _bind(self, args, kwargs):
+        """Values of every parameter in order (defaults applied); clear errors naming the kernel."""
+        params = self.params
+        n = len(params)
+        if len(args) == n and not kwargs:
+            return list(args)
+        if len(args) > n:
+            raise TypeError(f"{self.__name__}() takes {n} arguments but {len(args)} were given")
+        values = list(args) + [inspect.Parameter.empty] * (n - len(args))
+        for k, v in kwargs.items():
+            try:
+                i = self._names.index(k)
+            except ValueError:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{k}'") from None
+            if values[i] is not inspect.Parameter.empty:
+                raise TypeError(f"{self.__name__}() got multiple values for argument '{k}'")
+            values[i] = v
+        for i, p in enumerate(params):
+            if values[i] is inspect.Parameter.empty:
+                if not p.has_default:
+                    raise TypeError(f"{self.__name__}() missing a value for parameter '{p.name}'")
+                values[i] = p.default
+        return values
+
+    def specialize(self, values):
+        """(cache key, runtime values, ASTSource) for bound parameter values."""
+        from ..compiler import ASTSource
+        params = self.params
+        constexprs = {}
+        runtime_params, runtime_vals = [], []
+        for p, v in zip(params, values):
+            if p.is_constexpr:
+                constexprs[p.name] = v.value if isinstance(v, constexpr) else v
+            else:
+                runtime_params.append(p)
+                runtime_vals.append(v)
+        key, sig, attrs = describe(runtime_params, runtime_vals)
+        ckey = (key, tuple((k, _hashable(v)) for k, v in constexprs.items()))
+        sig = {p.name: sig.get(p.name, "constexpr") for p in params}
+        return ckey, runtime_vals, ASTSource(self, sig, constexprs, attrs)
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        options = {}
+        for k in LAUNCH_OPTIONS:
+            if k in kwargs:
+                options[k] = kwargs.pop(k)
+        values = self._bind(args, kwargs)
+        runtime_vals = [values[i] for i in self._runtime_idx]
+        try:
+            key = self._fast_key(values)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{self.__name__}: {e}") from None
+        okey = (key, tuple(sorted(options.items()))) if options else key
+        kernel = self.cache.get(okey)
+        if kernel is None:
+            kernel = self._compile(values, options, okey)
+        if warmup:
+            return kernel
+        if callable(grid):
+            grid = grid(dict(zip(self._names, values)))
+        if isinstance(grid, int):
+            grid = (grid,)
+        if not 1 <= len(grid) <= 3:
+            raise ValueError(f"{self.__name__}: grid must have 1 to 3 dimensions, got {grid!r}")
+        g = tuple(int(x) for x in grid) + (1,) * (3 - len(grid))
+        if g[0] <= 0 or g[1] <= 0 or g[2] <= 0:
+            return kernel
+        kernel.run(g, [host_value(v) for v in runtime_vals])
+        return kernel
+
+    def _fast_key(self, values):
+        from .args import describer
+        key = []
+        for p, v in zip(self.params, values):
+            if p.is_constexpr:
+                key.append(_hashable(v.value if isinstance(v, constexpr) else v))
+            else:
+                try:
+                    key.append(describer(v, p.specialize)(v)[0])
+                except (TypeError, ValueError) as e:
+                    raise type(e)(f"parameter '{p.name}': {e}") from None
+        return tuple(key)
+
+    def _compile(self, values, options, okey):
+        from ..compiler import compile as tilec_compile
+        with self._lock:
+            kernel = self.cache.get(okey)
+            if kernel is None:
+                _, _, src = self.specialize(values)
+                kernel = tilec_compile(src, options.get("target"), {k: v for k, v in options.items()
+                                                                     if k != "target"})
+                self.cache[okey] = kernel
+        return kernel
+
+    def warmup(self, *args, grid=(1,), **kwargs):
+        return self.run(*args, grid=grid, warmup=True, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"{self.__name__} is a @tilec.jit kernel: launch it as {self.__name__}[grid](...)")
+
+    def __repr__(self):
+        return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return repr(v)
+
+
+def jit(fn=None, *, do_not_specialize=(), noinline=False, debug=None, **_ignored):
+    """Decorator: ``@tilec.jit`` or ``@tilec.jit(do_not_specialize=["n"], noinline=True)``."""
+    def deco(f):
+        return JITFunction(f, do_not_specialize=do_not_specialize, noinline=noinline, debug=debug)
+    return deco(fn) if fn is not None else deco

@@ -1,0 +1,113 @@
+"""Name resolution inside kernels: local variables, then the function's globals/closure, then a few builtins.
+
+Globals are read-only and whitelisted: compile-time values (constexprs, ints, floats, bools, strings, None),
+tl dtypes, @jit functions, tl builtins and modules. Anything else would make the kernel depend on mutable host
+state that the cache key cannot see, so it is an error.
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+import types
+
+from .. import language as tl
+from ..language.core import constexpr, dtype, tensor
+
+_MISSING = object()
+
+
+def python_builtins():
+    """Python builtins usable in kernels, mapped to what they mean there."""
+    from . import calls
+    return {
+        "range": tl.range, "len": len, "float": float, "int": int, "bool": bool, "isinstance": isinstance,
+        "min": calls.py_min, "max": calls.py_max, "abs": calls.py_abs, "print": calls.py_print,
+        "tuple": tuple, "list": list, "getattr": getattr, "True": True, "False": False, "None": None,
+        "ValueError": ValueError, "TypeError": TypeError, "AssertionError": AssertionError,
+    }
+
+
+def allowed_global(v) -> bool:
+    from .jit import JITFunction
+    if v is None or isinstance(v, (bool, numbers.Number, str, constexpr, dtype, JITFunction, types.ModuleType)):
+        return True
+    if tl.is_builtin(v):
+        return True
+    if isinstance(v, type) and v in (tl.constexpr, tl.static_range, tl.range, tl.tensor, tl.dtype, tl.pointer_type,
+                                     tl.block_type):
+        return True
+    if isinstance(v, tuple):
+        return all(allowed_global(x) for x in v)
+    return False
+
+
+def normalize(v):
+    """Compile-time values are kept as plain Python values (constexpr unwrapped, numpy scalars converted)."""
+    if isinstance(v, constexpr):
+        v = v.value
+    if isinstance(v, numbers.Number) and not isinstance(v, (bool, int, float)):
+        if isinstance(v, numbers.Integral):
+            return int(v)
+        if isinstance(v, numbers.Real):
+            return float(v)
+    if type(v) is not bool and isinstance(v, bool):
+        return bool(v)
+    return v
+
+
+class Scope:
+    """Local variables of one function being generated, over its globals."""
+
+    def __init__(self, fn, locals_: dict | None = None):
+        self.fn = fn
+        self.vars: dict = dict(locals_ or {})
+        g = fn.__globals__
+        closure = {}
+        if fn.__closure__:
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                try:
+                    closure[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        self.globals = g
+        self.closure = closure
+        self.builtins = python_builtins()
+
+    def copy(self) -> "Scope":
+        s = Scope.__new__(Scope)
+        s.fn, s.vars, s.globals, s.closure, s.builtins = self.fn, dict(self.vars), self.globals, self.closure, \
+            self.builtins
+        return s
+
+    def lookup(self, name: str):
+        """Value of ``name``; raises NameError/TypeError with a user-facing message."""
+        v = self.vars.get(name, _MISSING)
+        if v is not _MISSING:
+            return v
+        for table in (self.closure, self.globals):
+            v = table.get(name, _MISSING)
+            if v is not _MISSING:
+                if not allowed_global(v):
+                    raise TypeError(
+                        f"cannot use global '{name}' of type {type(v).__name__} inside a kernel: only "
+                        "constexprs, ints, floats, bools, tl dtypes, @tilec.jit functions and modules are "
+                        "readable (pass it as an argument, or make it a tl.constexpr)")
+                return normalize(v)
+        v = self.builtins.get(name, _MISSING)
+        if v is not _MISSING:
+            return v
+        raise NameError(f"name '{name}' is not defined")
+
+    def __setitem__(self, name, value):
+        self.vars[name] = value
+
+    def __contains__(self, name):
+        return name in self.vars
+
+
+def is_tensor(v) -> bool:
+    return isinstance(v, tensor)
+
+
+def is_scalar_const(v) -> bool:
+    return isinstance(v, (bool, int, float)) and not isinstance(v, tensor)

@@ -1,0 +1,62 @@
+"""The Semantic layer's builder for tir: maps tl types to IR types and op names to op classes."""
+from __future__ import annotations
+
+from ..ir import ops as irops
+from ..ir.builder import Builder
+from ..ir.core import Block, Region
+from ..ir.types import PointerType, TileType, scalar
+from ..language.core import block_type, pointer_type
+
+# ops whose name in the Semantic differs from, or is not, a registered op name
+_SPECIAL = {}
+
+
+def _op_class(name):
+    cls = _SPECIAL.get(name)
+    if cls is None:
+        cls = irops.op_class(name)
+        _SPECIAL[name] = cls
+    return cls
+
+
+class TirBuilder:
+    """Implements the Semantic builder protocol (``constant``, ``create``, ``reduce``) on an IR Builder."""
+
+    def __init__(self, builder: Builder | None = None):
+        self.ir = builder or Builder()
+        self._types: dict = {}
+
+    def to_ir(self, ty):
+        t = self._types.get(ty)
+        if t is None:
+            if isinstance(ty, block_type):
+                t = TileType(ty.shape, self.to_ir(ty.element_ty))
+            elif isinstance(ty, pointer_type):
+                t = PointerType(self.to_ir(ty.element_ty), ty.address_space)
+            else:
+                if ty.ir_name is None:
+                    raise TypeError(f"type {ty!r} has no IR equivalent")
+                t = scalar(ty.ir_name)
+            self._types[ty] = t
+        return t
+
+    def constant(self, value, ty):
+        return self.ir.constant(value, self.to_ir(ty))
+
+    def create(self, opname, operands, ty, **attrs):
+        cls = _op_class(opname)
+        if ty is None:
+            self.ir.create(cls, operands, [], attrs)
+            return None
+        return self.ir.create(cls, operands, [self.to_ir(ty)], attrs).result
+
+    def reduce(self, srcs, axis, result_types, combine):
+        elts = [s.type.element for s in srcs]
+        body = Block(elts + elts)
+        n = len(srcs)
+        with self.ir.at_end(body):
+            outs = combine(body.args[:n], body.args[n:])
+            self.ir.yield_(*outs)
+        op = self.ir.create(irops.ReduceOp, srcs, [self.to_ir(t) for t in result_types], {"axis": axis},
+                            regions=[Region([body])])
+        return list(op.results)

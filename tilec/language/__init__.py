@@ -1,0 +1,19 @@
+"""``tilec.language`` (``tl``): Triton's kernel language surface.
+
+Types and values live in ``core.py``, the semantics in ``semantic.py``, the functions in ``standard.py``.
+"""
+from .core import (constexpr, tensor, dtype, pointer_type, block_type, void, int1, int8, int16, int32, int64,
+                   uint8, uint16, uint32, uint64, float8e4nv, float8e5, float16, bfloat16, float32, float64,
+                   builtin, is_builtin)
+from .standard import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, load, store, reshape,
+                       view, trans, permute, expand_dims, broadcast_to, broadcast, cast, where, maximum, minimum,
+                       clamp, fma, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, sqrt_rn,
+                       sigmoid, fdiv, cdiv, sum, max, min, xor_sum, reduce, dot, multiple_of, max_contiguous,
+                       max_constancy, static_assert, static_print, device_assert, device_print, debug_barrier,
+                       static_range, range)
+from . import semantic, standard, core  # noqa: F401
+
+
+from . import math  # noqa: E402
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,718 @@
+"""The language's semantics, in one place: type promotion, broadcasting, argument checks, and which ops to emit.
+
+Everything reaches the program through ``self.b``, a builder with a tiny protocol, so the same rules drive both
+the IR code generator (``tilec.frontend.tir_builder.TirBuilder``) and a future numpy interpreter:
+
+- ``b.constant(value, ty)`` -> handle of a scalar or tile constant of tl type ``ty``;
+- ``b.create(opname, operands, ty, **attrs)`` -> handle of the op's single result (``ty`` None: no result);
+- ``b.reduce(srcs, axis, result_types, combine)`` -> handles; ``combine(acc_tensors, x_tensors)`` builds the
+  combine function with this same Semantic and returns tensors.
+
+Errors are ``TypeError``/``ValueError`` with a user-facing message; the code generator attaches the location.
+"""
+from __future__ import annotations
+
+import numbers
+
+from . import core as tlc
+from .core import block_type, constexpr, dtype, pointer_type, tensor
+
+_I32 = (-2**31, 2**31 - 1)
+_I64 = (-2**63, 2**63 - 1)
+
+
+def _unwrap(v):
+    return v.value if isinstance(v, constexpr) else v
+
+
+def is_pow2(n) -> bool:
+    return isinstance(n, int) and n > 0 and n & (n - 1) == 0
+
+
+def scalar_type_of(v):
+    """tl type of a Python scalar the way Triton materialises it."""
+    if isinstance(v, bool):
+        return tlc.int1
+    if isinstance(v, numbers.Integral):
+        v = int(v)
+        if _I32[0] <= v <= _I32[1]:
+            return tlc.int32
+        if _I64[0] <= v <= _I64[1]:
+            return tlc.int64
+        if 0 <= v < 2**64:
+            return tlc.uint64
+        raise ValueError(f"integer {v} does not fit in 64 bits")
+    if isinstance(v, numbers.Real):
+        return tlc.float32
+    raise TypeError(f"cannot use {type(v).__name__} value {v!r} as a tensor")
+
+
+def _fits(value, ty) -> bool:
+    if not ty.is_int() or ty.is_bool():
+        return True
+    bits = ty.int_bitwidth
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty.is_int_signed() else (0, (1 << bits) - 1)
+    return lo <= value <= hi
+
+
+class Semantic:
+    def __init__(self, builder, options=None):
+        self.b = builder
+        self.options = options or {}
+
+    # -------------------------------------------------------------------------------------------------------
+    # conversions of Python values
+    # -------------------------------------------------------------------------------------------------------
+    def to_tensor(self, v, ty=None) -> tensor:
+        v = _unwrap(v)
+        if isinstance(v, tensor):
+            return v
+        if ty is None:
+            ty = scalar_type_of(v)
+        if isinstance(v, bool) or (ty.is_floating() and isinstance(v, numbers.Real)):
+            v = float(v) if ty.is_floating() else bool(v)
+        elif isinstance(v, numbers.Integral) and ty.is_int():
+            v = int(v)
+        elif isinstance(v, numbers.Real) and ty.is_int():
+            raise TypeError(f"cannot convert {v!r} to {ty!r} implicitly")
+        elif not isinstance(v, numbers.Number):
+            raise TypeError(f"cannot use {type(v).__name__} value {v!r} as a tensor")
+        return tensor(self.b.constant(v, ty), ty)
+
+    # -------------------------------------------------------------------------------------------------------
+    # type promotion
+    # -------------------------------------------------------------------------------------------------------
+    @staticmethod
+    def integer_promote(a: dtype, b: dtype) -> dtype:
+        """C's usual arithmetic conversions on (bitwidth, signedness)."""
+        sa, sb = a.is_int_signed(), b.is_int_signed()
+        if sa == sb:
+            return a if a.int_bitwidth > b.int_bitwidth else b
+        if not sa:
+            return a if a.int_bitwidth >= b.int_bitwidth else b
+        return b if b.int_bitwidth >= a.int_bitwidth else a
+
+    def computation_type(self, a: dtype, a_weak: bool, b: dtype, b_weak: bool, div_or_mod: bool) -> dtype:
+        """Element type a binary arithmetic op computes in. ``*_weak``: the operand is a Python scalar, which
+        adopts the tensor's type when its kind (bool < uint < int < float) is not above the tensor's."""
+        if a_weak != b_weak:
+            s, t = (a, b) if a_weak else (b, a)
+            if s.kind_rank <= t.kind_rank:
+                if div_or_mod and t in (tlc.float16, tlc.bfloat16):
+                    return tlc.float32
+                return t
+        if a.is_fp64() or b.is_fp64():
+            return tlc.float64
+        if a.is_fp32() or b.is_fp32():
+            return tlc.float32
+        if a.is_fp16() or b.is_fp16():
+            return tlc.float32 if div_or_mod else tlc.float16
+        if a.is_bf16() or b.is_bf16():
+            if div_or_mod or not (a.is_bf16() and b.is_bf16()):
+                return tlc.float32
+            return tlc.bfloat16
+        if a.is_fp8() and b.is_fp8():
+            return a if a == b else tlc.float16
+        if a.is_fp8() or b.is_fp8():
+            return a if a.is_fp8() else b
+        if not (a.is_int() and b.is_int()):
+            raise TypeError(f"unexpected operand types {a!r} and {b!r}")
+        if div_or_mod and a.is_int_signed() != b.is_int_signed():
+            raise TypeError(f"cannot use /, // or % with {a!r} and {b!r}: they have different signedness; "
+                            "cast one of them first")
+        return self.integer_promote(a, b)
+
+    def binary_operands(self, x, y, allow_x_ptr=False, allow_y_ptr=False, arithmetic=True, div_or_mod=False):
+        """Convert Python scalars, check pointer use, cast to the common type and broadcast to one shape."""
+        x, y = _unwrap(x), _unwrap(y)
+        x_weak, y_weak = not isinstance(x, tensor), not isinstance(y, tensor)
+        xt = scalar_type_of(x) if x_weak else x.dtype
+        yt = scalar_type_of(y) if y_weak else y.dtype
+        for t, other, allow in ((xt, yt, allow_x_ptr), (yt, xt, allow_y_ptr)):
+            if t.is_ptr():
+                if not allow:
+                    raise TypeError(f"cannot use a pointer ({t}) here")
+                if other.is_floating():
+                    raise TypeError(f"cannot add a floating-point offset ({other!r}) to a pointer")
+        if arithmetic and not xt.is_ptr() and not yt.is_ptr():
+            rt = self.computation_type(xt, x_weak, yt, y_weak, div_or_mod)
+            for weak, v in ((x_weak, x), (y_weak, y)):
+                if weak and rt.is_int() and not rt.is_bool() and isinstance(v, numbers.Number):
+                    if v < 0 and rt.is_int_unsigned():
+                        raise ValueError(f"cannot combine an unsigned {rt!r} tensor with the negative scalar "
+                                         f"{v}; cast one of them explicitly")
+                    if isinstance(v, numbers.Integral) and not _fits(int(v), rt):
+                        raise ValueError(f"scalar {v} is out of range for {rt!r}")
+            x = self.to_tensor(x, rt) if x_weak else self.cast(x, rt)
+            y = self.to_tensor(y, rt) if y_weak else self.cast(y, rt)
+        else:
+            x, y = self.to_tensor(x), self.to_tensor(y)
+        return self.broadcast_pair(x, y)
+
+    # -------------------------------------------------------------------------------------------------------
+    # shapes
+    # -------------------------------------------------------------------------------------------------------
+    def broadcast_shapes(self, a: tuple, b: tuple) -> tuple:
+        if len(a) < len(b):
+            a = (1,) * (len(b) - len(a)) + tuple(a)
+        elif len(b) < len(a):
+            b = (1,) * (len(a) - len(b)) + tuple(b)
+        out = []
+        for i, (p, q) in enumerate(zip(a, b)):
+            if p != q and p != 1 and q != 1:
+                raise ValueError(f"cannot broadcast shapes {list(a)} and {list(b)}: dimension {i} is {p} vs {q}")
+            out.append(q if p == 1 else p)
+        return tuple(out)
+
+    def broadcast_to(self, x: tensor, shape: tuple) -> tensor:
+        shape = tuple(shape)
+        if x.shape == shape:
+            return x
+        if not x.type.is_block():
+            if not shape:
+                return x
+            return tensor(self.b.create("splat", [x.handle], block_type(x.dtype, shape)), block_type(x.dtype, shape))
+        src = x.shape
+        if len(src) > len(shape):
+            raise ValueError(f"cannot broadcast shape {list(src)} to {list(shape)}")
+        while len(x.shape) < len(shape):
+            x = self.expand_dims(x, 0)
+        for i, (p, q) in enumerate(zip(x.shape, shape)):
+            if p != q and p != 1:
+                raise ValueError(f"cannot broadcast shape {list(src)} to {list(shape)} (dimension {i})")
+        ty = block_type(x.dtype, shape)
+        return tensor(self.b.create("broadcast", [x.handle], ty), ty)
+
+    def broadcast_pair(self, x: tensor, y: tensor):
+        if x.shape == y.shape:
+            return x, y
+        shape = self.broadcast_shapes(x.shape, y.shape)
+        return self.broadcast_to(x, shape), self.broadcast_to(y, shape)
+
+    def expand_dims(self, x: tensor, axis: int) -> tensor:
+        x = self.to_tensor(x)
+        axis = _unwrap(axis)
+        rank = len(x.shape)
+        if not isinstance(axis, int) or not -rank - 1 <= axis <= rank:
+            raise ValueError(f"expand_dims axis {axis} out of range for rank {rank}")
+        axis = axis + rank + 1 if axis < 0 else axis
+        if not x.type.is_block():
+            ty = block_type(x.dtype, (1,))
+            return tensor(self.b.create("splat", [x.handle], ty), ty)
+        shape = list(x.shape)
+        shape.insert(axis, 1)
+        ty = block_type(x.dtype, shape)
+        return tensor(self.b.create("expand_dims", [x.handle], ty, axis=axis), ty)
+
+    def getitem(self, x: tensor, slices) -> tensor:
+        if not isinstance(slices, tuple):
+            slices = (slices,)
+        slices = tuple(_unwrap(s) for s in slices)
+        dim = 0
+        for s in slices:
+            if s is None:
+                x = self.expand_dims(x, dim)
+                dim += 1
+            elif isinstance(s, slice) and s.start is None and s.stop is None and s.step is None:
+                if dim >= len(x.shape):
+                    raise IndexError(f"too many indices for a tensor of shape {list(x.shape)}")
+                dim += 1
+            else:
+                raise TypeError(f"unsupported tensor index {s!r}: only None and ':' are supported")
+        return x
+
+    def reshape(self, x: tensor, shape, can_reorder=False) -> tensor:
+        shape = tuple(_unwrap(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        n = 1
+        for s in shape:
+            n *= s
+        if n != x.numel:
+            raise ValueError(f"cannot reshape {list(x.shape)} ({x.numel} elements) to {list(shape)}")
+        ty = block_type(x.dtype, shape) if shape else x.dtype
+        return tensor(self.b.create("reshape", [x.handle], ty), ty)
+
+    def trans(self, x: tensor, dims) -> tensor:
+        rank = len(x.shape)
+        if dims is None or dims == () or dims == []:
+            if rank != 2:
+                raise ValueError(f"trans without dims needs a 2-d tensor, got shape {list(x.shape)}")
+            dims = (1, 0)
+        dims = tuple(_unwrap(d) for d in dims)
+        if sorted(dims) != list(range(rank)):
+            raise ValueError(f"trans dims {list(dims)} are not a permutation of {rank} dimensions")
+        ty = block_type(x.dtype, [x.shape[d] for d in dims])
+        return tensor(self.b.create("trans", [x.handle], ty, order=dims), ty)
+
+    def check_block_shape(self, shape):
+        for i, s in enumerate(shape):
+            if not isinstance(s, int):
+                raise TypeError(f"shape element {i} must be a compile-time int, got {s!r}")
+            if not is_pow2(s):
+                raise ValueError(f"shape element {i} must be a power of 2, got {s}")
+
+    # -------------------------------------------------------------------------------------------------------
+    # casts
+    # -------------------------------------------------------------------------------------------------------
+    def cast(self, x, dst: dtype, fp_downcast_rounding=None, bitcast=False) -> tensor:
+        x = self.to_tensor(x)
+        dst = _unwrap(dst)
+        if not isinstance(dst, dtype) or dst.is_block():
+            raise TypeError(f"cast target must be a dtype, got {dst!r}")
+        src = x.dtype
+        dst_ty = x.type.with_element(dst)
+        if src == dst:
+            return x
+        if bitcast:
+            if src.primitive_bitwidth != dst.primitive_bitwidth:
+                raise ValueError(f"cannot bitcast {src!r} ({src.primitive_bitwidth} bits) to {dst!r} "
+                                 f"({dst.primitive_bitwidth} bits)")
+            return tensor(self.b.create("bitcast", [x.handle], dst_ty), dst_ty)
+        if dst.is_bool() and not src.is_ptr():
+            zero = self.to_tensor(0 if src.is_int() else 0.0, src)
+            return self.compare("ne", x, self.broadcast_to(zero, x.shape))
+        if src.is_ptr() != dst.is_ptr() and not (src.is_ptr() and dst == tlc.int64 or
+                                                dst.is_ptr() and src.is_int()):
+            raise TypeError(f"cannot cast {src!r} to {dst!r}")
+        rounding = _unwrap(fp_downcast_rounding)
+        attrs = {}
+        if rounding is not None:
+            if not (src.is_floating() and dst.is_floating() and dst.primitive_bitwidth < src.primitive_bitwidth):
+                raise ValueError("fp_downcast_rounding is only for floating-point down-casts")
+            if rounding not in ("rtne", "rtz"):
+                raise ValueError(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
+            attrs["rounding"] = rounding
+        if dst.is_ptr() and src.is_int() and src != tlc.int64:
+            x = self.cast(x, tlc.int64)
+        return tensor(self.b.create("cast", [x.handle], dst_ty, **attrs), dst_ty)
+
+    # -------------------------------------------------------------------------------------------------------
+    # arithmetic
+    # -------------------------------------------------------------------------------------------------------
+    def _emit(self, op, x: tensor, y: tensor, **attrs) -> tensor:
+        return tensor(self.b.create(op, [x.handle, y.handle], x.type, **attrs), x.type)
+
+    def add(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, True, True)
+        if x.dtype.is_ptr() and y.dtype.is_ptr():
+            raise TypeError("cannot add two pointers")
+        if y.dtype.is_ptr():
+            x, y = y, x
+        if x.dtype.is_ptr():
+            return tensor(self.b.create("addptr", [x.handle, y.handle], x.type), x.type)
+        return self._emit("add", x, y)
+
+    def sub(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, True, False)
+        if x.dtype.is_ptr():
+            return tensor(self.b.create("addptr", [x.handle, self.neg(y).handle], x.type), x.type)
+        return self._emit("sub", x, y)
+
+    def mul(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y)
+        return self._emit("mul", x, y)
+
+    def truediv(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, div_or_mod=True)
+        xt, yt = x.dtype, y.dtype
+        if xt.is_int() and yt.is_int():
+            x, y = self.cast(x, tlc.float32), self.cast(y, tlc.float32)
+        elif xt.is_floating() and yt.is_int():
+            y = self.cast(y, xt)
+        elif xt.is_int() and yt.is_floating():
+            x = self.cast(x, yt)
+        elif xt != yt:
+            if xt.fp_mantissa_width > yt.fp_mantissa_width:
+                y = self.cast(y, xt)
+            else:
+                x = self.cast(x, yt)
+        return self._emit("div", x, y)
+
+    def floordiv(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, div_or_mod=True)
+        if not (x.dtype.is_int() and y.dtype.is_int()):
+            raise TypeError(f"// needs integer operands, got {x.dtype!r} and {y.dtype!r}")
+        return self._emit("div", x, y)
+
+    def mod(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, div_or_mod=True)
+        return self._emit("rem", x, y)
+
+    def pow(self, x, y) -> tensor:
+        x, y = self.binary_operands(x, y)
+        if not x.dtype.is_floating():
+            raise TypeError(f"** needs floating-point operands, got {x.dtype!r}")
+        return self._emit("pow", x, y)
+
+    def _bitwise(self, op, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, arithmetic=False)
+        if not (x.dtype.is_int() and y.dtype.is_int()):
+            raise TypeError(f"bitwise operators need integer operands, got {x.dtype!r} and {y.dtype!r}")
+        rt = self.integer_promote(x.dtype, y.dtype)
+        return self._emit(op, self.cast(x, rt), self.cast(y, rt))
+
+    def and_(self, x, y):
+        return self._bitwise("and", x, y)
+
+    def or_(self, x, y):
+        return self._bitwise("or", x, y)
+
+    def xor_(self, x, y):
+        return self._bitwise("xor", x, y)
+
+    def shl(self, x, y):
+        return self._bitwise("shl", x, y)
+
+    def shr(self, x, y):
+        return self._bitwise("shr", x, y)
+
+    def logical_and(self, x, y):
+        return self.and_(self.cast(x, tlc.int1), self.cast(y, tlc.int1))
+
+    def logical_or(self, x, y):
+        return self.or_(self.cast(x, tlc.int1), self.cast(y, tlc.int1))
+
+    def logical_not(self, x):
+        x = self.to_tensor(x)
+        return self.compare("eq", x, 0 if not x.dtype.is_floating() else 0.0)
+
+    def compare(self, pred, x, y) -> tensor:
+        x, y = self.binary_operands(x, y, True, True)
+        if x.dtype != y.dtype:
+            raise TypeError(f"cannot compare {x.dtype!r} with {y.dtype!r}")
+        ty = x.type.with_element(tlc.int1)
+        return tensor(self.b.create("cmp", [x.handle, y.handle], ty, predicate=pred), ty)
+
+    def neg(self, x) -> tensor:
+        x = self.to_tensor(x)
+        if x.dtype.is_ptr():
+            raise TypeError("cannot negate a pointer")
+        return self.unary("neg", x)
+
+    def invert(self, x) -> tensor:
+        x = self.to_tensor(x)
+        if not x.dtype.is_int():
+            raise TypeError(f"~ needs an integer operand, got {x.dtype!r}")
+        return self.unary("not", x)
+
+    def abs(self, x) -> tensor:
+        x = self.to_tensor(x)
+        if x.dtype.is_int_unsigned() or x.dtype.is_bool():
+            return x
+        return self.unary("abs", x)
+
+    def unary(self, op, x: tensor) -> tensor:
+        return tensor(self.b.create(op, [x.handle], x.type), x.type)
+
+    # float-only math: name -> allowed element types (None: any float)
+    MATH_DTYPES = {"exp": ("fp32", "fp64"), "exp2": ("fp32", "fp64"), "log": ("fp32", "fp64"),
+                   "log2": ("fp32", "fp64"), "sqrt": ("fp32", "fp64"), "rsqrt": ("fp32", "fp64"),
+                   "sin": ("fp32", "fp64"), "cos": ("fp32", "fp64"), "sqrt_rn": ("fp32", "fp64"),
+                   "floor": ("fp32", "fp64"), "ceil": ("fp32", "fp64"), "erf": ("fp32", "fp64"),
+                   "tanh": ("fp32", "fp64"), "log1p": ("fp32", "fp64"), "expm1": ("fp32", "fp64"),
+                   "sigmoid": ("fp32", "fp64"), "trunc": ("fp32", "fp64"), "round": ("fp32", "fp64")}
+
+    def math(self, op, x) -> tensor:
+        x = self.to_tensor(x)
+        allowed = self.MATH_DTYPES.get(op)
+        if allowed is not None and x.dtype.name not in allowed:
+            raise TypeError(f"{op} expects {' or '.join(allowed)}, got {x.dtype}; convert with .to(tl.float32)")
+        return self.unary(op, x)
+
+    def minmax(self, op, x, y, propagate_nan=False) -> tensor:
+        x, y = self.binary_operands(x, y)
+        if x.dtype.is_floating():
+            return self._emit(op, x, y, propagate_nan=bool(propagate_nan))
+        return self._emit(op, x, y)
+
+    def fma(self, x, y, z) -> tensor:
+        x, y = self.binary_operands(x, y)
+        x, z = self.binary_operands(x, z)
+        x, y = self.binary_operands(x, y)
+        return tensor(self.b.create("fma", [x.handle, y.handle, z.handle], x.type), x.type)
+
+    def where(self, cond, x, y) -> tensor:
+        cond = self.cast(self.to_tensor(cond), tlc.int1)
+        x, y = self.binary_operands(x, y, True, True)
+        shape = self.broadcast_shapes(cond.shape, x.shape)
+        cond, x, y = (self.broadcast_to(v, shape) for v in (cond, x, y))
+        return tensor(self.b.create("select", [cond.handle, x.handle, y.handle], x.type), x.type)
+
+    # -------------------------------------------------------------------------------------------------------
+    # creation
+    # -------------------------------------------------------------------------------------------------------
+    def arange(self, start, end) -> tensor:
+        start, end = _unwrap(start), _unwrap(end)
+        if not isinstance(start, int) or not isinstance(end, int):
+            raise TypeError(f"arange's arguments must be compile-time ints (tl.constexpr), got {start!r}, {end!r}")
+        if not _I32[0] <= start <= _I32[1] or not _I32[0] <= end <= _I32[1]:
+            raise ValueError("arange's arguments must fit in int32")
+        if end <= start:
+            raise ValueError(f"arange's end ({end}) must be greater than its start ({start})")
+        if not is_pow2(end - start):
+            raise ValueError(f"arange's range must be a power of 2, got {end - start}")
+        ty = block_type(tlc.int32, (end - start,))
+        return tensor(self.b.create("arange", [], ty, start=start, end=end), ty)
+
+    def full(self, shape, value, dt) -> tensor:
+        shape = _unwrap(shape)
+        shape = tuple(_unwrap(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        dt = _unwrap(dt)
+        self.check_block_shape(shape)
+        value = _unwrap(value)
+        if isinstance(value, tensor):
+            if value.shape:
+                raise ValueError("full's value must be a scalar")
+            return self.broadcast_to(self.cast(value, dt), shape)
+        if dt is None:
+            dt = scalar_type_of(value)
+        if not isinstance(dt, dtype) or dt.is_block():
+            raise TypeError(f"full needs a dtype, got {dt!r}")
+        ty = block_type(dt, shape) if shape else dt
+        v = float(value) if dt.is_floating() else (bool(value) if dt.is_bool() else int(value))
+        return tensor(self.b.constant(v, ty), ty)
+
+    def program_id(self, axis) -> tensor:
+        axis = _unwrap(axis)
+        if axis not in (0, 1, 2):
+            raise ValueError(f"program_id axis must be 0, 1 or 2, got {axis!r}")
+        return tensor(self.b.create("program_id", [], tlc.int32, axis=axis), tlc.int32)
+
+    def num_programs(self, axis) -> tensor:
+        axis = _unwrap(axis)
+        if axis not in (0, 1, 2):
+            raise ValueError(f"num_programs axis must be 0, 1 or 2, got {axis!r}")
+        return tensor(self.b.create("num_programs", [], tlc.int32, axis=axis), tlc.int32)
+
+    # -------------------------------------------------------------------------------------------------------
+    # memory
+    # -------------------------------------------------------------------------------------------------------
+    LOAD_CACHE = ("", ".ca", ".cg", ".cv")
+    STORE_CACHE = ("", ".wb", ".cg", ".cs", ".wt")
+    EVICTION = ("", "evict_normal", "evict_first", "evict_last")
+
+    def _pointer_and_mask(self, ptr, mask, what):
+        ptr = self.to_tensor(ptr)
+        if not ptr.dtype.is_ptr():
+            raise TypeError(f"{what} needs a pointer, got {ptr.dtype!r}")
+        if isinstance(ptr.dtype.element_ty, block_type):
+            raise TypeError(f"{what} of block pointers is not supported yet")
+        mask = _unwrap(mask)
+        if mask is not None:
+            mask = self.to_tensor(mask)
+            if not mask.dtype.is_bool():
+                raise TypeError(f"{what} mask must be a boolean (int1) tensor, got {mask.dtype!r}")
+            if not ptr.type.is_block() and mask.type.is_block():
+                raise ValueError(f"{what}: a tensor mask needs a tensor of pointers, got a scalar pointer")
+            if mask.shape != ptr.shape:
+                shape = self.broadcast_shapes(ptr.shape, mask.shape)
+                ptr, mask = self.broadcast_to(ptr, shape), self.broadcast_to(mask, shape)
+        return ptr, mask
+
+    def load(self, ptr, mask=None, other=None, cache_modifier="", eviction_policy="", volatile=False,
+             boundary_check=(), padding_option="") -> tensor:
+        cache, evict, volatile = _unwrap(cache_modifier) or "", _unwrap(eviction_policy) or "", _unwrap(volatile)
+        if cache not in self.LOAD_CACHE:
+            raise ValueError(f"load cache_modifier must be one of {self.LOAD_CACHE}, got {cache!r}")
+        if evict not in self.EVICTION:
+            raise ValueError(f"eviction_policy must be one of {self.EVICTION}, got {evict!r}")
+        if _unwrap(boundary_check) or _unwrap(padding_option):
+            raise ValueError("boundary_check/padding_option are for block pointers, which are not supported yet")
+        ptr, mask = self._pointer_and_mask(ptr, mask, "load")
+        other = _unwrap(other)
+        if other is not None and mask is None:
+            raise ValueError("load: `other` needs a `mask`")
+        elt = ptr.dtype.element_ty
+        is_bool = elt.is_bool()
+        if is_bool:  # bools live in memory as bytes
+            elt = tlc.int8
+            ptr = self.cast(ptr, pointer_type(elt, ptr.dtype.address_space))
+        operands = [ptr.handle]
+        if mask is not None:
+            operands.append(mask.handle)
+        if other is not None:
+            o = self.cast(self.to_tensor(other, None if isinstance(other, tensor) else elt), elt)
+            o = self.broadcast_to(o, ptr.shape)
+            operands.append(o.handle)
+        ty = ptr.type.with_element(elt)
+        out = tensor(self.b.create("load", operands, ty, cache=cache, eviction=evict, volatile=bool(volatile)), ty)
+        return self.cast(out, tlc.int1) if is_bool else out
+
+    def store(self, ptr, value, mask=None, cache_modifier="", eviction_policy="", boundary_check=()):
+        cache, evict = _unwrap(cache_modifier) or "", _unwrap(eviction_policy) or ""
+        if cache not in self.STORE_CACHE:
+            raise ValueError(f"store cache_modifier must be one of {self.STORE_CACHE}, got {cache!r}")
+        if evict not in self.EVICTION:
+            raise ValueError(f"eviction_policy must be one of {self.EVICTION}, got {evict!r}")
+        if _unwrap(boundary_check):
+            raise ValueError("boundary_check is for block pointers, which are not supported yet")
+        ptr, mask = self._pointer_and_mask(ptr, mask, "store")
+        value = _unwrap(value)
+        elt = ptr.dtype.element_ty
+        if isinstance(value, tensor) and value.shape != ptr.shape:
+            if len(value.shape) > len(ptr.shape) or not ptr.shape:
+                raise ValueError(f"store: value of shape {list(value.shape)} does not fit pointers of shape "
+                                 f"{list(ptr.shape)}")
+        if elt.is_bool():
+            elt = tlc.int8
+            ptr = self.cast(ptr, pointer_type(elt, ptr.dtype.address_space))
+        value = self.cast(self.to_tensor(value, None if isinstance(value, tensor) else elt), elt)
+        value = self.broadcast_to(value, ptr.shape)
+        operands = [ptr.handle, value.handle] + ([mask.handle] if mask is not None else [])
+        self.b.create("store", operands, None, cache=cache, eviction=evict)
+
+    # -------------------------------------------------------------------------------------------------------
+    # reductions and dot
+    # -------------------------------------------------------------------------------------------------------
+    def reduce(self, inputs, axis, combine, keep_dims=False):
+        """Generic reduction: ``combine(accs, xs)`` gets lists of scalar tensors and returns a list."""
+        single = isinstance(inputs, tensor)
+        inputs = [inputs] if single else list(inputs)
+        axis = _unwrap(axis)
+        if axis is None:
+            inputs = [self.reshape(x, (x.numel,)) for x in inputs]
+            axis = 0
+        shape = inputs[0].shape
+        if not shape:
+            raise ValueError("cannot reduce a scalar")
+        for x in inputs:
+            if x.shape != shape:
+                raise ValueError("reduce inputs must share one shape")
+        if not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
+            raise ValueError(f"reduction axis {axis} out of range for shape {list(shape)}")
+        axis %= len(shape)
+        rshape = shape[:axis] + shape[axis + 1:]
+        rtypes = [block_type(x.dtype, rshape) if rshape else x.dtype for x in inputs]
+
+        def region(acc_handles, x_handles):
+            accs = [tensor(h, x.dtype) for h, x in zip(acc_handles, inputs)]
+            xs = [tensor(h, x.dtype) for h, x in zip(x_handles, inputs)]
+            res = combine(accs, xs)
+            res = [res] if isinstance(res, tensor) or not isinstance(res, (tuple, list)) else list(res)
+            out = []
+            for r, x in zip(res, inputs):
+                r = self.cast(self.to_tensor(r, x.dtype), x.dtype)
+                out.append(r.handle)
+            return out
+
+        handles = self.b.reduce([x.handle for x in inputs], axis, rtypes, region)
+        outs = [tensor(h, t) for h, t in zip(handles, rtypes)]
+        if keep_dims:
+            outs = [self.expand_dims(o, axis) for o in outs]
+        return outs[0] if single else tuple(outs)
+
+    def _sum_dtype(self, t: dtype, dt):
+        if dt is not None:
+            return dt
+        if t.is_int() and t.int_bitwidth < 32:
+            return tlc.uint32 if t.is_int_unsigned() else tlc.int32
+        return None
+
+    def sum(self, x, axis=None, keep_dims=False, dtype=None):
+        x = self.to_tensor(x)
+        dt = self._sum_dtype(x.dtype, _unwrap(dtype))
+        if dt is not None:
+            x = self.cast(x, dt)
+        return self.reduce(x, axis, lambda a, b: [self.add(a[0], b[0])], keep_dims)
+
+    def max(self, x, axis=None, keep_dims=False, propagate_nan=False):
+        x = self.to_tensor(x)
+        if x.dtype.is_bool() or (x.dtype.is_int() and x.dtype.int_bitwidth < 32):
+            x = self.cast(x, tlc.uint32 if x.dtype.is_int_unsigned() else tlc.int32)
+        return self.reduce(x, axis, lambda a, b: [self.minmax("max", a[0], b[0], propagate_nan)], keep_dims)
+
+    def min(self, x, axis=None, keep_dims=False, propagate_nan=False):
+        x = self.to_tensor(x)
+        if x.dtype.is_bool() or (x.dtype.is_int() and x.dtype.int_bitwidth < 32):
+            x = self.cast(x, tlc.uint32 if x.dtype.is_int_unsigned() else tlc.int32)
+        return self.reduce(x, axis, lambda a, b: [self.minmax("min", a[0], b[0], propagate_nan)], keep_dims)
+
+    def xor_sum(self, x, axis=None, keep_dims=False):
+        x = self.to_tensor(x)
+        if not x.dtype.is_int():
+            raise TypeError(f"xor_sum needs integers, got {x.dtype!r}")
+        return self.reduce(x, axis, lambda a, b: [self.xor_(a[0], b[0])], keep_dims)
+
+    INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee")
+
+    def dot(self, a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+            out_dtype=tlc.float32) -> tensor:
+        a, b, acc = self.to_tensor(a), self.to_tensor(b), _unwrap(acc)
+        out_dtype = _unwrap(out_dtype)
+        input_precision, allow_tf32 = _unwrap(input_precision), _unwrap(allow_tf32)
+        if input_precision is not None and allow_tf32 is not None:
+            raise ValueError("pass only one of input_precision and allow_tf32")
+        if input_precision is None:
+            if allow_tf32 is not None:
+                input_precision = "tf32" if allow_tf32 else "ieee"
+            else:
+                input_precision = self.options.get("default_dot_input_precision", "tf32")
+        if input_precision not in self.INPUT_PRECISIONS:
+            raise ValueError(f"input_precision must be one of {self.INPUT_PRECISIONS}, got {input_precision!r}")
+        ra, rb = len(a.shape), len(b.shape)
+        if ra not in (2, 3) or ra != rb:
+            raise ValueError(f"dot needs two 2-d (or 3-d) tensors, got shapes {list(a.shape)} and {list(b.shape)}")
+        if a.shape[-1] != b.shape[-2]:
+            raise ValueError(f"dot shape mismatch: {list(a.shape)} @ {list(b.shape)} (inner dimensions "
+                             f"{a.shape[-1]} and {b.shape[-2]} differ)")
+        if ra == 3 and a.shape[0] != b.shape[0]:
+            raise ValueError(f"dot batch dimensions differ: {a.shape[0]} and {b.shape[0]}")
+        m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+        if m < 16 or n < 16 or k < 16:
+            raise ValueError(f"dot needs every dimension >= 16, got M={m}, N={n}, K={k}")
+        at, bt = a.dtype, b.dtype
+        if at != bt:
+            if at.is_floating() and bt.is_floating() and at.primitive_bitwidth != bt.primitive_bitwidth:
+                raise TypeError(f"dot operands must share one dtype, got {at!r} and {bt!r}")
+            if not (at.is_fp8() and bt.is_fp8()):
+                raise TypeError(f"dot operands must share one dtype, got {at!r} and {bt!r}")
+        if at.is_int():
+            if at != tlc.int8:
+                raise TypeError(f"integer dot needs int8 operands, got {at!r}")
+            out = tlc.int32
+        else:
+            if not at.is_floating():
+                raise TypeError(f"dot needs numeric operands, got {at!r}")
+            if not isinstance(out_dtype, dtype) or not out_dtype.is_floating():
+                raise TypeError(f"dot out_dtype must be a floating-point dtype, got {out_dtype!r}")
+            if at.is_fp32() or at.is_fp64():
+                out = at if at.is_fp64() else tlc.float32
+            else:
+                out = out_dtype
+            if input_precision != "ieee" and not at.is_fp32():
+                input_precision = "ieee"
+        shape = a.shape[:-2] + (m, n)
+        rty = block_type(out, shape)
+        if acc is None:
+            acc = tensor(self.b.constant(0 if out.is_int() else 0.0, rty), rty)
+        else:
+            acc = self.to_tensor(acc)
+            if acc.shape != shape:
+                raise ValueError(f"dot acc has shape {list(acc.shape)}, expected {list(shape)}")
+            if acc.dtype != out:
+                raise TypeError(f"dot acc has dtype {acc.dtype!r}, expected {out!r}")
+        imprecise = _unwrap(max_num_imprecise_acc) or 0
+        return tensor(self.b.create("dot", [a.handle, b.handle, acc.handle], rty, input_precision=input_precision,
+                                    max_num_imprecise_acc=int(imprecise)), rty)
+
+    # -------------------------------------------------------------------------------------------------------
+    # hints, debugging
+    # -------------------------------------------------------------------------------------------------------
+    def hint(self, x, kind, values) -> tensor:
+        x = self.to_tensor(x)
+        values = _unwrap(values)
+        values = tuple(_unwrap(v) for v in (values if isinstance(values, (tuple, list)) else (values,)))
+        rank = max(1, len(x.shape))
+        if len(values) != rank:
+            raise ValueError(f"{kind} needs {rank} value(s) for a tensor of shape {list(x.shape)}, got {len(values)}")
+        for v in values:
+            if not isinstance(v, int) or v < 1:
+                raise TypeError(f"{kind} values must be positive compile-time ints, got {v!r}")
+        return tensor(self.b.create("hint", [x.handle], x.type, **{kind: values}), x.type)
+
+    def device_assert(self, cond, msg=""):
+        cond = self.cast(self.to_tensor(cond), tlc.int1)
+        self.b.create("assert", [cond.handle], None, message=str(_unwrap(msg)))
+
+    def device_print(self, prefix, *args, hex=False):
+        handles = [self.to_tensor(a).handle for a in args]
+        self.b.create("print", handles, None, prefix=str(_unwrap(prefix)), hex=bool(_unwrap(hex)))

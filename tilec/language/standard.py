@@ -1,0 +1,283 @@
+"""The ``tl.*`` functions kernels call. Each is a thin builtin forwarding to the active Semantic, so adding an op
+to the language is one short function here (plus its rule in ``semantic.py`` when it has new semantics)."""
+from __future__ import annotations
+
+from .core import builtin, constexpr, current, tensor, tensor_method, _unwrap
+from . import core as _core
+
+
+# -- ids and creation ----------------------------------------------------------------------------------------------
+@builtin
+def program_id(axis):
+    return current().program_id(axis)
+
+
+@builtin
+def num_programs(axis):
+    return current().num_programs(axis)
+
+
+@builtin
+def arange(start, end):
+    return current().arange(start, end)
+
+
+@builtin
+def full(shape, value, dtype):
+    return current().full(shape, value, dtype)
+
+
+@builtin
+def zeros(shape, dtype):
+    return current().full(shape, 0, dtype)
+
+
+@builtin
+def zeros_like(input):
+    return current().full(input.shape, 0, input.dtype)
+
+
+@builtin
+def full_like(input, value):
+    return current().full(input.shape, value, input.dtype)
+
+
+# -- memory ------------------------------------------------------------------------------------------------------
+@builtin
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False):
+    return current().load(pointer, mask, other, cache_modifier, eviction_policy, volatile, boundary_check,
+                          padding_option)
+
+
+@builtin
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    return current().store(pointer, value, mask, cache_modifier, eviction_policy, boundary_check)
+
+
+# -- shape -------------------------------------------------------------------------------------------------------
+@builtin
+@tensor_method
+def reshape(input, *shape, can_reorder=False):
+    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (tuple, list)):
+        shape = _unwrap(shape[0])
+    return current().reshape(input, shape, can_reorder)
+
+
+@builtin
+def view(input, *shape):
+    return reshape(input, *shape)
+
+
+@builtin
+@tensor_method
+def trans(input, *dims):
+    if len(dims) == 1 and isinstance(_unwrap(dims[0]), (tuple, list)):
+        dims = _unwrap(dims[0])
+    return current().trans(input, dims or None)
+
+
+permute = trans
+
+
+@builtin
+@tensor_method
+def expand_dims(input, axis):
+    axis = _unwrap(axis)
+    if isinstance(axis, (tuple, list)):
+        for a in sorted(axis):
+            input = current().expand_dims(input, a)
+        return input
+    return current().expand_dims(input, axis)
+
+
+@builtin
+@tensor_method
+def broadcast_to(input, *shape):
+    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (tuple, list)):
+        shape = _unwrap(shape[0])
+    return current().broadcast_to(current().to_tensor(input), tuple(_unwrap(s) for s in shape))
+
+
+@builtin
+def broadcast(input, other):
+    s = current()
+    return s.broadcast_pair(s.to_tensor(input), s.to_tensor(other))
+
+
+# -- elementwise -------------------------------------------------------------------------------------------------
+@builtin
+def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
+    return current().cast(input, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+
+
+@builtin
+def where(condition, x, y):
+    return current().where(condition, x, y)
+
+
+@builtin
+def maximum(x, y, propagate_nan=False):
+    return current().minmax("max", x, y, _unwrap(propagate_nan))
+
+
+@builtin
+def minimum(x, y, propagate_nan=False):
+    return current().minmax("min", x, y, _unwrap(propagate_nan))
+
+
+@builtin
+def clamp(x, min, max, propagate_nan=False):
+    return minimum(maximum(x, min, propagate_nan), max, propagate_nan)
+
+
+@builtin
+def fma(x, y, z):
+    return current().fma(x, y, z)
+
+
+@builtin
+@tensor_method
+def abs(x):
+    return current().abs(x)
+
+
+def _math(name):
+    def f(x):
+        return current().math(name, x)
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = f"Elementwise {name} (Triton: fp32/fp64 only)."
+    return builtin(tensor_method(f))
+
+
+exp, exp2, log, log2, sqrt, rsqrt = (_math(n) for n in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt"))
+sin, cos, floor, ceil, erf, sqrt_rn, sigmoid = (_math(n) for n in ("sin", "cos", "floor", "ceil", "erf",
+                                                                   "sqrt_rn", "sigmoid"))
+
+
+@builtin
+def fdiv(x, y, ieee_rounding=False):
+    return current().truediv(x, y)
+
+
+@builtin
+def cdiv(x, div):
+    x, div = _unwrap(x), _unwrap(div)
+    if not isinstance(x, tensor) and not isinstance(div, tensor):
+        return (x + div - 1) // div
+    return (x + div - 1) // div
+
+
+# -- reductions, dot ---------------------------------------------------------------------------------------------
+@builtin
+@tensor_method
+def sum(input, axis=None, keep_dims=False, dtype=None):
+    return current().sum(input, axis, _unwrap(keep_dims), dtype)
+
+
+@builtin
+@tensor_method
+def max(input, axis=None, return_indices=False, keep_dims=False, propagate_nan=False):
+    if _unwrap(return_indices):
+        raise NotImplementedError("max(return_indices=True) is not supported yet")
+    return current().max(input, axis, _unwrap(keep_dims), _unwrap(propagate_nan))
+
+
+@builtin
+@tensor_method
+def min(input, axis=None, return_indices=False, keep_dims=False, propagate_nan=False):
+    if _unwrap(return_indices):
+        raise NotImplementedError("min(return_indices=True) is not supported yet")
+    return current().min(input, axis, _unwrap(keep_dims), _unwrap(propagate_nan))
+
+
+@builtin
+@tensor_method
+def xor_sum(input, axis=None, keep_dims=False):
+    return current().xor_sum(input, axis, _unwrap(keep_dims))
+
+
+@builtin
+def reduce(input, axis, combine_fn, keep_dims=False):
+    """``combine_fn`` is a @jit function of 2N scalars returning N; the code generator supplies the caller."""
+    sem = current()
+    caller = sem.call_combine  # installed by the code generator
+    return sem.reduce(input, axis, lambda accs, xs: caller(combine_fn, accs + xs), _unwrap(keep_dims))
+
+
+@builtin
+def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+        out_dtype=_core.float32):
+    return current().dot(input, other, acc, input_precision, allow_tf32, max_num_imprecise_acc, out_dtype)
+
+
+# -- hints, compile-time helpers, debugging -----------------------------------------------------------------------
+@builtin
+def multiple_of(input, values):
+    return current().hint(input, "divisibility", values)
+
+
+@builtin
+def max_contiguous(input, values):
+    return current().hint(input, "contiguity", values)
+
+
+@builtin
+def max_constancy(input, values):
+    return current().hint(input, "constancy", values)
+
+
+@builtin
+def static_assert(cond, msg=""):
+    cond = _unwrap(cond)
+    if isinstance(cond, tensor):
+        raise TypeError("static_assert needs a compile-time condition; use tl.device_assert for runtime values")
+    if not cond:
+        raise AssertionError(f"static_assert failed{': ' + str(_unwrap(msg)) if msg else ''}")
+
+
+@builtin
+def static_print(*values, sep=" ", end="\n"):
+    print(*[_unwrap(v) for v in values], sep=sep, end=end)
+
+
+@builtin
+def device_assert(cond, msg=""):
+    return current().device_assert(cond, msg)
+
+
+@builtin
+def device_print(prefix, *args, hex=False):
+    return current().device_print(prefix, *args, hex=hex)
+
+
+@builtin
+def debug_barrier():
+    current().b.create("barrier", [], None)
+
+
+class static_range:
+    """``for i in tl.static_range(...)``: the loop is unrolled at compile time; ``i`` is a Python int."""
+
+    def __init__(self, arg1, arg2=None, step=None):
+        a1, a2, st = _unwrap(arg1), _unwrap(arg2), _unwrap(step)
+        self.start, self.end = (0, a1) if a2 is None else (a1, a2)
+        self.step = 1 if st is None else st
+        for v in (self.start, self.end, self.step):
+            if not isinstance(v, int):
+                raise TypeError(f"static_range bounds must be compile-time ints, got {v!r}")
+
+    def __iter__(self):
+        return iter(range(self.start, self.end, self.step))
+
+
+class range:  # noqa: A001 - Triton's name
+    """``for i in tl.range(...)``: a runtime loop; ``num_stages`` asks the pipeliner for that many stages."""
+
+    def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None, flatten=False,
+                 warp_specialize=False, disallow_acc_multi_buffer=False):
+        self.start, self.end = (0, arg1) if arg2 is None else (arg1, arg2)
+        self.step = 1 if step is None else step
+        self.num_stages = _unwrap(num_stages)
+
