@@ -1,0 +1,71 @@
+"""llvmlite plumbing: one-time initialisation, target machines, parsing/verifying with readable errors, and the
+new-pass-manager O3 pipeline."""
+from __future__ import annotations
+
+import functools
+import re
+
+import llvmlite.binding as llvm
+
+from ..errors import BackendError
+
+
+@functools.cache
+def init():
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    return True
+
+
+@functools.cache
+def host_target_machine(opt: int = 3):
+    """A target machine for this CPU with all its features (AVX2/AVX-512 where present)."""
+    init()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+                                        opt=opt, reloc="default", codemodel="jitdefault")
+
+
+def excerpt(text: str, message: str, context: int = 3) -> str:
+    """The lines of ``text`` that an LLVM error message points at (``<string>:LINE:COL``), numbered."""
+    lines = text.splitlines()
+    hits = [int(m.group(1)) for m in re.finditer(r":(\d+):\d+:", message)]
+    if not hits:
+        return "\n".join(lines[:2 * context + 1])
+    out = []
+    for ln in hits[:3]:
+        lo, hi = max(0, ln - 1 - context), min(len(lines), ln + context)
+        out += [f"{i + 1:6d} {'>' if i + 1 == ln else ' '} {lines[i]}" for i in range(lo, hi)]
+    return "\n".join(out)
+
+
+def parse(text: str, what: str = "LLVM IR"):
+    """Parse and verify LLVM IR text; failures raise BackendError quoting the offending lines."""
+    init()
+    try:
+        mod = llvm.parse_assembly(text)
+        mod.verify()
+    except RuntimeError as e:
+        msg = str(e).strip()
+        raise BackendError(f"LLVM rejected the generated {what}: {msg}\n{excerpt(text, msg)}") from None
+    return mod
+
+
+def optimize(mod, tm, level: int = 3):
+    """Run LLVM's default O``level`` module pipeline (new pass manager) tuned for ``tm``."""
+    pto = llvm.create_pipeline_tuning_options(speed_level=level)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pto.loop_unrolling = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    return mod
+
+
+def prepare(ir_module, tm):
+    """Stamp an llvmlite.ir module with the machine's triple and data layout."""
+    ir_module.triple = tm.triple
+    ir_module.data_layout = str(tm.target_data)
+    return ir_module

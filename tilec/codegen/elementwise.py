@@ -1,0 +1,208 @@
+"""The elementwise op table: tir op name -> LLVM instructions, on scalars or fixed-width vectors alike.
+
+Every emitter has the signature ``fn(E, args, op) -> llvm value`` where ``E`` is an :class:`Emit` (builder +
+types) and ``args`` are LLVM values of one width. Semantics follow ``tilec/ir/ops.py``: C-style integer
+division/remainder, ``shr`` by signedness, ``max``/``min`` ignoring NaN unless ``propagate_nan``, ordered float
+comparisons except ``ne``. Division by zero and over-wide shifts are defined (no LLVM poison) so that masked-off
+vector lanes can never trap. f16/bf16 arithmetic is computed in f32 and rounded once, which is exact for the
+basic operations.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ..errors import BackendError
+from ..ir import types as T
+from . import llvm_types as LT
+from .intrinsics import call as icall
+from .mathfns import UNARY_MATH, BINARY_MATH
+
+
+class Emit:
+    """What an emitter needs: the builder, the width, and the tir element types of operands and result."""
+
+    def __init__(self, b: ir.IRBuilder, w: int, src: T.ScalarType, dst: T.ScalarType, attrs: dict):
+        self.b, self.w, self.src, self.dst, self.attrs = b, w, src, dst, attrs
+
+    def ty(self, t: T.Type) -> ir.Type:
+        return LT.vec(LT.scalar_type(t), self.w)
+
+    def c(self, t: T.Type, value):
+        return LT.const(LT.scalar_type(t), value, self.w)
+
+    def intr(self, name, args, ret=None):
+        ret = ret or args[0].type
+        return icall(self.b, name, ret, args, (ret,))
+
+
+def _half(t):
+    return t.element.kind == "float" and t.element.bits == 16
+
+
+def promote(E: Emit, v, t):
+    """f16/bf16 -> f32 (identity for other types)."""
+    return E.b.fpext(v, LT.vec(LT.F32, E.w)) if _half(t) else v
+
+
+def demote(E: Emit, v, t):
+    return E.b.fptrunc(v, E.ty(t)) if _half(t) else v
+
+
+def _float_arith(fn):
+    """Run a float emitter in f32 for 16-bit floats and round the result once."""
+    def wrapped(E, args, op):
+        t = E.src
+        return demote(E, fn(E, [promote(E, a, t) for a in args], op), E.dst)
+    return wrapped
+
+
+def _by_kind(int_fn, float_fn):
+    fl = _float_arith(float_fn) if float_fn else None
+
+    def emit(E, args, op):
+        if E.src.is_float:
+            if fl is None:
+                raise BackendError(f"'{op}' does not take {E.src}")
+            return fl(E, args, op)
+        return int_fn(E, args, op)
+    return emit
+
+
+def _safe_divisor(E, d):
+    zero = E.c(E.src, 0)
+    return E.b.select(E.b.icmp_unsigned("==", d, zero), E.c(E.src, 1), d)
+
+
+def _idiv(E, a, op):
+    x, d = a
+    d = _safe_divisor(E, d)
+    if E.src.is_signed:
+        return E.b.sdiv(x, d) if op == "div" else E.b.srem(x, d)
+    return E.b.udiv(x, d) if op == "div" else E.b.urem(x, d)
+
+
+def _shift(E, a, op):
+    x, s = a
+    bits = E.src.bits
+    big = E.b.icmp_unsigned(">=", s, E.c(E.src, bits))
+    s2 = E.b.select(big, E.c(E.src, bits - 1), s)
+    if op == "shl":
+        return E.b.select(big, E.c(E.src, 0), E.b.shl(x, s2))
+    if E.src.is_signed:
+        return E.b.ashr(x, s2)
+    return E.b.select(big, E.c(E.src, 0), E.b.lshr(x, s2))
+
+
+def _minmax(E, a, op):
+    if E.src.is_float:
+        nan = E.attrs.get("propagate_nan", False)
+        name = ("llvm.maximum" if nan else "llvm.maxnum") if op == "max" else ("llvm.minimum" if nan else "llvm.minnum")
+        args = [promote(E, x, E.src) for x in a]
+        return demote(E, icall(E.b, name, args[0].type, args, (args[0].type,)), E.dst)
+    if E.src.is_bool:
+        return E.b.or_(*a) if op == "max" else E.b.and_(*a)
+    pre = "s" if E.src.is_signed else "u"
+    return E.intr(f"llvm.{pre}{op}", list(a))
+
+
+def _umulhi(E, a, op):
+    bits = E.src.bits
+    wide = LT.vec(ir.IntType(2 * bits), E.w)
+    x, y = (E.b.zext(v, wide) for v in a)
+    p = E.b.lshr(E.b.mul(x, y), LT.const(ir.IntType(2 * bits), bits, E.w))
+    return E.b.trunc(p, E.ty(E.src))
+
+
+_ICMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _cmp(E, a, op):
+    p = _ICMP[E.attrs["predicate"]]
+    t = E.src
+    if t.is_float:
+        x, y = (promote(E, v, t) for v in a)
+        return E.b.fcmp_unordered(p, x, y) if p == "!=" else E.b.fcmp_ordered(p, x, y)
+    if t.is_ptr or not t.is_signed:
+        return E.b.icmp_unsigned(p, *a)
+    return E.b.icmp_signed(p, *a)
+
+
+def _select(E, a, op):
+    return E.b.select(*a)
+
+
+def _fma(E, a, op):
+    args = [promote(E, x, E.src) for x in a]
+    return demote(E, icall(E.b, "llvm.fma", args[0].type, args, (args[0].type,)), E.dst)
+
+
+def _neg(E, a, op):
+    if E.src.is_float:
+        return E.b.fneg(a[0])
+    return E.b.sub(E.c(E.src, 0), a[0])
+
+
+def _not(E, a, op):
+    return E.b.xor(a[0], E.c(E.src, -1))
+
+
+def _abs(E, a, op):
+    if E.src.is_float:
+        return E.intr("llvm.fabs", [a[0]])
+    if not E.src.is_signed:
+        return a[0]
+    return icall(E.b, "llvm.abs", a[0].type, [a[0], LT.const(LT.I1, 0)], (a[0].type,))
+
+
+def _popc(E, a, op):
+    return E.intr("llvm.ctpop", [a[0]])
+
+
+def _clz(E, a, op):
+    return icall(E.b, "llvm.ctlz", a[0].type, [a[0], LT.const(LT.I1, 0)], (a[0].type,))
+
+
+def _math_unary(name):
+    fn = UNARY_MATH[name]
+
+    def emit(E, a, op):
+        x = promote(E, a[0], E.src)
+        return demote(E, fn(E.b, x), E.dst)
+    return emit
+
+
+def _math_binary(name):
+    fn = BINARY_MATH[name]
+
+    def emit(E, a, op):
+        x, y = (promote(E, v, E.src) for v in a)
+        return demote(E, fn(E.b, x, y), E.dst)
+    return emit
+
+
+TABLE = {
+    "add": _by_kind(lambda E, a, op: E.b.add(*a), lambda E, a, op: E.b.fadd(*a)),
+    "sub": _by_kind(lambda E, a, op: E.b.sub(*a), lambda E, a, op: E.b.fsub(*a)),
+    "mul": _by_kind(lambda E, a, op: E.b.mul(*a), lambda E, a, op: E.b.fmul(*a)),
+    "div": _by_kind(_idiv, lambda E, a, op: E.b.fdiv(*a)),
+    "fdiv": _by_kind(None, lambda E, a, op: E.b.fdiv(*a)),
+    "rem": _by_kind(_idiv, lambda E, a, op: E.b.frem(*a)),
+    "and": lambda E, a, op: E.b.and_(*a),
+    "or": lambda E, a, op: E.b.or_(*a),
+    "xor": lambda E, a, op: E.b.xor(*a),
+    "shl": _shift, "shr": _shift,
+    "max": _minmax, "min": _minmax,
+    "umulhi": _umulhi,
+    "cmp": _cmp, "select": _select, "fma": _fma,
+    "neg": _neg, "not": _not, "abs": _abs, "popc": _popc, "clz": _clz,
+}
+TABLE.update({n: _math_unary(n) for n in UNARY_MATH})
+TABLE.update({n: _math_binary(n) for n in BINARY_MATH})
+
+
+def emit_elementwise(b, name, attrs, args, src_type, dst_type, w):
+    """Lower one elementwise op (not cast/bitcast/addptr, see ``casts.py``) on LLVM values of width ``w``."""
+    fn = TABLE.get(name)
+    if fn is None:
+        raise BackendError(f"no LLVM lowering for elementwise op '{name}'")
+    return fn(Emit(b, w, src_type.element, dst_type.element, attrs), list(args), name)

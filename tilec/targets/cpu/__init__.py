@@ -1,0 +1,1 @@
+"""The CPU backend: tir -> loop nests over fixed-width LLVM vectors -> host code JIT-compiled in process."""

@@ -1,0 +1,94 @@
+"""The CPU backend: stages tir -> llir (optimised LLVM IR text) -> asm (host assembly), and ``load``."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...codegen import driver
+from ...codegen import llvm_types as LT
+from ...errors import BackendError
+from ...ir import types as T
+from .lower import Lowering
+from .wrapper import build_worker
+
+DEFAULTS = {"num_warps": 4, "num_stages": 3, "debug": False, "opt_level": 3}
+
+
+def param_kind(t) -> str:
+    if t.is_ptr:
+        return "ptr"
+    e = t.element
+    if e.is_bool:
+        return "bool"
+    if e.is_int:
+        return "i" if e.is_signed else "u"
+    return e.name
+
+
+class CPUBackend:
+    name = "cpu"
+
+    def __init__(self, target=None):
+        self.target = target
+
+    def parse_options(self, options: dict) -> dict:
+        out = dict(DEFAULTS)
+        out.update({k: v for k, v in (options or {}).items() if v is not None})
+        return out
+
+    def arg_kind(self, value) -> str:
+        return "cpu"
+
+    def convert_arg(self, value):
+        return value
+
+    def stages(self, options):
+        level = int(options.get("opt_level", 3))
+        return [("llir", lambda mod, md: make_llir(mod, md, level)), ("asm", lambda llir, md: make_asm(llir, md))]
+
+    def load(self, asm: dict, metadata: dict):
+        from .launcher import Launcher
+        return Launcher(asm["llir"], metadata)
+
+
+def kernel_of(module):
+    ks = [f for f in module.funcs if f.attrs.get("kernel")]
+    if len(ks) != 1:
+        raise BackendError(f"expected one kernel function, found {len(ks)}")
+    calls = [o for o in ks[0].walk() if o.name == "call"]
+    if calls:
+        raise BackendError("calls must be inlined before the CPU backend (run the tir pipeline)")
+    return ks[0]
+
+
+def build_ir(module):
+    """The unoptimised LLVM IR module for the kernel in ``module`` and the launch metadata."""
+    f = kernel_of(module)
+    m = ir.Module(name=f.sym_name)
+    L = Lowering(f, m)
+    try:
+        kernel = L.build()
+    except (TypeError, ValueError, AssertionError, AttributeError, KeyError) as e:
+        raise BackendError(f"CPU lowering of '{f.sym_name}' failed: {type(e).__name__}: {e}") from e
+    build_worker(m, kernel, [LT.scalar_type(a.type) for a in f.args])
+    meta = {"param_kinds": [param_kind(a.type) for a in f.args], "scratch_size": L.scratch_size}
+    return m, meta
+
+
+def make_llir(module, metadata, level=3):
+    m, meta = build_ir(module)
+    metadata.update(meta)
+    tm = driver.host_target_machine()
+    driver.prepare(m, tm)
+    text = str(m)
+    mod = driver.parse(text)
+    driver.optimize(mod, tm, level)
+    metadata["cpu"] = tm.triple
+    return str(mod)
+
+
+def make_asm(llir, metadata):
+    from .jit import remember_object
+    tm = driver.host_target_machine()
+    mod = driver.parse(llir, "optimised LLVM IR")
+    remember_object(llir, tm.emit_object(mod))
+    return tm.emit_assembly(mod)

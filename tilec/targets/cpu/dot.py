@@ -1,0 +1,96 @@
+"""``dot`` as a register-blocked micro-kernel.
+
+Operands are packed into row-major scratch buffers in the accumulation type (so f16/bf16 inputs are widened
+once, not once per FMA). The result is computed in MR x (NV*w) blocks: MR*NV accumulator vectors stay in
+registers across the whole k loop; each k step loads NV vectors of a row of B, broadcasts MR scalars of a column
+of A and issues MR*NV FMAs. When the accumulator is a buffer used only by this dot (the usual loop-carried
+``acc``), the dot accumulates in place.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from ...codegen import llvm_types as LT
+from ...codegen.intrinsics import call as icall
+from ...errors import BackendError
+from ...ir import types as T
+from .loops import counted_loop, pick_width
+from .nodes import Buf, Lazy, Point, ev, splat
+
+_CAST = SimpleNamespace(name="cast", attrs={"rounding": "rtne"})
+
+
+def _as(L, node, elem):
+    """``node`` with elements converted to ``elem`` (lazily)."""
+    if node.type.element == elem:
+        return node
+    return Lazy(_CAST, [node], node.type.with_element(elem), None)
+
+
+def _work_type(t):
+    e = t.element
+    if e.is_float:
+        return T.f64 if e.bits == 64 else T.f32
+    if e.is_int:
+        return e
+    raise BackendError(f"dot accumulator type {t} is not supported on CPU")
+
+
+def op_dot(L, op):
+    b = L.b
+    at, bt, ct = op.a.type, op.b.type, op.acc.type
+    if len(ct.shape) != 2:
+        raise BackendError("the CPU backend supports 2-d dot only")
+    M, K = at.shape
+    N = bt.shape[1]
+    wt = _work_type(ct)
+    A = L.contiguous(_as(L, L.get(op.a), wt))
+    B = L.contiguous(_as(L, L.get(op.b), wt))
+    acc = L.get(op.acc)
+    inplace = isinstance(acc, Buf) and acc.owner and ct.element == wt and len(op.acc.uses) == 1
+    C = acc if inplace else L.alloc(ct.with_element(wt))
+    acc_in = _as(L, acc, wt)
+    ety = LT.scalar_type(wt)
+    is_float = wt.is_float
+
+    w = pick_width(N, 16)
+    nv = 2 if (N // w) % 2 == 0 else 1
+    nr = w * nv
+    mr = next(m for m in (8, 4, 2, 1) if M % m == 0)
+
+    def fma(x, y, z):
+        if is_float:
+            return icall(b, "llvm.fma", z.type, [x, y, z], (z.type,))
+        return b.add(b.mul(x, y), z)
+
+    def block(i0, j0):
+        rows = [b.add(i0, LT.const(LT.I32, r)) if r else i0 for r in range(mr)]
+        cols = [b.add(j0, LT.const(LT.I32, v * w)) if v else j0 for v in range(nv)]
+        init = [ev(L, acc_in, Point((M, N), [rows[r], cols[v]]), w) for r in range(mr) for v in range(nv)]
+        a_rows = [b.gep(A.ptr, [b.mul(b.sext(rows[r], LT.I64), LT.const(LT.I64, K))], source_etype=ety)
+                  for r in range(mr)]
+        b_col = b.gep(B.ptr, [b.sext(j0, LT.I64)], source_etype=ety)
+
+        def kstep(k, accs):
+            k64 = b.sext(k, LT.I64)
+            brow = b.gep(b_col, [b.mul(k64, LT.const(LT.I64, N))], source_etype=ety)
+            bv = [b.load(b.gep(brow, [LT.const(LT.I64, v * w)], source_etype=ety) if v else brow,
+                         typ=LT.vec(ety, w), align=LT.byte_size(ety)) for v in range(nv)]
+            out = list(accs)
+            for r in range(mr):
+                a = splat(b, b.load(b.gep(a_rows[r], [k64], source_etype=ety), typ=ety), w)
+                for v in range(nv):
+                    out[r * nv + v] = fma(a, bv[v], accs[r * nv + v])
+            return out
+        accs = counted_loop(b, K, 1, init, kstep, name="k")
+        for r in range(mr):
+            for v in range(nv):
+                C.store(L, [rows[r], cols[v]], accs[r * nv + v], w)
+
+    counted_loop(b, M, mr, [], lambda i0, _: counted_loop(
+        b, N, nr, [], lambda j0, __: (block(i0, j0), [])[1], name="dj") or [], name="di")
+    res = C if ct.element == wt else _as(L, C, ct.element)
+    L.vals[op.results[0]] = res if isinstance(res, Buf) else L.materialise(res)
+
+
+HANDLERS = {"dot": op_dot}

@@ -1,0 +1,117 @@
+"""Runs a grid: packs the arguments into one struct per launch, then calls the JIT-compiled worker from the
+calling thread plus a persistent pool of threads (ctypes releases the GIL for the call), each with its own
+scratch area. A one-program grid runs inline."""
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ...errors import LaunchError
+from . import runtime
+from .jit import Engine
+from .wrapper import WORKER
+
+_WORKER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32,
+                             ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p)
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def num_threads() -> int:
+    return max(1, int(os.environ.get("TILEC_NUM_THREADS", 0)) or (os.cpu_count() or 1))
+
+
+def _get_pool(n):
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < n:
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="tilec-cpu")
+        return _pool
+
+
+def pointer_of(x) -> int:
+    """The address behind a pointer argument: int, numpy array, or anything with a data pointer."""
+    if isinstance(x, int):
+        return x
+    if isinstance(x, np.ndarray):
+        return x.ctypes.data
+    if x is None:
+        return 0
+    dp = getattr(x, "data_ptr", None)
+    if callable(dp):
+        return dp()
+    ai = getattr(x, "__array_interface__", None)
+    if ai is not None:
+        return ai["data"][0]
+    if isinstance(x, ctypes.Array) or isinstance(x, ctypes._Pointer):
+        return ctypes.addressof(x)
+    if isinstance(x, np.generic):
+        return int(x)
+    raise LaunchError(f"cannot pass {type(x).__name__} as a pointer argument")
+
+
+_FMT = {"ptr": "Q", "i": "q", "u": "Q", "f32": "f4x", "f64": "d", "f16": "e6x", "bool": "q"}
+
+
+def _bf16_bits(v):
+    bits = struct.unpack("<I", struct.pack("<f", float(v)))[0]
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def _converter(kind):
+    if kind == "ptr":
+        return pointer_of
+    if kind in ("i", "u", "bool"):
+        return int
+    if kind == "bf16":
+        return _bf16_bits
+    return float
+
+
+class Launcher:
+    def __init__(self, llir: str, metadata: dict):
+        self.engine = Engine(llir, WORKER)
+        self.fn = _WORKER_T(self.engine.address)
+        kinds = metadata["param_kinds"]
+        self.fmt = "<" + "".join(_FMT.get(k, "H6x") for k in kinds) if kinds else "<"
+        self.convert = [_converter(k) for k in kinds]
+        self.buf = ctypes.create_string_buffer(max(8, struct.calcsize(self.fmt)))
+        self.scratch_size = (int(metadata.get("scratch_size", 0)) + 127) // 128 * 128 + 128
+        self.nthreads = num_threads()
+        self.scratch = np.zeros(self.scratch_size * self.nthreads + 64, dtype=np.uint8)
+        base = self.scratch.ctypes.data
+        base = (base + 63) // 64 * 64
+        self.scratch_ptrs = [base + i * self.scratch_size for i in range(self.nthreads)]
+        self.lock = threading.Lock()
+
+    def __call__(self, grid, args):
+        g = tuple(int(x) for x in grid) + (1,) * (3 - len(grid))
+        total = g[0] * g[1] * g[2]
+        if total <= 0:
+            return
+        if len(args) != len(self.convert):
+            raise LaunchError(f"kernel takes {len(self.convert)} runtime arguments, got {len(args)}")
+        with self.lock:
+            struct.pack_into(self.fmt, self.buf, 0, *[c(a) for c, a in zip(self.convert, args)])
+            counter = ctypes.c_int64(0)
+            argp, cp = ctypes.addressof(self.buf), ctypes.addressof(counter)
+            n = min(self.nthreads, total)
+            before = len(runtime.failures)
+            if n == 1:
+                self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0])
+            else:
+                pool = _get_pool(n - 1)
+                futs = [pool.submit(self.fn, argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[i])
+                        for i in range(1, n)]
+                self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0])
+                for f in futs:
+                    f.result()
+            if len(runtime.failures) > before:
+                msgs = runtime.failures[before:]
+                del runtime.failures[before:]
+                raise AssertionError("device-side assertion failed: " + "; ".join(msgs[:5]))

@@ -1,0 +1,242 @@
+"""tir kernel -> LLVM IR function ``<name>(params..., pid x3, num_programs x3, scratch)``.
+
+Scalars become LLVM values directly. Tiles become nodes (``nodes.py``): elementwise ops build lazy nodes and the
+consumers that need every element (store, reduce, dot, materialisation) emit one loop nest each, so chains of
+elementwise ops fuse into a single loop with intermediates in registers. Buffers live in one per-worker scratch
+area whose size is fixed at compile time (``scratch_size``), so big tiles never touch the thread stack.
+Structured control flow becomes basic blocks: scalar loop-carried values are phis, tile ones are buffers.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...codegen import casts
+from ...codegen import llvm_types as LT
+from ...codegen.elementwise import emit_elementwise
+from ...errors import BackendError
+from ...ir.types import TileType
+from . import atomics, control, dot, reduce, runtime
+from .loops import nest, pick_width
+from .memory import Mem
+from .nodes import Buf, Lazy, Node, Point, ev, stride_of
+from .policy import has_writes, should_materialise
+
+VMAX = 16
+LAZY_OPS = {"constant", "arange", "splat", "broadcast", "expand_dims", "hint", "cast", "bitcast", "addptr", "load"}
+
+
+class Lowering:
+    def __init__(self, func, module: ir.Module):
+        self.func, self.m = func, module
+        self.vals: dict = {}
+        self.consts: dict = {}
+        self.scratch_size = 0
+        self.pending: list = []
+        self.mem = Mem(self)
+        self.strings: dict = {}
+        self.lowered: set = set()
+
+    # -- entry ---------------------------------------------------------------------------------------------
+    def build(self) -> ir.Function:
+        f = self.func
+        params = [LT.scalar_type(a.type) for a in f.args]
+        fnty = ir.FunctionType(LT.VOID, params + [LT.I32] * 6 + [LT.PTR])
+        fn = ir.Function(self.m, fnty, f.sym_name)
+        fn.linkage = "internal"
+        self.fn = fn
+        for a, v in zip(f.args, fn.args):
+            self.vals[a] = v
+        self.pids, self.nprogs, self.scratch = fn.args[len(params):len(params) + 3], \
+            fn.args[len(params) + 3:len(params) + 6], fn.args[-1]
+        entry = fn.append_basic_block("entry")
+        self.entry = ir.IRBuilder(entry)
+        body = fn.append_basic_block("body")
+        self.b = ir.IRBuilder(body)
+        self.block(f.body)
+        if not self.b.block.is_terminated:
+            self.b.ret_void()
+        self.entry.branch(body)
+        return fn
+
+    def block(self, blk):
+        for op in blk.ops:
+            self.op(op)
+
+    def op(self, op):
+        if op.name not in ("yield", "condition", "return") and has_writes(op):
+            self.flush(op)
+        self._dispatch(op)
+        self.lowered.add(op)
+
+    def _dispatch(self, op):
+        h = getattr(self, "op_" + op.name, None)
+        if h is not None:
+            return h(op)
+        h = control.HANDLERS.get(op.name) or reduce.HANDLERS.get(op.name) or dot.HANDLERS.get(op.name) \
+            or runtime.HANDLERS.get(op.name) or atomics.HANDLERS.get(op.name)
+        if h is not None:
+            return h(self, op)
+        if op.name in LAZY_OPS or "elementwise" in op.traits:
+            return self.op_elementwise(op)
+        raise BackendError(f"the CPU backend cannot lower '{op.name}'")
+
+    # -- buffers -------------------------------------------------------------------------------------------
+    def alloc(self, t: TileType) -> Buf:
+        nbytes = t.numel * LT.byte_size(LT.memory_type(t.element))
+        off = (self.scratch_size + 63) // 64 * 64
+        self.scratch_size = off + nbytes
+        ptr = self.entry.gep(self.scratch, [LT.const(LT.I64, off)], source_etype=LT.I8) if off else self.scratch
+        return Buf(ptr, t)
+
+    def fill(self, buf: Buf, node):
+        """Evaluate ``node`` into ``buf`` with one loop nest."""
+        shape = buf.shape
+        w = pick_width(shape[-1], VMAX)
+        nest(self.b, shape, w, lambda idx: buf.store(self, idx, ev(self, node, Point(shape, idx), w), w))
+
+    def materialise(self, node) -> Buf:
+        if isinstance(node, Buf) and node.owner:
+            return node
+        buf = self.alloc(node.type)
+        self.fill(buf, node)
+        return buf
+
+    def contiguous(self, node) -> Buf:
+        """A row-major buffer holding ``node`` (views are copied)."""
+        if isinstance(node, Buf) and node.strides == self._row_major(node.shape):
+            return node
+        buf = self.alloc(node.type)
+        self.fill(buf, node)
+        return buf
+
+    @staticmethod
+    def _row_major(shape):
+        out, s = [], 1
+        for n in reversed(shape):
+            out.insert(0, s)
+            s *= n
+        return tuple(out)
+
+    def flush(self, op):
+        """Before ``op`` writes memory: materialise lazy values that read memory and are used later on."""
+        for v, node in self.pending:
+            later = any(u not in self.lowered and not op.is_ancestor_of(u) for u, _ in v.uses)
+            if self.vals.get(v) is node and later:
+                self.vals[v] = self.materialise(node)
+        self.pending = []
+
+    # -- values --------------------------------------------------------------------------------------------
+    def get(self, v):
+        try:
+            return self.vals[v]
+        except KeyError:
+            raise BackendError(f"value {v!r} used before it was lowered") from None
+
+    def set_tile(self, op, node):
+        v = op.results[0]
+        if isinstance(node, Lazy) and should_materialise(op, node, v):
+            node = self.materialise(node)
+        elif isinstance(node, Lazy) and _reads_memory(node):
+            self.pending.append((v, node))
+        self.vals[v] = node
+
+    def lazy(self, op, args, const=None):
+        t = op.results[0].type
+        return Lazy(op, args, t, stride_of(op, args, t), const)
+
+    # -- ops -----------------------------------------------------------------------------------------------
+    def op_constant(self, op):
+        t, v = op.results[0].type, op.attrs["value"]
+        if t.is_tile:
+            self.set_tile(op, self.lazy(op, [], const=v))
+        else:
+            self.consts[op.results[0]] = v
+            self.vals[op.results[0]] = LT.const(LT.scalar_type(t), v)
+
+    def op_splat(self, op):
+        src = op.operands[0]
+        self.set_tile(op, self.lazy(op, [self.get(src)], const=self.consts.get(src)))
+
+    def op_program_id(self, op):
+        self.vals[op.results[0]] = self.pids[op.attrs["axis"]]
+
+    def op_num_programs(self, op):
+        self.vals[op.results[0]] = self.nprogs[op.attrs["axis"]]
+
+    def op_elementwise(self, op):
+        t = op.results[0].type
+        if t.is_tile:
+            args = [self.get(o) for o in op.operands]
+            if op.name == "hint" and isinstance(args[0], Buf):
+                self.vals[op.results[0]] = args[0]
+                return
+            return self.set_tile(op, self.lazy(op, args))
+        args = [self.get(o) for o in op.operands]
+        b = self.b
+        if op.name == "hint":
+            r = args[0]
+        elif op.name == "cast":
+            r = casts.cast(b, args[0], op.operands[0].type, t, op.attrs.get("rounding", "rtne"))
+        elif op.name == "bitcast":
+            r = casts.bitcast(b, args[0], op.operands[0].type, t)
+        elif op.name == "addptr":
+            r = casts.addptr(b, args[0], args[1], op.operands[0].type, op.operands[1].type)
+        elif op.name == "load":
+            ptr = args[0]
+            mask = args[1] if len(args) > 1 else None
+            other = args[2] if len(args) > 2 else None
+            r = self.mem.load_scalar(ptr, t, mask, other)
+        else:
+            src = op.operands[1].type if op.name == "select" else op.operands[0].type
+            r = emit_elementwise(b, op.name, op.attrs, args, src, t, 1)
+        self.vals[op.results[0]] = r
+
+    def op_load(self, op):
+        if op.results[0].type.is_tile:
+            ptr = self.get(op.ptr)
+            mask = self.get(op.mask) if op.mask is not None else None
+            other = self.get(op.other) if op.other is not None else None
+            return self.set_tile(op, self.lazy(op, [ptr, mask, other]))
+        return self.op_elementwise(op)
+
+    def op_store(self, op):
+        ptr, val = self.get(op.ptr), self.get(op.value)
+        mask = self.get(op.mask) if op.mask is not None else None
+        if not op.ptr.type.is_tile:
+            return self.mem.store_scalar(ptr, val, op.value.type, mask)
+        shape = op.ptr.type.shape
+        w = pick_width(shape[-1], VMAX)
+        vt = op.value.type
+        nest(self.b, shape, w, lambda idx: self.mem.store_at(ptr, val, mask, vt, Point(shape, idx), w))
+
+    def op_reshape(self, op):
+        t = op.results[0].type
+        src = self.get(op.src)
+        if not t.is_tile:  # tile of one element -> scalar
+            self.vals[op.results[0]] = ev(self, src, Point(src.shape, [LT.const(LT.I32, 0)] * len(src.shape)), 1)
+            return
+        if not op.src.type.is_tile:
+            return self.set_tile(op, Lazy(op, [src], t, 0))
+        buf = self.contiguous(src)
+        self.vals[op.results[0]] = Buf(buf.ptr, t, base=buf.base)
+
+    def op_trans(self, op):
+        buf = self.materialise(self.get(op.src)) if not isinstance(self.get(op.src), Buf) else self.get(op.src)
+        order = op.attrs["order"]
+        self.vals[op.results[0]] = Buf(buf.ptr, op.results[0].type, [buf.strides[i] for i in order], base=buf.base)
+
+    def op_return(self, op):
+        self.b.ret_void()
+
+    def op_barrier(self, op):
+        pass
+
+
+def _reads_memory(node) -> bool:
+    if isinstance(node, Buf):
+        return False
+    if isinstance(node, Lazy):
+        if node.op.name == "load":
+            return True
+        return any(_reads_memory(a) for a in node.args if isinstance(a, Node))
+    return False

@@ -1,0 +1,146 @@
+"""Loads, stores and atomics at a loop-nest point.
+
+Pointer tiles that are contiguous along the innermost dimension (stride 1) become plain vector loads/stores, or
+``llvm.masked.load/store`` under a mask; other pointer tiles become gathers/scatters; width-1 accesses under a
+mask branch around the access so masked-off addresses are never touched. Atomics are always emitted lane by
+lane (an LLVM ``atomicrmw``/``cmpxchg`` per element), which is what makes them correct across worker threads.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...codegen import llvm_types as LT
+from ...codegen.intrinsics import call as icall
+from .nodes import ev, from_memory, to_memory
+
+_ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel",
+          "seq_cst": "seq_cst", "": "acq_rel"}
+_FAIL = {"monotonic": "monotonic", "acquire": "acquire", "release": "monotonic", "acq_rel": "acquire",
+         "seq_cst": "seq_cst"}
+
+
+class Mem:
+    def __init__(self, L):
+        self.L = L
+
+    @property
+    def b(self):
+        return self.L.b
+
+    def _true(self, w):
+        return LT.const(LT.I1, 1, w)
+
+    def gather(self, pv, ety, w, mask, other):
+        vt = LT.vec(ety, w)
+        mask = mask if mask is not None else self._true(w)
+        other = other if other is not None else ir.Constant(vt, None)
+        return icall(self.b, "llvm.masked.gather", vt, [pv, LT.const(LT.I32, LT.byte_size(ety)), mask, other],
+                     (vt, pv.type))
+
+    def guarded(self, cond, then, default):
+        """``then()`` if ``cond`` else ``default`` (scalar), branching so ``then`` has no effect otherwise."""
+        b = self.b
+        if cond is None:
+            return then()
+        pre = b.block
+        with b.if_then(cond):
+            v = then()
+            inner = b.block
+        if v is None:
+            return None
+        phi = b.phi(v.type)
+        phi.add_incoming(v, inner)
+        phi.add_incoming(default, pre)
+        return phi
+
+    # -- loads -------------------------------------------------------------------------------------------------
+    def load_node(self, n, pt, w):
+        L, b = self.L, self.b
+        ptr, mask, other = n.args
+        t = n.type
+        ety = LT.memory_type(t.element)
+        align = LT.byte_size(ety)
+        volatile = n.op.attrs.get("volatile", False)
+        if w == 1:
+            p = ev(L, ptr, pt, 1)
+            m = ev(L, mask, pt, 1) if mask is not None else None
+            o = to_memory(b, ev(L, other, pt, 1), t, 1) if other is not None else ir.Constant(ety, None)
+            v = self.guarded(m, lambda: b.load(p, typ=ety, align=align), o)
+            if volatile and hasattr(v, "set_metadata"):
+                pass
+            return from_memory(b, v, t, 1)
+        m = ev(L, mask, pt, w) if mask is not None else None
+        o = to_memory(b, ev(L, other, pt, w), t, w) if other is not None else None
+        vt = LT.vec(ety, w)
+        if ptr.stride == 1:
+            p0 = ev(L, ptr, pt, 1)
+            if m is None:
+                v = b.load(p0, typ=vt, align=align)
+            else:
+                o = o if o is not None else ir.Constant(vt, None)
+                v = icall(b, "llvm.masked.load", vt, [p0, LT.const(LT.I32, align), m, o], (vt, LT.PTR))
+        else:
+            v = self.gather(ev(L, ptr, pt, w), ety, w, m, o)
+        return from_memory(b, v, t, w)
+
+    def load_scalar(self, p, t, mask=None, other=None):
+        b = self.b
+        ety = LT.memory_type(t)
+        o = to_memory(b, other, t, 1) if other is not None else ir.Constant(ety, None)
+        v = self.guarded(mask, lambda: b.load(p, typ=ety, align=LT.byte_size(ety)), o)
+        return from_memory(b, v, t, 1)
+
+    # -- stores ------------------------------------------------------------------------------------------------
+    def store_at(self, ptr, value, mask, t, pt, w):
+        """Store tile nodes ``value`` through pointer node ``ptr`` at ``pt`` (``t``: the value's tir type)."""
+        L, b = self.L, self.b
+        ety = LT.memory_type(t.element)
+        align = LT.byte_size(ety)
+        v = to_memory(b, ev(L, value, pt, w), t, w)
+        m = ev(L, mask, pt, w) if mask is not None else None
+        if w == 1:
+            p = ev(L, ptr, pt, 1)
+            self.guarded(m, lambda: b.store(v, p, align=align), None)
+            return
+        vt = LT.vec(ety, w)
+        if ptr.stride == 1:
+            p0 = ev(L, ptr, pt, 1)
+            if m is None:
+                b.store(v, p0, align=align)
+            else:
+                icall(b, "llvm.masked.store", LT.VOID, [v, p0, LT.const(LT.I32, align), m], (vt, LT.PTR))
+            return
+        pv = ev(L, ptr, pt, w)
+        m = m if m is not None else self._true(w)
+        icall(b, "llvm.masked.scatter", LT.VOID, [v, pv, LT.const(LT.I32, align), m], (vt, pv.type))
+
+    def store_scalar(self, p, v, t, mask=None):
+        b = self.b
+        ety = LT.memory_type(t)
+        v = to_memory(b, v, t, 1)
+        self.guarded(mask, lambda: b.store(v, p, align=LT.byte_size(ety)), None)
+
+    # -- atomics -----------------------------------------------------------------------------------------------
+    def atomic_rmw(self, kind, sem, p, v, t, mask=None):
+        b = self.b
+        e = t.element
+        order = _ORDER.get(sem, "acq_rel")
+        if e.is_float:
+            op = {"add": "fadd", "max": "fmax", "min": "fmin", "xchg": "xchg"}[kind]
+        elif kind in ("max", "min"):
+            op = kind if e.is_signed else "u" + kind
+        else:
+            op = {"and": "and", "or": "or", "xor": "xor", "add": "add", "xchg": "xchg"}[kind]
+        ety = LT.scalar_type(e)
+        return self.guarded(mask, lambda: b.atomic_rmw(op, p, v, order), ir.Constant(ety, None))
+
+    def atomic_cas(self, sem, p, cmp, v, t):
+        b = self.b
+        e = t.element
+        order = _ORDER.get(sem, "acq_rel")
+        ety = LT.scalar_type(e)
+        if e.is_float:
+            ity = ir.IntType(e.bits)
+            r = b.cmpxchg(p, b.bitcast(cmp, ity), b.bitcast(v, ity), order, _FAIL[order])
+            return b.bitcast(b.extract_value(r, 0), ety)
+        return b.extract_value(b.cmpxchg(p, cmp, v, order, _FAIL[order]), 0)

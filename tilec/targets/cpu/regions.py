@@ -1,0 +1,42 @@
+"""Lowering the scalar combine regions of ``reduce``/``scan`` at any vector width: the region's ops are the
+ordinary elementwise ops, emitted on ``w``-lane values, so a sum is a vector ``fadd`` and an argmax pair is a
+vector compare + select."""
+from __future__ import annotations
+
+from ...codegen import casts
+from ...codegen import llvm_types as LT
+from ...codegen.elementwise import emit_elementwise
+from ...errors import BackendError
+from .nodes import splat
+
+
+def combine(L, block, inputs, w):
+    """Run ``block`` (args bound to ``inputs``, LLVM values of width ``w``) and return the yielded values."""
+    env = dict(zip(block.args, inputs))
+
+    def get(v):
+        if v in env:
+            return env[v]
+        outer = L.vals.get(v)
+        if outer is None or not hasattr(outer, "type") or hasattr(outer, "shape"):
+            raise BackendError("combine region uses a value the CPU backend cannot see")
+        return splat(L.b, outer, w)
+
+    for op in block.ops:
+        if op.name == "yield":
+            return [get(v) for v in op.operands]
+        args = [get(v) for v in op.operands]
+        t = op.results[0].type if op.results else None
+        if op.name == "constant":
+            r = LT.const(LT.scalar_type(t), op.attrs["value"], w)
+        elif op.name == "cast":
+            r = casts.cast(L.b, args[0], op.operands[0].type, t, op.attrs.get("rounding", "rtne"), w)
+        elif op.name == "bitcast":
+            r = casts.bitcast(L.b, args[0], op.operands[0].type, t, w)
+        elif "elementwise" in op.traits:
+            src = op.operands[1].type if op.name == "select" else op.operands[0].type
+            r = emit_elementwise(L.b, op.name, op.attrs, args, src, t, w)
+        else:
+            raise BackendError(f"'{op.name}' is not supported inside a reduce/scan combine region on CPU")
+        env[op.results[0]] = r
+    raise BackendError("combine region has no yield")

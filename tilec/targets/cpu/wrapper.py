@@ -1,0 +1,45 @@
+"""The exported entry point ``tilec_worker(args, counter, total, g0, g1, g2, scratch)``.
+
+``args`` points at one 8-byte slot per kernel parameter (packed once per launch by the launcher). Each worker
+thread claims program ids from the shared ``counter`` with an atomic add until ``total`` are taken, splits each
+id into (x, y, z) and calls the kernel with its own ``scratch`` area. Workers never touch Python, so they run
+in parallel with the GIL released by ctypes.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...codegen import llvm_types as LT
+
+WORKER = "tilec_worker"
+
+
+def build_worker(module: ir.Module, kernel: ir.Function, param_types):
+    i32, i64 = LT.I32, LT.I64
+    fnty = ir.FunctionType(LT.VOID, [LT.PTR, LT.PTR, i64, i32, i32, i32, LT.PTR])
+    fn = ir.Function(module, fnty, WORKER)
+    args, counter, total, g0, g1, g2, scratch = fn.args
+    entry = fn.append_basic_block("entry")
+    loop = fn.append_basic_block("claim")
+    run = fn.append_basic_block("run")
+    done = fn.append_basic_block("done")
+    b = ir.IRBuilder(entry)
+    params = []
+    for i, t in enumerate(param_types):
+        slot = b.gep(args, [LT.const(i64, 8 * i)], source_etype=LT.I8)
+        v = b.load(slot, typ=t, align=8)
+        params.append(v)
+    b.branch(loop)
+    b.position_at_end(loop)
+    pid = b.atomic_rmw("add", counter, LT.const(i64, 1), "monotonic")
+    b.cbranch(b.icmp_signed("<", pid, total), run, done)
+    b.position_at_end(run)
+    g01 = b.mul(b.zext(g0, i64), b.zext(g1, i64))
+    x = b.trunc(b.urem(pid, b.zext(g0, i64)), i32)
+    y = b.trunc(b.urem(b.udiv(pid, b.zext(g0, i64)), b.zext(g1, i64)), i32)
+    z = b.trunc(b.udiv(pid, g01), i32)
+    b.call(kernel, params + [x, y, z, g0, g1, g2, scratch])
+    b.branch(loop)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
