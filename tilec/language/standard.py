@@ -2,6 +2,8 @@
 to the language is one short function here (plus its rule in ``semantic.py`` when it has new semantics)."""
 from __future__ import annotations
 
+import builtins
+
 from .core import builtin, constexpr, current, tensor, tensor_method, _unwrap
 from . import core as _core
 
@@ -269,7 +271,7 @@ class static_range:
                 raise TypeError(f"static_range bounds must be compile-time ints, got {v!r}")
 
     def __iter__(self):
-        return iter(range(self.start, self.end, self.step))
+        return iter(builtins.range(self.start, self.end, self.step))
 
 
 class range:  # noqa: A001 - Triton's name
