@@ -246,7 +246,7 @@ def _reduce(ip, op, args):
         if n % 2:
             comb = [np.concatenate([c, x[n - 1:]]) for c, x in zip(comb, xs)]
         xs = comb
-    return [np.ascontiguousarray(x[0]) for x in xs]
+    return [np.array(x[0]) for x in xs]
 
 
 @register_impl("scan")
