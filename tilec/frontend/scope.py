@@ -88,6 +88,9 @@ class Scope:
             v = table.get(name, _MISSING)
             if v is not _MISSING:
                 if not allowed_global(v):
+                    if callable(v) and not isinstance(v, type):
+                        raise TypeError(f"cannot call {name}: it is a plain Python function; only tl functions "
+                                        "and @tilec.jit functions can be called from a kernel")
                     raise TypeError(
                         f"cannot use global '{name}' of type {type(v).__name__} inside a kernel: only "
                         "constexprs, ints, floats, bools, tl dtypes, @tilec.jit functions and modules are "
