@@ -17,7 +17,7 @@ from .jit import Engine
 from .wrapper import WORKER
 
 _WORKER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32,
-                             ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p)
+                             ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 _pool = None
 _pool_lock = threading.Lock()
 
@@ -101,14 +101,15 @@ class Launcher:
             counter = ctypes.c_int64(0)
             argp, cp = ctypes.addressof(self.buf), ctypes.addressof(counter)
             n = min(self.nthreads, total)
+            chunk = max(1, total // (n * 16))
             before = len(runtime.failures)
             if n == 1:
-                self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0])
+                self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0], chunk)
             else:
                 pool = _get_pool(n - 1)
-                futs = [pool.submit(self.fn, argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[i])
+                futs = [pool.submit(self.fn, argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[i], chunk)
                         for i in range(1, n)]
-                self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0])
+                self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0], chunk)
                 for f in futs:
                     f.result()
             if len(runtime.failures) > before:

@@ -1,8 +1,9 @@
-"""The exported entry point ``tilec_worker(args, counter, total, g0, g1, g2, scratch)``.
+"""The exported entry point ``tilec_worker(args, counter, total, g0, g1, g2, scratch, chunk)``.
 
 ``args`` points at one 8-byte slot per kernel parameter (packed once per launch by the launcher). Each worker
-thread claims program ids from the shared ``counter`` with an atomic add until ``total`` are taken, splits each
-id into (x, y, z) and calls the kernel with its own ``scratch`` area. Workers never touch Python, so they run
+thread claims ``chunk`` consecutive program ids at a time from the shared ``counter`` with an atomic add (so
+tiny programs do not serialise on one cache line) until ``total`` are taken, splits each id into (x, y, z) and
+calls the kernel with its own ``scratch`` area. Workers never touch Python, so they run
 in parallel with the GIL released by ctypes.
 """
 from __future__ import annotations
@@ -16,9 +17,9 @@ WORKER = "tilec_worker"
 
 def build_worker(module: ir.Module, kernel: ir.Function, param_types):
     i32, i64 = LT.I32, LT.I64
-    fnty = ir.FunctionType(LT.VOID, [LT.PTR, LT.PTR, i64, i32, i32, i32, LT.PTR])
+    fnty = ir.FunctionType(LT.VOID, [LT.PTR, LT.PTR, i64, i32, i32, i32, LT.PTR, i64])
     fn = ir.Function(module, fnty, WORKER)
-    args, counter, total, g0, g1, g2, scratch = fn.args
+    args, counter, total, g0, g1, g2, scratch, chunk = fn.args
     entry = fn.append_basic_block("entry")
     loop = fn.append_basic_block("claim")
     run = fn.append_basic_block("run")
@@ -31,15 +32,24 @@ def build_worker(module: ir.Module, kernel: ir.Function, param_types):
         params.append(v)
     b.branch(loop)
     b.position_at_end(loop)
-    pid = b.atomic_rmw("add", counter, LT.const(i64, 1), "monotonic")
-    b.cbranch(b.icmp_signed("<", pid, total), run, done)
+    first = b.atomic_rmw("add", counter, chunk, "monotonic")
+    b.cbranch(b.icmp_signed("<", first, total), run, done)
     b.position_at_end(run)
+    end = b.add(first, chunk)
+    end = b.select(b.icmp_signed("<", end, total), end, total)
+    each = fn.append_basic_block("each")
+    b.branch(each)
+    b.position_at_end(each)
+    pid = b.phi(i64)
+    pid.add_incoming(first, run)
     g01 = b.mul(b.zext(g0, i64), b.zext(g1, i64))
     x = b.trunc(b.urem(pid, b.zext(g0, i64)), i32)
     y = b.trunc(b.urem(b.udiv(pid, b.zext(g0, i64)), b.zext(g1, i64)), i32)
     z = b.trunc(b.udiv(pid, g01), i32)
     b.call(kernel, params + [x, y, z, g0, g1, g2, scratch])
-    b.branch(loop)
+    nxt = b.add(pid, LT.const(i64, 1))
+    pid.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_signed("<", nxt, end), each, loop)
     b.position_at_end(done)
     b.ret_void()
     return fn
