@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from tilec.ir.types import ScalarType
 
@@ -250,3 +251,29 @@ def test_addptr_scales_by_pointee_size():
     got = one_op("addptr", ["tile<3xptr<f64>>", "tile<3xi32>"], "tile<3xptr<f64>>",
                  [np.array([1000, 1000, 1000], np.uint64), np.array([0, 1, -1], np.int32)])
     np.testing.assert_array_equal(got, np.array([1000, 1008, 992], np.uint64))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_random_shapes_and_types(data):
+    """Any binary op on any type over a random (often non-power-of-two) shape."""
+    name = data.draw(st.sampled_from(INTS + FLOATS))
+    e = ScalarType(name)
+    ops_ = sorted(INT_REF) if e.kind != "float" else sorted(FLOAT_REF)
+    op = data.draw(st.sampled_from(ops_))
+    shape = tuple(data.draw(st.lists(st.integers(1, 9), min_size=0, max_size=3)))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    if e.kind == "float":
+        a, b = random_floats(rng, name, shape), random_floats(rng, name, shape)
+        ref = round_ref(FLOAT_REF[op](a.astype(np.float64), b.astype(np.float64)), name)
+    else:
+        a, b = random_ints(rng, e, shape), random_ints(rng, e, shape)
+        if op in ("div", "rem"):
+            b = np.where(b == 0, 1, b).astype(e.numpy)
+        if op in ("shl", "shr"):
+            b = rng.integers(0, e.bits + 2, size=shape).astype(e.numpy)
+        ref = np.array([wrap(INT_REF[op](int(x), int(y), e), e) for x, y in zip(a.reshape(-1), b.reshape(-1))],
+                       dtype=e.numpy).reshape(shape)
+    got = one_op(op, [tt(name, shape)] * 2, tt(name, shape), [a, b])
+    assert np.shape(got) == shape
+    np.testing.assert_array_equal(got, ref)

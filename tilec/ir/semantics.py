@@ -118,10 +118,16 @@ def _round_half_away(e, x):
     return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
 
 
+_BYTE_POPC = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+
+
 def _popc(e, x):
+    """Byte-table popcount (np.bitwise_count needs numpy 2)."""
     if e.kind == "bool":
         return x
-    return np.bitwise_count(x.view(unsigned_of(e))).astype(x.dtype)
+    u = x.view(unsigned_of(e))
+    n = sum(_BYTE_POPC[((u >> unsigned_of(e)(8 * k)) & 0xFF).astype(np.intp)] for k in range(e.bits // 8))
+    return np.asarray(n).astype(x.dtype)
 
 
 def _clz(e, x):
