@@ -440,3 +440,12 @@ def layout_text_end(text: str, start: int) -> int:
 
 
 LAYOUT_NAMES = tuple(_BUILDERS)
+
+
+def _register_with_parser():
+    from .parser import register_layout_parser
+    for n in _BUILDERS:
+        register_layout_parser(n, lambda body, n=n: parse_layout(f"#{n}<{body or ''}>"))
+
+
+_register_with_parser()

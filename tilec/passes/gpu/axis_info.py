@@ -256,3 +256,20 @@ RULES = {
 def analyse_module(module) -> dict:
     """Function name -> AxisAnalysis for every function of the module."""
     return {f.sym_name: AxisAnalysis(f) for f in module.funcs}
+
+
+def vector_width(ll, ptr_info: AxisInfo, mask_info: AxisInfo | None, elem_bytes: int) -> int:
+    """Elements per memory instruction for a pointer tile in linear layout ``ll``: as many consecutive
+    registers as the layout gives along its fastest register dimension, limited by the pointers' contiguity and
+    alignment, the mask's constancy and 16 bytes."""
+    if not ll.reg:
+        return 1
+    dim = next(d for d, x in enumerate(ll.reg[0]) if x) if any(ll.reg[0]) else 0
+    v = min(ll.contiguous_regs(dim), ptr_info.contiguity[dim], max(1, ptr_info.divisibility[dim] // elem_bytes),
+            max(1, 16 // elem_bytes))
+    if mask_info is not None:
+        v = min(v, mask_info.constancy[dim])
+    p = 1
+    while p * 2 <= v:
+        p *= 2
+    return p

@@ -29,8 +29,7 @@ class ConvertToGIR(Pass):
                 if a.type.is_tile:
                     set_layout(a, self.anchor(a.type.rank))
             self.block(f.body, None)
-        module.attrs["num_warps"] = self.num_warps
-        module.attrs["warp_size"] = self.warp_size
+            f.attrs["num_warps"] = self.num_warps
 
     def _anchors(self, f):
         best = {}

@@ -1,0 +1,108 @@
+"""tir kernels built with the IR builder (independent of the frontend), shared by the GPU tests and scripts.
+
+Each ``make_*`` returns a module holding one kernel, specialised like the frontend would (``arg_divisibility``).
+"""
+from __future__ import annotations
+
+from tilec.ir import Builder, Block, Region
+from tilec.ir import ops as O
+from tilec.ir.ops import FuncOp, ModuleOp
+from tilec.ir.types import PointerType, TileType, f32, i1, i32
+
+
+def _kernel(name, arg_types, arg_names, divisibility):
+    f = FuncOp.create(name, arg_types, [], arg_names, kernel=True, arg_divisibility=tuple(divisibility))
+    m = ModuleOp.create([f])
+    b = Builder()
+    b.set_insertion_point_to_end(f.body)
+    return m, f, b
+
+
+def _combine(b, op_cls, elem):
+    blk = Block([elem, elem])
+    with b.at_end(blk):
+        r = b.op(op_cls, blk.args[0], blk.args[1])
+        b.yield_(r)
+    return Region([blk])
+
+
+def reduce(b, x, axis, op_cls):
+    t = x.type
+    return b.create(O.ReduceOp, [x], None, {"axis": axis}, regions=[_combine(b, op_cls, t.element)]).result
+
+
+def make_vector_add(block=1024, elem=f32, div=(16, 16, 16, 1)):
+    """out[i] = x[i] + y[i] for i < n; one program per ``block`` elements."""
+    P = PointerType(elem)
+    m, f, b = _kernel("add_kernel", [P, P, P, i32], ["x_ptr", "y_ptr", "out_ptr", "n"], div)
+    x_ptr, y_ptr, out_ptr, n = f.args
+    pid = b.op(O.ProgramIdOp, axis=0)
+    start = b.op(O.MulOp, pid, b.constant(block, i32))
+    offs = b.op(O.AddOp, b.op(O.SplatOp, start, result_type=TileType((block,), i32)),
+                b.op(O.ArangeOp, start=0, end=block), name="offs")
+    mask = b.op(O.CmpOp, offs, b.op(O.SplatOp, n, result_type=TileType((block,), i32)), predicate="lt")
+    PT = TileType((block,), P)
+    xs = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, x_ptr, result_type=PT), offs), mask)
+    ys = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, y_ptr, result_type=PT), offs), mask)
+    s = b.op(O.AddOp, xs, ys)
+    b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, out_ptr, result_type=PT), offs), s, mask], [])
+    b.create(O.ReturnOp, [], [])
+    return m
+
+
+def make_softmax(block=1024, div=(16, 16, 1, 1, 1)):
+    """One program per row: out[row, :n] = softmax(x[row, :n])."""
+    P = PointerType(f32)
+    m, f, b = _kernel("softmax_kernel", [P, P, i32, i32, i32], ["out_ptr", "in_ptr", "in_stride", "out_stride",
+                                                                   "n_cols"], div)
+    out_ptr, in_ptr, in_stride, out_stride, n = f.args
+    T = TileType((block,), i32)
+    PT = TileType((block,), P)
+    row = b.op(O.ProgramIdOp, axis=0)
+    offs = b.op(O.ArangeOp, start=0, end=block)
+    mask = b.op(O.CmpOp, offs, b.op(O.SplatOp, n, result_type=T), predicate="lt")
+    base = b.op(O.AddPtrOp, in_ptr, b.op(O.MulOp, row, in_stride))
+    ninf = b.constant(float("-inf"), TileType((block,), f32))
+    x = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, base, result_type=PT), offs), mask, ninf)
+    mx = reduce(b, x, 0, O.MaxOp)
+    z = b.op(O.SubOp, x, b.op(O.SplatOp, mx, result_type=x.type))
+    num = b.op(O.UNARY_OPS["exp"], z)
+    den = reduce(b, num, 0, O.AddOp)
+    y = b.op(O.DivOp, num, b.op(O.SplatOp, den, result_type=x.type))
+    obase = b.op(O.AddPtrOp, out_ptr, b.op(O.MulOp, row, out_stride))
+    b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, obase, result_type=PT), offs), y, mask], [])
+    b.create(O.ReturnOp, [], [])
+    return m
+
+
+def make_row_sum_2d(rows=64, cols=128, axis=1, div=(16, 16, 1, 1, 1)):
+    """A [rows x cols] tile per program, reduced along ``axis``; out has the other dimension's length.
+    x is row-major with ``stride`` elements per row; masks on both dimensions (``n_rows``, ``n_cols``)."""
+    P = PointerType(f32)
+    m, f, b = _kernel("sum2d_kernel", [P, P, i32, i32, i32], ["x_ptr", "out_ptr", "stride", "n_rows", "n_cols"], div)
+    x_ptr, out_ptr, stride, n_rows, n_cols = f.args
+    r = b.op(O.ArangeOp, start=0, end=rows)
+    c = b.op(O.ArangeOp, start=0, end=cols)
+    R = TileType((rows, 1), i32)
+    C = TileType((1, cols), i32)
+    F = TileType((rows, cols), i32)
+    r2 = b.op(O.ExpandDimsOp, r, axis=1)
+    c2 = b.op(O.ExpandDimsOp, c, axis=0)
+    roff = b.op(O.MulOp, r2, b.op(O.SplatOp, stride, result_type=R))
+    off = b.op(O.AddOp, b.op(O.BroadcastOp, roff, result_type=F), b.op(O.BroadcastOp, c2, result_type=F))
+    rm = b.op(O.CmpOp, r2, b.op(O.SplatOp, n_rows, result_type=R), predicate="lt")
+    cm = b.op(O.CmpOp, c2, b.op(O.SplatOp, n_cols, result_type=C), predicate="lt")
+    B = TileType((rows, cols), i1)
+    mask = b.op(O.AndOp, b.op(O.BroadcastOp, rm, result_type=B), b.op(O.BroadcastOp, cm, result_type=B))
+    PT = TileType((rows, cols), P)
+    zero = b.constant(0.0, TileType((rows, cols), f32))
+    x = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, x_ptr, result_type=PT), off), mask, zero)
+    s = reduce(b, x, axis, O.AddOp)
+    n = rows if axis == 1 else cols
+    idx = r if axis == 1 else c
+    lim = n_rows if axis == 1 else n_cols
+    omask = b.op(O.CmpOp, idx, b.op(O.SplatOp, lim, result_type=TileType((n,), i32)), predicate="lt")
+    OP = TileType((n,), P)
+    b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, out_ptr, result_type=OP), idx), s, omask], [])
+    b.create(O.ReturnOp, [], [])
+    return m

@@ -1,0 +1,87 @@
+"""Shared-memory allocation: give every op that needs shared memory an offset, reusing space whose lifetimes
+do not overlap.
+
+Buffers are (size, first op, last op) intervals over the function's ops in program order. Today every buffer is
+an op's scratch space (layout conversions through shared memory, cross-warp reductions, transposes), live only
+during its op, so all of them may share offset 0; buffers with longer lives (software pipelining) go through the
+same first-fit allocator. Each op gets an ``smem_offset`` attribute; the function gets ``shared`` (bytes).
+"""
+from __future__ import annotations
+
+from ...ir.layouts import DotOperandLayout
+from .common import Pass
+
+ALIGN = 16
+
+
+def _elem_bytes(t):
+    e = t.element
+    if e.is_ptr:
+        return 8
+    return max(1, e.bits // 8)
+
+
+def scratch_bytes(op) -> int:
+    """Bytes of shared memory ``op`` uses while it runs (0: none). The CUDA lowering follows the same rules."""
+    if op.name == "convert_layout":
+        s, d = op.src.type, op.result.type
+        if s.layout is None or d.layout is None:
+            return 0
+        if s.layout.to_linear(s.shape).same_threads(d.layout.to_linear(d.shape)):
+            return 0
+        return s.numel * _elem_bytes(s)
+    if op.name in ("trans", "reshape"):
+        s, d = op.src.type, op.result.type
+        if not s.is_tile:
+            return 0
+        return s.numel * _elem_bytes(s)
+    if op.name == "reduce":
+        src = op.operands[0].type
+        ll = src.layout.to_linear(src.shape)
+        ax = op.attrs["axis"]
+        warps = sum(1 for b in ll.warp if b[ax])
+        if not warps:
+            return 0
+        out = 1
+        for i, n in enumerate(src.shape):
+            if i != ax:
+                out *= n
+        return (1 << warps) * out * sum(_elem_bytes(o.type) for o in op.operands)
+    return 0
+
+
+def allocate(intervals):
+    """First-fit offsets for [(key, size, start, end)], largest first; returns ({key: offset}, total)."""
+    placed = []
+    offsets = {}
+    for key, size, start, end in sorted(intervals, key=lambda t: -t[1]):
+        off = 0
+        for o2, s2, a2, e2 in sorted(placed, key=lambda t: t[0]):
+            if e2 < start or end < a2:
+                continue
+            if off + size <= o2 or o2 + s2 <= off:
+                continue
+            off = (o2 + s2 + ALIGN - 1) // ALIGN * ALIGN
+        placed.append((off, size, start, end))
+        offsets[key] = off
+    total = max((o + s for o, s, _, _ in placed), default=0)
+    return offsets, total
+
+
+class AllocateShared(Pass):
+    name = "allocate-shared"
+
+    def run(self, module):
+        for f in module.funcs:
+            intervals = []
+            for i, op in enumerate(f.walk()):
+                n = scratch_bytes(op)
+                if n:
+                    intervals.append((op, n, i, i))
+            offsets, total = allocate(intervals)
+            for op, off in offsets.items():
+                op.attrs["smem_offset"] = off
+            f.attrs["shared"] = total
+
+
+__all__ = ["AllocateShared", "scratch_bytes", "allocate", "DotOperandLayout"]

@@ -1,0 +1,108 @@
+"""Coalesce: choose blocked layouts under which global accesses are 16-byte vectors, consecutive across lanes.
+
+For each load/store/atomic on a pointer tile, the axis analysis says which dimension is contiguous and how
+aligned it is; the ideal layout puts that dimension first in ``order`` and gives each thread as many contiguous
+elements as alignment, contiguity and 16 bytes allow. Accesses vote (weighted by bytes) per current blocked
+layout, and the winner replaces that layout in every type of the function: since all related layouts (slices,
+dot operands) derive from it, the replacement keeps the IR consistent without inserting any conversion. An
+access that still gets a narrower vector than its own ideal is wrapped in conversions to its ideal layout.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ...ir import ops as O
+from ...ir.layouts import BlockedLayout, DotOperandLayout, SliceLayout, default_blocked
+from .axis_info import AxisAnalysis, vector_width
+from .common import Pass, convert_after, convert_before, tile_values
+
+MEMORY_OPS = (O.LoadOp, O.StoreOp, O.AtomicRMWOp, O.AtomicCASOp)
+
+
+def _elem_bytes(ptr_type):
+    return max(1, ptr_type.element.pointee.bits // 8)
+
+
+def ideal_layout(ptr, info, num_warps: int, warp_size: int) -> BlockedLayout:
+    shape = ptr.type.shape
+    rank = len(shape)
+    order = tuple(sorted(range(rank), key=lambda d: (-info.contiguity[d], -d)))
+    d0 = order[0]
+    eb = _elem_bytes(ptr.type)
+    per = min(info.contiguity[d0], max(1, info.divisibility[d0] // eb), max(1, 16 // eb),
+              max(1, ptr.type.numel // (num_warps * warp_size)))
+    p = 1
+    while p * 2 <= per:
+        p *= 2
+    spt = tuple(p if d == d0 else 1 for d in range(rank))
+    return default_blocked(shape, num_warps, warp_size, spt, order)
+
+
+def replace_layout(func, old, new):
+    """Rewrite every type in ``func`` whose layout is ``old`` or derives from it."""
+    def sub(lay):
+        if lay == old:
+            return new
+        if isinstance(lay, SliceLayout):
+            p = sub(lay.parent)
+            return SliceLayout(lay.dim, p) if p is not lay.parent else lay
+        if isinstance(lay, DotOperandLayout):
+            p = sub(lay.parent)
+            return DotOperandLayout(lay.op_idx, p) if p is not lay.parent else lay
+        return lay
+    for v in tile_values(func):
+        lay = v.type.layout
+        n = sub(lay)
+        if n is not lay:
+            v.type = v.type.with_layout(n)
+
+
+class Coalesce(Pass):
+    name = "coalesce"
+
+    def __init__(self, num_warps: int = 4, warp_size: int = 32):
+        self.num_warps, self.warp_size = num_warps, warp_size
+
+    def run(self, module):
+        for f in module.funcs:
+            self.func(f)
+
+    def _accesses(self, f, an):
+        out = []
+        for op in f.walk():
+            if isinstance(op, MEMORY_OPS) and op.ptr.type.is_tile and isinstance(op.ptr.type.layout, BlockedLayout):
+                ideal = ideal_layout(op.ptr, an.info(op.ptr), self.num_warps, self.warp_size)
+                out.append((op, ideal))
+        return out
+
+    def _width(self, op, an, layout):
+        ll = layout.to_linear(op.ptr.type.shape)
+        mask = getattr(op, "mask", None)
+        return vector_width(ll, an.info(op.ptr), an.info(mask) if mask is not None else None,
+                            _elem_bytes(op.ptr.type))
+
+    def func(self, f):
+        an = AxisAnalysis(f)
+        accesses = self._accesses(f, an)
+        votes = defaultdict(lambda: defaultdict(int))
+        for op, ideal in accesses:
+            votes[op.ptr.type.layout][ideal] += op.ptr.type.numel * _elem_bytes(op.ptr.type)
+        for cur, tally in votes.items():
+            winner = max(tally.items(), key=lambda kv: kv[1])[0]
+            if winner != cur:
+                replace_layout(f, cur, winner)
+        # accesses the shared layout serves badly get their own layout, with conversions around them
+        for op, ideal in accesses:
+            cur = op.ptr.type.layout
+            if ideal == cur or self._width(op, an, ideal) <= self._width(op, an, cur):
+                continue
+            for i, o in enumerate(op.operands):
+                if o.type.is_tile:
+                    convert_before(op, i, ideal)
+            for r in op.results:
+                old = r.type
+                r.type = old.with_layout(ideal)
+                back = convert_after(r, old.layout, op)
+                for use_op, idx in list(r.uses):
+                    if use_op is not back.op:
+                        use_op.set_operand(idx, back)

@@ -1,0 +1,143 @@
+"""Remove ``convert_layout`` ops that are not needed.
+
+A conversion moves data between threads through shared memory (two barriers); recomputing a cheap value in the
+wanted layout instead costs a few ALU instructions. So, until nothing changes:
+
+- a conversion to the layout the value already has disappears; a conversion of a conversion starts from the
+  original value;
+- *rematerialisation*: a conversion of a value computed only from constants, splats, ``arange``, elementwise
+  arithmetic, broadcasts and ``expand_dims`` (a small bounded tree) is replaced by the same computation built in
+  the target layout; broadcasts and ``expand_dims`` pass the layout to their operands (blocked to itself, to its
+  slice);
+- ops left without uses are dropped.
+"""
+from __future__ import annotations
+
+from ...ir import ops as O
+from ...ir.builder import Builder
+from ...ir.core import OpResult
+from ...ir.layouts import BlockedLayout, SliceLayout
+from .common import Pass
+
+MAX_REMAT_OPS = 12
+FREE = ("constant", "splat", "arange")
+REMAT = ("addptr", "cmp", "select", "cast", "hint", "bitcast", "fma")
+
+
+def _rematerialisable(op) -> bool:
+    return op.name in FREE or op.name in REMAT or ("elementwise" in op.traits and "pure" in op.traits) \
+        or op.name in ("broadcast", "expand_dims", "convert_layout")
+
+
+def _operand_layout(op, i, layout):
+    """The layout operand ``i`` must have for ``op``'s result to have ``layout`` (None: impossible)."""
+    o = op.operands[i]
+    if not o.type.is_tile:
+        return "scalar"
+    if op.name == "broadcast":
+        return layout if isinstance(layout, BlockedLayout) else None
+    if op.name == "expand_dims":
+        return SliceLayout(op.attrs["axis"], layout) if isinstance(layout, BlockedLayout) else None
+    return layout if o.type.shape == op.results[0].type.shape else None
+
+
+def _cost(v, layout, seen, budget):
+    """Ops needed to rebuild ``v`` in ``layout``; None when impossible or over ``budget``."""
+    if not v.type.is_tile or v.type.layout == layout:
+        return 0
+    key = (v, layout)
+    if key in seen:
+        return 0
+    if not isinstance(v, OpResult):
+        return None
+    op = v.op
+    if op.name == "convert_layout":
+        return _cost(op.src, layout, seen, budget)
+    if not _rematerialisable(op) or len(op.results) != 1 or op.regions:
+        return None
+    seen.add(key)
+    total = 1
+    for i in range(len(op.operands)):
+        lay = _operand_layout(op, i, layout)
+        if lay is None:
+            return None
+        if lay == "scalar":
+            continue
+        c = _cost(op.operands[i], lay, seen, budget - total)
+        if c is None:
+            return None
+        total += c
+        if total > budget:
+            return None
+    return total
+
+
+def _build(v, layout, builder, memo):
+    if not v.type.is_tile or v.type.layout == layout:
+        return v
+    key = (v, layout)
+    if key in memo:
+        return memo[key]
+    op = v.op
+    if op.name == "convert_layout":
+        out = _build(op.src, layout, builder, memo)
+    else:
+        new_operands = []
+        for i, o in enumerate(op.operands):
+            lay = _operand_layout(op, i, layout)
+            new_operands.append(o if lay == "scalar" else _build(o, lay, builder, memo))
+        new = op.clone({})
+        new.set_operands(new_operands)
+        new.results[0].type = v.type.with_layout(layout)
+        new.loc = op.loc
+        builder.insert(new)
+        out = new.results[0]
+    memo[key] = out
+    return out
+
+
+def _dce(func):
+    changed = True
+    while changed:
+        changed = False
+        for op in list(func.walk(post_order=True)):
+            if op is func or op.parent is None:
+                continue
+            if op.is_pure and not op.regions and op.results and not any(r.uses for r in op.results):
+                op.erase()
+                changed = True
+
+
+class RemoveLayoutConversions(Pass):
+    name = "remove-layout-conversions"
+
+    def run(self, module):
+        for f in module.funcs:
+            for _ in range(8):
+                if not self.sweep(f):
+                    break
+            _dce(f)
+
+    def sweep(self, f) -> bool:
+        changed = False
+        for op in list(f.walk()):
+            if op.name != "convert_layout" or op.parent is None:
+                continue
+            want = op.result.type.layout
+            src = op.src
+            while isinstance(src, OpResult) and src.op.name == "convert_layout":
+                src = src.op.src
+            if src.type.layout == want:
+                op.replace_with([src])
+                changed = True
+                continue
+            if src is not op.src:
+                op.set_operand(0, src)
+                changed = True
+            if _cost(src, want, set(), MAX_REMAT_OPS) is not None:
+                b = Builder()
+                b.set_insertion_point_before(op)
+                new = _build(src, want, b, {})
+                op.replace_with([new])
+                changed = True
+        return changed

@@ -1,0 +1,116 @@
+"""The NVIDIA backend: options, the stages after the tir passes, and loading for launch.
+
+Stages (each ``fn(artifact, metadata)``):
+``gir`` (tir module -> module after the GPU passes), ``llir`` (NVVM LLVM IR text), ``ptx`` (text), and
+``cubin`` (bytes; only when ptxas is on PATH). None of them needs a GPU or a CUDA driver; ``load`` does.
+"""
+from __future__ import annotations
+
+from ...errors import BackendError
+from ...ir.printer import print_ir
+
+GPU_PASSES = ("convert-to-gir", "coalesce", "remove-layout-conversions", "allocate-shared", "insert-barriers")
+MAX_STATIC_SMEM = 48 * 1024
+
+
+def gpu_passes(num_warps: int, warp_size: int = 32):
+    """The GPU pass pipeline, in order (each a ``Pass`` with a ``name`` and ``run``)."""
+    from ...passes.gpu.allocate_shared import AllocateShared
+    from ...passes.gpu.coalesce import Coalesce
+    from ...passes.gpu.convert_to_gir import ConvertToGIR
+    from ...passes.gpu.insert_barriers import InsertBarriers
+    from ...passes.gpu.remove_layout_conversions import RemoveLayoutConversions
+    return [ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size), RemoveLayoutConversions(),
+            AllocateShared(), InsertBarriers()]
+
+
+def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str | None = None):
+    """Run the GPU passes over a tir module in place, through the PassManager (dumps, timing, verification)."""
+    passes = gpu_passes(num_warps, warp_size)
+    name = kernel_name or next((f.sym_name for f in module.funcs if f.attrs.get("kernel")), "module")
+    try:
+        from ...passes.manager import PassManager
+    except ImportError:
+        for p in passes:
+            p.run(module)
+        return module
+    return PassManager(name).run(module, passes)
+
+
+class CUDABackend:
+    name = "cuda"
+
+    def __init__(self, target):
+        self.target = target
+        arch = target.arch if target.arch is not None else 80
+        self.arch = int(str(arch).removeprefix("sm_").rstrip("a"))
+        self.warp_size = target.warp_size if target.warp_size and target.warp_size > 1 else 32
+        if self.warp_size != 32:
+            raise BackendError(f"CUDA warps have 32 lanes, not {self.warp_size}")
+
+    # -- options -----------------------------------------------------------------------------------------
+    def parse_options(self, options: dict) -> dict:
+        opts = {"num_warps": 4, "num_stages": 3, "debug": False}
+        unknown = set(options) - set(opts) - {"arch"}
+        if unknown:
+            raise BackendError(f"unknown CUDA option(s): {', '.join(sorted(unknown))}")
+        opts.update({k: v for k, v in options.items() if k in opts})
+        nw = opts["num_warps"]
+        if not isinstance(nw, int) or nw < 1 or nw > 32 or nw & (nw - 1):
+            raise BackendError(f"num_warps must be a power of two in 1..32, got {nw!r}")
+        if not isinstance(opts["num_stages"], int) or opts["num_stages"] < 1:
+            raise BackendError(f"num_stages must be a positive int, got {opts['num_stages']!r}")
+        opts["debug"] = bool(opts["debug"])
+        return opts
+
+    # -- stages ------------------------------------------------------------------------------------------
+    def stages(self, options: dict):
+        from . import ptx as ptxmod
+        out = [("gir", lambda m, md: self.make_gir(m, md, options)),
+               ("llir", lambda m, md: self.make_llir(m, md, options)),
+               ("ptx", lambda s, md: self.make_ptx(s, md, options))]
+        if ptxmod.ptxas_path() is not None:
+            out.append(("cubin", lambda s, md: self.make_cubin(s, md, options)))
+        return out
+
+    def make_gir(self, module, metadata, options):
+        run_gpu_passes(module, options["num_warps"], self.warp_size, metadata.get("name"))
+        kernel = next((f for f in module.funcs if f.attrs.get("kernel")), None)
+        metadata["shared"] = int(kernel.attrs.get("shared", 0)) if kernel is not None else 0
+        metadata["num_warps"] = options["num_warps"]
+        metadata["arch"] = self.arch
+        return module
+
+    def make_llir(self, module, metadata, options):
+        from .lower import lower_module
+        return str(lower_module(module, options))
+
+    def make_ptx(self, llir, metadata, options):
+        from .ptx import llir_to_ptx, ptx_version
+        metadata["ptx_version"] = ptx_version(self.arch)
+        return llir_to_ptx(llir, self.arch)
+
+    def make_cubin(self, ptx, metadata, options):
+        from .ptx import assemble
+        return assemble(ptx, self.arch, metadata)
+
+    # -- launch ------------------------------------------------------------------------------------------
+    def load(self, asm: dict, metadata: dict):
+        from .launcher import make_launcher
+        return make_launcher(asm, metadata)
+
+    @staticmethod
+    def convert_arg(value):
+        """Arguments go to the launcher unchanged: it reads pointers from tensors/arrays per launch."""
+        return value
+
+    @staticmethod
+    def arg_kind(value) -> str | None:
+        """'cuda' for values living on a CUDA device (torch CUDA tensors, ``__cuda_array_interface__``,
+        tilec.cuda arrays, DLPack CUDA tensors); None otherwise."""
+        from .launcher import is_cuda_value
+        return "cuda" if is_cuda_value(value) else None
+
+
+def gir_text(module) -> str:
+    return print_ir(module)

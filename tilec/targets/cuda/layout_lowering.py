@@ -1,0 +1,128 @@
+"""Layouts at code-generation time: thread coordinates, register remapping and shared-memory shuffles, all
+derived from linear layouts (tilec/ir/layouts.py), so each works for every encoding.
+
+- :func:`thread_part` gives, per dimension, the coordinate contributed by this thread's lane and warp bits;
+  a register's coordinate is that combined with the register's constant part.
+- :func:`remap` answers "can each destination register take a source register of the same thread?" for any
+  coordinate map (identity for conversions, dropping a dimension for ``expand_dims``/``broadcast``): yes
+  exactly when the map sends every destination lane/warp basis to the source's basis for that bit.
+- :func:`smem_shuffle` is the general fallback: every thread writes its registers to shared memory at their
+  coordinates' offsets, a barrier, every thread reads the registers it needs.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from .llvm_types import I32, SHARED_PTR  # noqa: F401
+from . import nvvm
+
+
+def _c(v):
+    return ir.Constant(I32, v)
+
+
+def thread_part(ctx, ll):
+    """Per dimension, the i32 coordinate from this thread's lane and warp (built once, in the entry block)."""
+    key = ("thread", ll.lane, ll.warp, ll.rank)
+    hit = ctx.cache.get(key)
+    if hit is not None:
+        return hit
+    b = ctx.entry
+    parts = []
+    injective = ll.is_injective_per_dim_bits()
+    for d in range(ll.rank):
+        acc = _c(0)
+        for idx, bases in ((ctx.lane, ll.lane), (ctx.warp, ll.warp)):
+            for i, basis in enumerate(bases):
+                v = basis[d]
+                if not v:
+                    continue
+                bit = b.and_(b.lshr(idx, _c(i)), _c(1))
+                term = b.mul(bit, _c(v))
+                acc = b.or_(acc, term) if injective else b.xor(acc, term)
+        parts.append(acc)
+    ctx.cache[key] = parts
+    return parts
+
+
+def reg_coord_values(ctx, ll):
+    """For every register, a tuple of i32 coordinates (thread part combined with the register constant)."""
+    tp = thread_part(ctx, ll)
+    b = ctx.b
+    injective = ll.is_injective_per_dim_bits()
+    out = []
+    for rc in ll.reg_coords():
+        out.append(tuple((b.add(t, _c(c)) if injective else b.xor(t, _c(c))) if c else t for t, c in zip(tp, rc)))
+    return out
+
+
+def owner_predicate(ctx, ll):
+    """i1 true in the one thread of each group of threads holding copies of the same elements (None: no
+    copies), so that stores and atomics happen once."""
+    lm, wm = ll.free_mask("lane"), ll.free_mask("warp")
+    if not lm and not wm:
+        return None
+    key = ("owner", lm, wm)
+    hit = ctx.cache.get(key)
+    if hit is not None:
+        return hit
+    b = ctx.entry
+    cond = None
+    for idx, m in ((ctx.lane, lm), (ctx.warp, wm)):
+        if m:
+            c = b.icmp_unsigned("==", b.and_(idx, _c(m)), _c(0))
+            cond = c if cond is None else b.and_(cond, c)
+    ctx.cache[key] = cond
+    return cond
+
+
+def remap(src_ll, dst_ll, fn):
+    """Source register index for each destination register when ``fn`` (destination coordinate -> source
+    coordinate, linear) keeps every thread's data in the thread; None when data must cross threads."""
+    for db, sb in zip(dst_ll.lane + dst_ll.warp, src_ll.lane + src_ll.warp):
+        if tuple(fn(db)) != tuple(sb):
+            return None
+    index = {c: i for i, c in enumerate(src_ll.reg_coords())}
+    out = []
+    for c in dst_ll.reg_coords():
+        i = index.get(tuple(fn(c)))
+        if i is None:
+            return None
+        out.append(i)
+    return out
+
+
+def row_major_offsets(ctx, coords, shape):
+    """i32 element offsets of coordinate tuples in a row-major buffer of ``shape``."""
+    b = ctx.b
+    strides = []
+    s = 1
+    for n in reversed(shape):
+        strides.append(s)
+        s *= n
+    strides.reverse()
+    out = []
+    for c in coords:
+        off = None
+        for v, st in zip(c, strides):
+            term = v if st == 1 else b.mul(v, _c(st))
+            off = term if off is None else b.add(off, term)
+        out.append(off if off is not None else _c(0))
+    return out
+
+
+def smem_ptr(ctx, byte_offset: int, elem_offset, elem_bytes: int):
+    b = ctx.b
+    off = b.add(_c(byte_offset), b.mul(elem_offset, _c(elem_bytes))) if elem_bytes != 1 else \
+        b.add(_c(byte_offset), elem_offset)
+    return b.gep(ctx.smem, [off], source_etype=ir.IntType(8))
+
+
+def smem_shuffle(ctx, values, src_offsets, dst_offsets, mem_type, elem_bytes, base: int, to_mem, from_mem):
+    """Write ``values`` at ``src_offsets`` (elements), barrier, read back at ``dst_offsets``; a barrier before
+    the next shared-memory user is the insert-barriers pass's job."""
+    b = ctx.b
+    for v, off in zip(values, src_offsets):
+        b.store(to_mem(v), smem_ptr(ctx, base, off, elem_bytes))
+    nvvm.barrier(b)
+    return [from_mem(b.load(smem_ptr(ctx, base, off, elem_bytes), typ=mem_type)) for off in dst_offsets]

@@ -1,0 +1,98 @@
+"""tir scalar types -> llvmlite types for NVVM, and constants of them.
+
+bf16 has no llvmlite type: bf16 values live in f32 registers (exact, since bf16 is a truncated f32) and only
+become 16-bit patterns at memory boundaries (:func:`to_memory` / :func:`from_memory`). fp8 likewise lives in
+f32 registers with an 8-bit memory form.
+(A candidate for tilec/codegen once the CPU backend's equivalent lands.)
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...errors import BackendError
+from ...ir.types import PointerType, ScalarType
+
+I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
+F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
+GLOBAL_PTR = ir.PointerType(addrspace=1)
+SHARED_PTR = ir.PointerType(addrspace=3)
+VOID = ir.VoidType()
+
+_BY_NAME = {"i1": I1, "i8": I8, "i16": I16, "i32": I32, "i64": I64, "u8": I8, "u16": I16, "u32": I32,
+            "u64": I64, "f16": F16, "bf16": F32, "f32": F32, "f64": F64, "f8e4m3": F32, "f8e5m2": F32}
+_MEMORY = {"bf16": I16, "f8e4m3": I8, "f8e5m2": I8, "i1": I8}
+
+
+def llvm_type(t):
+    """Register type of a scalar or pointer element."""
+    t = t.element
+    if isinstance(t, PointerType):
+        return ir.PointerType(addrspace=t.address_space)
+    if isinstance(t, ScalarType):
+        return _BY_NAME[t.name]
+    raise BackendError(f"no LLVM type for {t}")
+
+
+def memory_type(t):
+    """Type of the element as stored in memory (differs from the register type for bf16/fp8/i1)."""
+    t = t.element
+    if isinstance(t, ScalarType) and t.name in _MEMORY:
+        return _MEMORY[t.name]
+    return llvm_type(t)
+
+
+def memory_bytes(t) -> int:
+    mt = memory_type(t)
+    if isinstance(mt, ir.PointerType):
+        return 8
+    if isinstance(mt, ir.IntType):
+        return max(1, mt.width // 8)
+    return {F16: 2, F32: 4, F64: 8}[mt]
+
+
+def constant(t, value):
+    lt = llvm_type(t)
+    if isinstance(lt, ir.IntType):
+        v = int(value)
+        if lt.width == 1:
+            return ir.Constant(lt, 1 if v else 0)
+        v &= (1 << lt.width) - 1
+        return ir.Constant(lt, v)
+    if isinstance(lt, ir.PointerType):
+        return ir.Constant(lt, None)
+    return ir.Constant(lt, float(value))
+
+
+def to_memory(b: ir.IRBuilder, t, v):
+    """Register value -> the bits stored in memory."""
+    name = t.element.name if isinstance(t.element, ScalarType) else ""
+    if name == "i1":
+        return b.zext(v, I8)
+    if name == "bf16":
+        bits = b.bitcast(v, I32)
+        # round to nearest even; NaNs keep a quiet bit
+        lsb = b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
+        rounded = b.add(bits, b.add(ir.Constant(I32, 0x7FFF), lsb))
+        isnan = b.fcmp_unordered("uno", v, v)
+        out = b.select(isnan, b.or_(bits, ir.Constant(I32, 0x400000)), rounded)
+        return b.trunc(b.lshr(out, ir.Constant(I32, 16)), I16)
+    if name.startswith("f8"):
+        raise BackendError("fp8 memory access is not supported by the CUDA backend yet")
+    return v
+
+
+def from_memory(b: ir.IRBuilder, t, v):
+    name = t.element.name if isinstance(t.element, ScalarType) else ""
+    if name == "i1":
+        return b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
+    if name == "bf16":
+        return b.bitcast(b.shl(b.zext(v, I32), ir.Constant(I32, 16)), F32)
+    if name.startswith("f8"):
+        raise BackendError("fp8 memory access is not supported by the CUDA backend yet")
+    return v
+
+
+def round_bf16(b: ir.IRBuilder, v):
+    """An f32 register value rounded to the nearest bf16 (kept in f32)."""
+    bf16 = ScalarType("bf16")
+    return from_memory(b, bf16, to_memory(b, bf16, v))

@@ -1,0 +1,676 @@
+"""gir -> NVVM LLVM IR (llvmlite.ir).
+
+A lowered tile is a Python list of LLVM values, one per register of its layout, in register order (the linear
+layout's register index); a scalar is one LLVM value. Elementwise ops map over the lists; ops that move data
+between registers or threads (broadcast, expand_dims, convert_layout, trans, reshape, reduce, dot) use the
+linear-layout helpers of :mod:`.layout_lowering`; memory ops use the axis analysis for vector widths.
+Structured control flow becomes basic blocks with one phi per carried register.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...errors import BackendError
+from ...ir import ops as O
+from ...ir.layouts import LinearLayout
+from ...ir.types import i32 as T_I32
+from ...passes.gpu.axis_info import AxisAnalysis, vector_width
+from . import nvvm, scalar_ops
+from .layout_lowering import owner_predicate, reg_coord_values, remap, row_major_offsets, smem_ptr, smem_shuffle
+from .llvm_types import (GLOBAL_PTR, I1, I32, I8, constant, from_memory, llvm_type, memory_bytes, memory_type,
+                         to_memory)
+
+TRIPLE = "nvptx64-nvidia-cuda"
+DATA_LAYOUT = "e-p3:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+ORDERING = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel",
+            "seq_cst": "seq_cst"}
+
+
+def _ll(t):
+    return t.layout.to_linear(t.shape)
+
+
+def _num_regs(t):
+    return _ll(t).num_regs
+
+
+def lower_module(module, options) -> ir.Module:
+    """Lower every kernel of a gir module; returns the llvmlite module."""
+    m = ir.Module(name="tilec")
+    m.triple = TRIPLE
+    m.data_layout = DATA_LAYOUT
+    for f in module.funcs:
+        if not f.attrs.get("kernel", False):
+            raise BackendError(f"function @{f.sym_name} is not a kernel; non-kernel functions must be inlined "
+                               "before the CUDA backend")
+        FuncLowering(m, f, options).run()
+    return m
+
+
+class FuncLowering:
+    def __init__(self, module: ir.Module, func, options):
+        self.module, self.func, self.options = module, func, options
+        self.env: dict = {}
+        self.cache: dict = {}
+        self.axis = AxisAnalysis(func)
+        self.num_warps = func.attrs.get("num_warps", options.get("num_warps", 4))
+
+    # -- values ------------------------------------------------------------------------------------------
+    def get(self, v):
+        try:
+            return self.env[v]
+        except KeyError:
+            raise BackendError(f"internal: value {v!r} used before it was lowered") from None
+
+    def bind(self, v, lowered):
+        self.env[v] = lowered
+
+    @property
+    def smem(self):
+        g = self.module.globals.get("global_smem")
+        if g is None:
+            g = ir.GlobalVariable(self.module, ir.ArrayType(I8, 0), "global_smem", addrspace=3)
+            g.linkage = "external"
+            g.align = 16
+            g.type = ir.PointerType(addrspace=3)  # an opaque pointer, so GEPs/stores of any type apply
+        return g
+
+    # -- entry -------------------------------------------------------------------------------------------
+    def run(self):
+        f = self.func
+        arg_types = [llvm_type(a.type) if not a.type.is_tile else None for a in f.args]
+        if any(t is None for t in arg_types):
+            raise BackendError("kernel parameters must be scalars or pointers")
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), f.sym_name)
+        fn.calling_convention = "ptx_kernel"
+        self.fn = fn
+        entry_bb = fn.append_basic_block("entry")
+        body_bb = fn.append_basic_block("body")
+        self.entry = ir.IRBuilder(entry_bb)
+        tid = nvvm.sreg(self.entry, "tid.x")
+        self.lane = self.entry.and_(tid, ir.Constant(I32, 31))
+        self.warp = self.entry.lshr(tid, ir.Constant(I32, 5))
+        self.tid = tid
+        self.b = ir.IRBuilder(body_bb)
+        for a, la, t in zip(f.args, fn.args, f.args):
+            la.name = a.name_hint or ""
+            self.bind(a, la)
+        term = self.block(f.body)
+        if term is not None and term.name == "return":
+            self.b.ret_void()
+        elif not self.b.block.is_terminated:
+            self.b.ret_void()
+        self.entry.branch(body_bb)
+
+    def block(self, block):
+        """Lower the ops of ``block`` except its terminator, which is returned."""
+        for op in block.ops:
+            if "terminator" in op.traits:
+                return op
+            self.op(op)
+        return None
+
+    def op(self, op):
+        handler = getattr(self, "op_" + op.name, None)
+        if handler is None:
+            if "elementwise" not in op.traits:
+                raise BackendError(f"the CUDA backend cannot lower '{op.name}' yet")
+            handler = self.op_elementwise
+        try:
+            handler(op)
+        except BackendError:
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError, AssertionError) as e:
+            where = f" at {op.loc}" if op.loc is not None else ""
+            raise BackendError(f"internal error lowering '{op.name}'{where}: {type(e).__name__}: {e}") from e
+
+    # -- elementwise -------------------------------------------------------------------------------------
+    def _map(self, op, fn):
+        vals = [self.get(o) for o in op.operands]
+        r = op.results[0]
+        if r.type.is_tile:
+            n = _num_regs(r.type)
+            lists = [v if isinstance(v, list) else [v] * n for v in vals]
+            self.bind(r, [fn(*xs) for xs in zip(*lists)])
+        else:
+            self.bind(r, fn(*vals))
+
+    def op_elementwise(self, op):
+        b = self.b
+        name = op.name
+        et = op.operands[0].type.element
+        if name in O.BINARY_OPS:
+            return self._map(op, lambda x, y: scalar_ops.binary(b, name, et, x, y, op.attrs))
+        if name in O.UNARY_OPS:
+            return self._map(op, lambda x: scalar_ops.unary(b, name, et, x))
+        raise BackendError(f"the CUDA backend cannot lower '{name}' yet")
+
+    def op_cmp(self, op):
+        et, pred = op.lhs.type.element, op.attrs["predicate"]
+        self._map(op, lambda x, y: scalar_ops.cmp(self.b, pred, et, x, y))
+
+    def op_select(self, op):
+        self._map(op, lambda c, x, y: self.b.select(c, x, y))
+
+    def op_cast(self, op):
+        s, d = op.src.type, op.result.type
+        self._map(op, lambda x: scalar_ops.cast(self.b, s, d, x, op.attrs.get("rounding", "rtne")))
+
+    def op_bitcast(self, op):
+        lt = llvm_type(op.result.type)
+        self._map(op, lambda x: self.b.bitcast(x, lt))
+
+    def op_fma(self, op):
+        et = op.a.type.element
+        self._map(op, lambda x, y, z: scalar_ops.fma(self.b, et, x, y, z))
+
+    def op_addptr(self, op):
+        et = memory_type(op.ptr.type.element.pointee)
+        off_t = op.offset.type
+
+        def one(p, o):
+            if off_t.element.bits < 64:
+                o = self.b.sext(o, ir.IntType(64)) if off_t.is_signed else self.b.zext(o, ir.IntType(64))
+            return self.b.gep(p, [o], source_etype=et)
+        self._map(op, one)
+
+    def op_hint(self, op):
+        self.bind(op.result, self.get(op.src))
+
+    # -- sources -----------------------------------------------------------------------------------------
+    def op_constant(self, op):
+        t = op.result.type
+        c = constant(t.element, op.attrs["value"])
+        self.bind(op.result, [c] * _num_regs(t) if t.is_tile else c)
+
+    def op_arange(self, op):
+        t = op.result.type
+        start = op.attrs["start"]
+        lt = llvm_type(t.element)
+        out = []
+        for (c,) in reg_coord_values(self, _ll(t)):
+            v = self.b.add(c, ir.Constant(I32, start)) if start else c
+            if lt != I32:
+                v = self.b.sext(v, lt) if lt.width > 32 else self.b.trunc(v, lt)
+            out.append(v)
+        self.bind(op.result, out)
+
+    def op_splat(self, op):
+        self.bind(op.result, [self.get(op.src)] * _num_regs(op.result.type))
+
+    def op_program_id(self, op):
+        self.bind(op.result, nvvm.sreg(self.entry, "ctaid." + "xyz"[op.attrs["axis"]]))
+
+    def op_num_programs(self, op):
+        self.bind(op.result, nvvm.sreg(self.entry, "nctaid." + "xyz"[op.attrs["axis"]]))
+
+    # -- data movement -----------------------------------------------------------------------------------
+    def _move(self, op, src_t, dst_t, fn, elem_t):
+        """Registers of ``dst_t`` from ``src_t`` under coordinate map ``fn`` (dst coord -> src coord)."""
+        vals = self.get(op.operands[0])
+        s_ll, d_ll = _ll(src_t), _ll(dst_t)
+        idx = remap(s_ll, d_ll, fn)
+        if idx is not None:
+            return [vals[i] for i in idx]
+        base = op.attrs.get("smem_offset")
+        if base is None:
+            raise BackendError(f"internal: '{op.name}' needs shared memory but none was allocated "
+                               "(run the allocate-shared pass)")
+        src_off = row_major_offsets(self, reg_coord_values(self, s_ll), src_t.shape)
+        # the map is linear over GF(2), so the destination registers' source coordinates form a linear layout
+        mapped = LinearLayout(tuple(src_t.shape), tuple(tuple(fn(x)) for x in d_ll.reg),
+                              tuple(tuple(fn(x)) for x in d_ll.lane), tuple(tuple(fn(x)) for x in d_ll.warp))
+        dst_off = row_major_offsets(self, reg_coord_values(self, mapped), src_t.shape)
+        mt = memory_type(elem_t)
+        return smem_shuffle(self, vals, src_off, dst_off, mt, memory_bytes(elem_t), base,
+                            lambda v: to_memory(self.b, elem_t, v), lambda v: from_memory(self.b, elem_t, v))
+
+    def op_convert_layout(self, op):
+        s, d = op.src.type, op.result.type
+        self.bind(op.result, self._move(op, s, d, lambda c: c, s.element))
+
+    def op_broadcast(self, op):
+        s, d = op.src.type, op.result.type
+        keep = [a == bb for a, bb in zip(s.shape, d.shape)]
+        fn = lambda c: tuple(x if k else 0 for x, k in zip(c, keep))  # noqa: E731
+        self.bind(op.result, self._move(op, s, d, fn, s.element))
+
+    def op_expand_dims(self, op):
+        s, d = op.src.type, op.result.type
+        ax = op.attrs["axis"]
+        if not s.is_tile:
+            self.bind(op.result, [self.get(op.src)] * _num_regs(d))
+            return
+        fn = lambda c: tuple(c[:ax]) + tuple(c[ax + 1:])  # noqa: E731
+        self.bind(op.result, self._move(op, s, d, fn, s.element))
+
+    def op_trans(self, op):
+        s, d = op.src.type, op.result.type
+        order = op.attrs["order"]
+
+        def fn(c):
+            out = [0] * len(c)
+            for i, o in enumerate(order):
+                out[o] = c[i]
+            return tuple(out)
+        self.bind(op.result, self._move(op, s, d, fn, s.element))
+
+    def op_reshape(self, op):
+        s, d = op.src.type, op.result.type
+        if not s.is_tile or not d.is_tile:
+            v = self.get(op.src)
+            self.bind(op.result, v[0] if isinstance(v, list) else [v] * _num_regs(d))
+            return
+
+        def fn(c):
+            lin = 0
+            for x, n in zip(c, d.shape):
+                lin = lin * n + x
+            out = []
+            for n in reversed(s.shape):
+                out.append(lin % n)
+                lin //= n
+            return tuple(reversed(out))
+        self.bind(op.result, self._move(op, s, d, fn, s.element))
+
+    # -- memory ------------------------------------------------------------------------------------------
+    def _width(self, op):
+        t = op.ptr.type
+        mask = getattr(op, "mask", None)
+        eb = memory_bytes(t.element.pointee)
+        return vector_width(_ll(t), self.axis.info(op.ptr), self.axis.info(mask) if mask is not None else None, eb)
+
+    def op_load(self, op):
+        b = self.b
+        pt = op.ptr.type
+        et = pt.element.pointee
+        mt = memory_type(et)
+        cache = op.attrs.get("cache", "")
+        if not pt.is_tile:
+            mask = self.get(op.mask) if op.mask is not None else None
+            other = [to_memory(b, et, self.get(op.other))] if op.other is not None else None
+            v = nvvm.vector_load(b, self.get(op.ptr), mt, 1, mask, other, cache)[0]
+            self.bind(op.result, from_memory(b, et, v))
+            return
+        vec = self._width(op)
+        ptrs = self.get(op.ptr)
+        masks = self.get(op.mask) if op.mask is not None else None
+        others = self.get(op.other) if op.other is not None else None
+        out = []
+        for g in range(0, len(ptrs), vec):
+            pred = masks[g] if masks is not None else None
+            oth = [to_memory(b, et, o) for o in others[g:g + vec]] if others is not None else None
+            vals = nvvm.vector_load(b, ptrs[g], mt, vec, pred, oth, cache)
+            out.extend(from_memory(b, et, v) for v in vals)
+        self.bind(op.result, out)
+
+    def _and(self, a, c):
+        if a is None:
+            return c
+        if c is None:
+            return a
+        return self.b.and_(a, c)
+
+    def _scalar_owner(self):
+        key = ("tid0",)
+        if key not in self.cache:
+            self.cache[key] = self.entry.icmp_unsigned("==", self.tid, ir.Constant(I32, 0))
+        return self.cache[key]
+
+    def op_store(self, op):
+        b = self.b
+        pt = op.ptr.type
+        et = pt.element.pointee
+        if not pt.is_tile:
+            mask = self.get(op.mask) if op.mask is not None else None
+            pred = self._and(mask, self._scalar_owner())
+            nvvm.vector_store(b, self.get(op.ptr), [to_memory(b, et, self.get(op.value))], pred)
+            return
+        vec = self._width(op)
+        owner = owner_predicate(self, _ll(pt))
+        ptrs, vals = self.get(op.ptr), self.get(op.value)
+        masks = self.get(op.mask) if op.mask is not None else None
+        for g in range(0, len(ptrs), vec):
+            pred = self._and(masks[g] if masks is not None else None, owner)
+            nvvm.vector_store(b, ptrs[g], [to_memory(b, et, v) for v in vals[g:g + vec]], pred,
+                              op.attrs.get("cache", ""))
+
+    def _guarded(self, pred, fn, result_type):
+        """``fn()`` only where ``pred`` holds; elsewhere the result is undefined (zero)."""
+        if pred is None:
+            return fn()
+        b = self.b
+        start = b.block
+        with b.if_then(pred):
+            v = fn()
+            inner = b.block
+        phi = b.phi(result_type)
+        phi.add_incoming(v, inner)
+        phi.add_incoming(ir.Constant(result_type, None) if isinstance(result_type, ir.PointerType)
+                         else ir.Constant(result_type, 0 if isinstance(result_type, ir.IntType) else 0.0), start)
+        return phi
+
+    def _elements(self, op, names):
+        """Per register: the lowered operands ``names`` (scalars broadcast) and the owner/mask predicate."""
+        pt = op.ptr.type
+        if pt.is_tile:
+            n = _num_regs(pt)
+            owner = owner_predicate(self, _ll(pt))
+        else:
+            n, owner = 1, self._scalar_owner()
+        cols = []
+        for nm in names:
+            v = getattr(op, nm)
+            lv = self.get(v) if v is not None else None
+            cols.append([None] * n if lv is None else (lv if isinstance(lv, list) else [lv]))
+        mask_v = getattr(op, "mask", None)
+        masks = self.get(mask_v) if mask_v is not None else None
+        masks = masks if isinstance(masks, list) else ([masks] if masks is not None else [None] * n)
+        return n, cols, [self._and(m, owner) for m in masks]
+
+    def op_atomic_rmw(self, op):
+        b = self.b
+        et = op.value.type.element
+        kind = op.attrs["kind"]
+        if et.is_float:
+            llop = {"add": "fadd", "max": "fmax", "min": "fmin", "xchg": "xchg"}.get(kind)
+        elif kind in ("max", "min"):
+            llop = kind if et.is_signed else "u" + kind
+        else:
+            llop = kind
+        if llop is None:
+            raise BackendError(f"atomic '{kind}' on {et} is not supported")
+        order = ORDERING.get(op.attrs["sem"], "monotonic")
+        n, (ptrs, vals), preds = self._elements(op, ["ptr", "value"])
+        lt = llvm_type(et)
+        out = [self._guarded(p, lambda q=q, v=v: b.atomic_rmw(llop, q, v, order), lt)
+               for q, v, p in zip(ptrs, vals, preds)]
+        self.bind(op.result, out if op.result.type.is_tile else out[0])
+
+    def op_atomic_cas(self, op):
+        b = self.b
+        et = op.value.type.element
+        lt = llvm_type(et)
+        order = ORDERING.get(op.attrs["sem"], "monotonic")
+        fail = "acquire" if order in ("acq_rel", "acquire") else ("seq_cst" if order == "seq_cst" else "monotonic")
+        n, (ptrs, cmps, vals), preds = self._elements(op, ["ptr", "cmp", "value"])
+
+        def one(q, c, v):
+            if et.is_float:
+                it = ir.IntType(et.bits)
+                r = b.extract_value(b.cmpxchg(q, b.bitcast(c, it), b.bitcast(v, it), order, fail), 0)
+                return b.bitcast(r, lt)
+            return b.extract_value(b.cmpxchg(q, c, v, order, fail), 0)
+        out = [self._guarded(p, lambda q=q, c=c, v=v: one(q, c, v), lt) for q, c, v, p in zip(ptrs, cmps, vals, preds)]
+        self.bind(op.result, out if op.result.type.is_tile else out[0])
+
+    # -- reductions and dot ------------------------------------------------------------------------------
+    def _combine(self, region_block, accs, xs):
+        for a, v in zip(region_block.args, list(accs) + list(xs)):
+            self.bind(a, v)
+        y = self.block(region_block)
+        return [self.get(v) for v in y.operands]
+
+    def op_reduce(self, op):
+        b = self.b
+        body = op.regions[0].block
+        src_t = op.operands[0].type
+        ax = op.attrs["axis"]
+        ll = _ll(src_t)
+        srcs = [self.get(o) for o in op.operands]
+        groups: dict = {}
+        for r, rc in enumerate(ll.reg_coords()):
+            groups.setdefault(rc[:ax] + rc[ax + 1:], []).append(r)
+        accs = {}
+        for key, regs in groups.items():
+            acc = [s[regs[0]] for s in srcs]
+            for r in regs[1:]:
+                acc = self._combine(body, acc, [s[r] for s in srcs])
+            accs[key] = acc
+        for i, basis in enumerate(ll.lane):
+            if basis[ax]:
+                for key in accs:
+                    other = [nvvm.shfl_xor(b, v, 1 << i) for v in accs[key]]
+                    accs[key] = self._combine(body, accs[key], other)
+        warp_bits = [i for i, basis in enumerate(ll.warp) if basis[ax]]
+        out_shape = src_t.shape[:ax] + src_t.shape[ax + 1:]
+        if warp_bits:
+            accs = self._reduce_warps(op, body, accs, warp_bits, out_shape, ll, ax)
+        if not op.results[0].type.is_tile:
+            (only,) = accs.values()
+            for r, v in zip(op.results, only):
+                self.bind(r, v)
+            return
+        out_ll = _ll(op.results[0].type)
+        for k, r in enumerate(op.results):
+            self.bind(r, [accs[rc][k] for rc in out_ll.reg_coords()])
+
+    def _reduce_warps(self, op, body, accs, warp_bits, out_shape, ll, ax):
+        b = self.b
+        base = op.attrs.get("smem_offset")
+        if base is None:
+            raise BackendError("internal: reduce across warps without shared memory (run allocate-shared)")
+        # this warp's index along the reduced axis
+        widx = ir.Constant(I32, 0)
+        for j, i in enumerate(warp_bits):
+            bit = b.and_(b.lshr(self.warp, ir.Constant(I32, i)), ir.Constant(I32, 1))
+            widx = b.or_(widx, b.shl(bit, ir.Constant(I32, j)))
+        nslots = 1 << len(warp_bits)
+        m = 1
+        for n in out_shape:
+            m *= n
+        # result coordinates of each group (thread part + group constant), as offsets in the result shape
+        sub_ll = LinearLayout(tuple(out_shape), tuple(x[:ax] + x[ax + 1:] for x in ll.reg),
+                          tuple(x[:ax] + x[ax + 1:] for x in ll.lane), tuple(x[:ax] + x[ax + 1:] for x in ll.warp))
+        keys = list(accs)
+        if out_shape:
+            from .layout_lowering import thread_part
+            tp = thread_part(self, sub_ll)
+            coords = [tuple(b.add(t, ir.Constant(I32, c)) if c else t for t, c in zip(tp, key)) for key in keys]
+            offs = row_major_offsets(self, coords, out_shape)
+        else:
+            offs = [ir.Constant(I32, 0)]
+        types = [o.type.element for o in op.operands]
+        bases, cur = [], base
+        for t in types:
+            bases.append(cur)
+            cur += nslots * m * memory_bytes(t)
+        for key, off in zip(keys, offs):
+            slot = b.add(b.mul(widx, ir.Constant(I32, m)), off)
+            for k, t in enumerate(types):
+                b.store(to_memory(b, t, accs[key][k]), smem_ptr(self, bases[k], slot, memory_bytes(t)))
+        nvvm.barrier(b)
+        out = {}
+        for key, off in zip(keys, offs):
+            acc = None
+            for j in range(nslots):
+                slot = b.add(ir.Constant(I32, j * m), off)
+                vals = [from_memory(b, t, b.load(smem_ptr(self, bases[k], slot, memory_bytes(t)),
+                                                  typ=memory_type(t))) for k, t in enumerate(types)]
+                acc = vals if acc is None else self._combine(body, acc, vals)
+            out[key] = acc
+        return out
+
+    def op_dot(self, op):
+        b = self.b
+        at, bt, ct = op.a.type, op.b.type, op.acc.type
+        if len(ct.shape) != 2:
+            raise BackendError("the CUDA backend supports 2-d dot only")
+        a_ll, b_ll, c_ll = _ll(at), _ll(bt), _ll(ct)
+        av, bv, cv = self.get(op.a), self.get(op.b), list(self.get(op.acc))
+        a_idx = {c: i for i, c in enumerate(a_ll.reg_coords())}
+        b_idx = {c: i for i, c in enumerate(b_ll.reg_coords())}
+        K = at.shape[1]
+        ce = ct.element
+        lt = llvm_type(ce)
+
+        def up(x, t):
+            return x if t == ce else scalar_ops.cast(b, t, ce, x)
+        a_up, b_up = {}, {}
+        out = []
+        for r, (m, n) in enumerate(c_ll.reg_coords()):
+            acc = cv[r]
+            for k in range(K):
+                ai, bi = a_idx[(m, k)], b_idx[(k, n)]
+                if ai not in a_up:
+                    a_up[ai] = up(av[ai], at.element)
+                if bi not in b_up:
+                    b_up[bi] = up(bv[bi], bt.element)
+                x, y = a_up[ai], b_up[bi]
+                if ce.is_float:
+                    acc = scalar_ops.fma(b, ce, x, y, acc)
+                else:
+                    acc = b.add(acc, b.mul(x, y))
+            out.append(acc)
+        del lt
+        self.bind(op.result, out)
+
+    # -- control flow ------------------------------------------------------------------------------------
+    @staticmethod
+    def _flatten(values):
+        flat, shapes = [], []
+        for v in values:
+            if isinstance(v, list):
+                flat.extend(v)
+                shapes.append(len(v))
+            else:
+                flat.append(v)
+                shapes.append(None)
+        return flat, shapes
+
+    @staticmethod
+    def _unflatten(flat, shapes):
+        out, i = [], 0
+        for s in shapes:
+            if s is None:
+                out.append(flat[i])
+                i += 1
+            else:
+                out.append(list(flat[i:i + s]))
+                i += s
+        return out
+
+    def op_for(self, op):
+        b = self.b
+        lb, ub, step = self.get(op.lb), self.get(op.ub), self.get(op.step)
+        flat, shapes = self._flatten([self.get(v) for v in op.inits])
+        pre = b.block
+        header = self.fn.append_basic_block("for.header")
+        body = self.fn.append_basic_block("for.body")
+        exit_ = self.fn.append_basic_block("for.exit")
+        b.branch(header)
+        b.position_at_end(header)
+        iv = b.phi(lb.type)
+        iv.add_incoming(lb, pre)
+        phis = [b.phi(v.type) for v in flat]
+        for p, v in zip(phis, flat):
+            p.add_incoming(v, pre)
+        signed = op.lb.type.is_signed
+        cmp = b.icmp_signed if signed else b.icmp_unsigned
+        sc = step.constant if isinstance(step, ir.Constant) else None
+        if sc is not None and (not signed or sc < (1 << (step.type.width - 1))):
+            cond = cmp("<", iv, ub)
+        elif sc is not None:
+            cond = cmp(">", iv, ub)
+        else:
+            pos = b.icmp_signed(">", step, ir.Constant(step.type, 0))
+            cond = b.select(pos, cmp("<", iv, ub), cmp(">", iv, ub))
+        b.cbranch(cond, body, exit_)
+        b.position_at_end(body)
+        self.bind(op.induction_var, iv)
+        for a, v in zip(op.iter_args, self._unflatten(phis, shapes)):
+            self.bind(a, v)
+        y = self.block(op.body)
+        nxt, _ = self._flatten([self.get(v) for v in y.operands]) if y is not None else ([], [])
+        latch = b.block
+        iv.add_incoming(b.add(iv, step), latch)
+        for p, v in zip(phis, nxt):
+            p.add_incoming(v, latch)
+        b.branch(header)
+        b.position_at_end(exit_)
+        for r, v in zip(op.results, self._unflatten(phis, shapes)):
+            self.bind(r, v)
+
+    def op_if(self, op):
+        b = self.b
+        cond = self.get(op.cond)
+        then_bb = self.fn.append_basic_block("if.then")
+        else_bb = self.fn.append_basic_block("if.else")
+        merge = self.fn.append_basic_block("if.end")
+        b.cbranch(cond, then_bb, else_bb)
+        incoming = []
+        shapes = None
+        for region, bb in zip(op.regions, (then_bb, else_bb)):
+            b.position_at_end(bb)
+            y = self.block(region.block) if region.blocks else None
+            vals = [self.get(v) for v in y.operands] if y is not None else []
+            flat, shapes_ = self._flatten(vals)
+            shapes = shapes_ if vals else shapes
+            incoming.append((flat, b.block))
+            b.branch(merge)
+        b.position_at_end(merge)
+        if op.results:
+            nflat = len(incoming[0][0])
+            phis = []
+            for i in range(nflat):
+                p = b.phi(incoming[0][0][i].type)
+                for flat, blk in incoming:
+                    p.add_incoming(flat[i], blk)
+                phis.append(p)
+            for r, v in zip(op.results, self._unflatten(phis, shapes)):
+                self.bind(r, v)
+
+    def op_while(self, op):
+        b = self.b
+        before, after = op.regions[0].block, op.regions[1].block
+        flat, shapes = self._flatten([self.get(v) for v in op.inits])
+        pre = b.block
+        head = self.fn.append_basic_block("while.before")
+        body = self.fn.append_basic_block("while.after")
+        exit_ = self.fn.append_basic_block("while.exit")
+        b.branch(head)
+        b.position_at_end(head)
+        phis = [b.phi(v.type) for v in flat]
+        for p, v in zip(phis, flat):
+            p.add_incoming(v, pre)
+        for a, v in zip(before.args, self._unflatten(phis, shapes)):
+            self.bind(a, v)
+        c = self.block(before)
+        fwd = [self.get(v) for v in c.values]
+        b.cbranch(self.get(c.cond), body, exit_)
+        b.position_at_end(body)
+        for a, v in zip(after.args, fwd):
+            self.bind(a, v)
+        y = self.block(after)
+        nxt, _ = self._flatten([self.get(v) for v in y.operands])
+        latch = b.block
+        for p, v in zip(phis, nxt):
+            p.add_incoming(v, latch)
+        b.branch(head)
+        b.position_at_end(exit_)
+        for r, v in zip(op.results, fwd):
+            self.bind(r, v)
+
+    # -- misc --------------------------------------------------------------------------------------------
+    def op_barrier(self, op):
+        nvvm.barrier(self.b)
+
+    def op_assert(self, op):
+        if not self.options.get("debug"):
+            return
+        cond = self.get(op.cond)
+        conds = cond if isinstance(cond, list) else [cond]
+        ok = conds[0]
+        for c in conds[1:]:
+            ok = self.b.and_(ok, c)
+        with self.b.if_then(self.b.not_(ok)):
+            nvvm.intrinsic(self.b, "llvm.trap", ir.VoidType(), [])
+
+    def op_print(self, op):
+        raise BackendError("print is not supported by the CUDA backend yet")
+
+    def op_call(self, op):
+        raise BackendError(f"call to @{op.attrs['callee']} reached the CUDA backend; run the inliner first")
+
+
+__all__ = ["lower_module", "TRIPLE", "DATA_LAYOUT", "GLOBAL_PTR", "I1", "T_I32"]

@@ -1,0 +1,182 @@
+"""NVVM building blocks: special registers, barriers, warp shuffles and predicated vector global accesses.
+
+Global loads/stores go through inline PTX so that a whole 4/8/16-byte vector is one instruction under one
+predicate, with masked-off lanes keeping their ``other`` value (moved in before the predicated load).
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from .llvm_types import F16, F32, F64, GLOBAL_PTR, I1, I16, I32, I64, I8, VOID
+
+
+def intrinsic(b: ir.IRBuilder, name, ret, args):
+    m = b.module
+    fn = m.globals.get(name)
+    if fn is None:
+        fn = ir.Function(m, ir.FunctionType(ret, [a.type for a in args]), name)
+    return b.call(fn, args)
+
+
+def sreg(b, name: str):
+    """``tid.x``, ``ctaid.y``, ``nctaid.z``..."""
+    return intrinsic(b, f"llvm.nvvm.read.ptx.sreg.{name}", I32, [])
+
+
+def barrier(b):
+    intrinsic(b, "llvm.nvvm.barrier0", VOID, [])
+
+
+def shfl_xor(b, v, lane_mask: int):
+    """Value of ``v`` in the lane whose index differs in ``lane_mask``, for any scalar type."""
+    t = v.type
+    full = ir.Constant(I32, 0xFFFFFFFF)
+
+    def one(x32):
+        return intrinsic(b, "llvm.nvvm.shfl.sync.bfly.i32", I32, [full, x32, ir.Constant(I32, lane_mask),
+                                                                   ir.Constant(I32, 0x1F)])
+    if t == I32:
+        return one(v)
+    if t == F32:
+        return b.bitcast(one(b.bitcast(v, I32)), F32)
+    if t in (I64, F64) or isinstance(t, ir.PointerType):
+        x = v if t == I64 else (b.ptrtoint(v, I64) if isinstance(t, ir.PointerType) else b.bitcast(v, I64))
+        lo = one(b.trunc(x, I32))
+        hi = one(b.trunc(b.lshr(x, ir.Constant(I64, 32)), I32))
+        r = b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ir.Constant(I64, 32)))
+        if t == I64:
+            return r
+        return b.inttoptr(r, t) if isinstance(t, ir.PointerType) else b.bitcast(r, t)
+    if t == F16:
+        return b.bitcast(b.trunc(one(b.zext(b.bitcast(v, I16), I32)), I16), F16)
+    if isinstance(t, ir.IntType) and t.width < 32:
+        return b.trunc(one(b.zext(v, I32)), t)
+    raise TypeError(f"cannot shuffle {t}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# predicated vector global memory access
+# ---------------------------------------------------------------------------------------------------------------
+def _words(nbytes: int):
+    """(number of 32-bit words, or 0 with a narrower single word type) for a vector of ``nbytes``."""
+    if nbytes >= 4:
+        return nbytes // 4, I32, "r", "b32"
+    if nbytes == 2:
+        return 1, I16, "h", "b16"
+    return 0, None, None, None
+
+
+def _pack(b, values, word_t, nwords):
+    """Memory-typed element values -> ``nwords`` words of ``word_t``."""
+    et = values[0].type
+    n = len(values)
+    vec = ir.VectorType(et, n)
+    acc = ir.Constant(vec, ir.Undefined)
+    for i, v in enumerate(values):
+        acc = b.insert_element(acc, v, ir.Constant(I32, i))
+    if nwords == 1:
+        return [b.bitcast(acc, word_t)]
+    words = b.bitcast(acc, ir.VectorType(word_t, nwords))
+    return [b.extract_element(words, ir.Constant(I32, i)) for i in range(nwords)]
+
+
+def _unpack(b, words, et, n):
+    nw = len(words)
+    if nw == 1:
+        v = b.bitcast(words[0], ir.VectorType(et, n)) if n > 1 else b.bitcast(words[0], et)
+        return [b.extract_element(v, ir.Constant(I32, i)) for i in range(n)] if n > 1 else [v]
+    acc = ir.Constant(ir.VectorType(words[0].type, nw), ir.Undefined)
+    for i, w in enumerate(words):
+        acc = b.insert_element(acc, w, ir.Constant(I32, i))
+    v = b.bitcast(acc, ir.VectorType(et, n))
+    return [b.extract_element(v, ir.Constant(I32, i)) for i in range(n)]
+
+
+_CACHE = {"": "", "ca": ".ca", "cg": ".cg", "cs": ".cs", "lu": ".lu", "cv": ".cv", ".ca": ".ca", ".cg": ".cg",
+          ".cs": ".cs", ".cv": ".cv"}
+
+
+def vector_load(b, ptr, et, n: int, pred=None, others=None, cache=""):
+    """Load ``n`` consecutive elements of memory type ``et`` at ``ptr`` (aligned to the whole vector) as one
+    instruction; where ``pred`` is false the results are ``others`` (or zero)."""
+    nbytes = n * _bytes(et)
+    nw, wt, cons, bits = _words(nbytes)
+    if nw == 0 or (n == 1 and nbytes < 4 and nw == 1 and et != I16 and et != F16):
+        return [_scalar_load(b, ptr, et, pred, others[0] if others else None)]
+    if others is None:
+        others = [ir.Constant(et, 0 if isinstance(et, ir.IntType) else 0.0)] * n
+    other_words = _pack(b, others, wt, nw)
+    outs = ",".join(f"${i}" for i in range(nw))
+    addr = f"${nw}"
+    lines = [f"mov.{bits} ${i}, ${nw + 2 + i};" for i in range(nw)] if pred is not None else []
+    vec = f".v{nw}" if nw > 1 else ""
+    dst = "{" + outs + "}" if nw > 1 else "$0"
+    guard = f"@${nw + 1} " if pred is not None else ""
+    lines.append(f"{guard}ld.global{_CACHE.get(cache, '')}{vec}.{bits} {dst}, [{addr}];")
+    cons_list = [f"={cons}"] * nw + ["l"]
+    args = [ptr]
+    if pred is not None:
+        cons_list += ["b"] + [cons] * nw
+        args += [pred] + other_words
+    ret = ir.LiteralStructType([wt] * nw) if nw > 1 else wt
+    fty = ir.FunctionType(ret, [a.type for a in args])
+    asm = ir.InlineAsm(fty, "\n\t".join(lines), ",".join(cons_list), side_effect=True)
+    r = b.call(asm, args)
+    words = [b.extract_value(r, i) for i in range(nw)] if nw > 1 else [r]
+    return _unpack(b, words, et, n)
+
+
+def vector_store(b, ptr, values, pred=None, cache=""):
+    et = values[0].type
+    n = len(values)
+    nbytes = n * _bytes(et)
+    nw, wt, cons, bits = _words(nbytes)
+    if nw == 0 or (n == 1 and nbytes < 4 and et != I16 and et != F16):
+        return _scalar_store(b, ptr, values[0], pred)
+    words = _pack(b, values, wt, nw)
+    vec = f".v{nw}" if nw > 1 else ""
+    src = "{" + ",".join(f"${i + 1}" for i in range(nw)) + "}" if nw > 1 else "$1"
+    guard = f"@${nw + 1} " if pred is not None else ""
+    text = f"{guard}st.global{_CACHE.get(cache, '')}{vec}.{bits} [$0], {src};"
+    cons_list = ["l"] + [cons] * nw
+    args = [ptr] + words
+    if pred is not None:
+        cons_list.append("b")
+        args.append(pred)
+    fty = ir.FunctionType(VOID, [a.type for a in args])
+    b.call(ir.InlineAsm(fty, text, ",".join(cons_list), side_effect=True), args)
+
+
+def _bytes(t):
+    if isinstance(t, ir.IntType):
+        return max(1, t.width // 8)
+    if isinstance(t, ir.PointerType):
+        return 8
+    return {F16: 2, F32: 4, F64: 8}[t]
+
+
+def _scalar_load(b, ptr, et, pred, other):
+    if pred is None:
+        return b.load(ptr, typ=et)
+    if other is None:
+        other = ir.Constant(et, 0 if isinstance(et, ir.IntType) else 0.0) if not isinstance(et, ir.PointerType) \
+            else ir.Constant(et, None)
+    start = b.block
+    with b.if_then(pred):
+        v = b.load(ptr, typ=et)
+        inner = b.block
+    phi = b.phi(et)
+    phi.add_incoming(v, inner)
+    phi.add_incoming(other, start)
+    return phi
+
+
+def _scalar_store(b, ptr, value, pred):
+    if pred is None:
+        b.store(value, ptr)
+        return
+    with b.if_then(pred):
+        b.store(value, ptr)
+
+
+__all__ = ["sreg", "barrier", "shfl_xor", "vector_load", "vector_store", "intrinsic", "GLOBAL_PTR", "I1", "I8"]

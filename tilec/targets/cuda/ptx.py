@@ -1,0 +1,99 @@
+"""LLVM IR text -> optimised PTX through llvmlite's NVPTX target, and PTX -> cubin through ptxas when present.
+
+The PTX ISA version is the lowest that the architecture needs (so older drivers can JIT it), at least 7.0 for
+the instructions the lowering uses.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from ...errors import BackendError
+
+_PTX_FOR_ARCH = {70: 60, 75: 63, 80: 70, 86: 71, 87: 74, 89: 78, 90: 78, 100: 86, 101: 86, 103: 88, 120: 87}
+_initialised = False
+
+
+def ptx_version(arch: int) -> int:
+    best = 70
+    for a, v in sorted(_PTX_FOR_ARCH.items()):
+        if a <= arch:
+            best = v
+    return max(best, 70)
+
+
+def _init():
+    global _initialised
+    if not _initialised:
+        import llvmlite.binding as llvm
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _initialised = True
+
+
+def target_machine(arch: int, opt: int = 3):
+    import llvmlite.binding as llvm
+    _init()
+    t = llvm.Target.from_triple("nvptx64-nvidia-cuda")
+    return t.create_target_machine(cpu=f"sm_{arch}", features=f"+ptx{ptx_version(arch)}", opt=opt)
+
+
+def llir_to_ptx(llir: str, arch: int, opt_level: int = 3) -> str:
+    import llvmlite.binding as llvm
+    _init()
+    try:
+        mod = llvm.parse_assembly(llir)
+        mod.verify()
+    except RuntimeError as e:
+        raise BackendError(f"LLVM rejected the generated IR (a tilec bug): {e}") from None
+    tm = target_machine(arch)
+    if opt_level:
+        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+    try:
+        return tm.emit_assembly(mod)
+    except RuntimeError as e:
+        raise BackendError(f"NVPTX code generation failed: {e}") from None
+
+
+def ptxas_path():
+    return shutil.which("ptxas")
+
+
+_INFO = re.compile(r"Used (\d+) registers")
+_SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+_SMEM = re.compile(r"(\d+) bytes smem")
+_STACK = re.compile(r"(\d+) bytes stack frame")
+
+
+def assemble(ptx: str, arch: int, metadata: dict | None = None) -> bytes:
+    """PTX -> cubin with ptxas; ptxas's resource report goes into ``metadata``; errors become BackendError."""
+    exe = ptxas_path()
+    if exe is None:
+        raise BackendError("ptxas is not on PATH")
+    with tempfile.TemporaryDirectory(prefix="tilec-ptxas-") as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        p = subprocess.run([exe, f"-arch=sm_{arch}", "-v", "-O3", src, "-o", out], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise BackendError(f"ptxas rejected the generated PTX for sm_{arch}:\n{p.stderr.strip()}")
+        with open(out, "rb") as f:
+            data = f.read()
+    if metadata is not None:
+        log = p.stderr
+        m = _INFO.search(log)
+        if m:
+            metadata["num_regs"] = int(m.group(1))
+        m = _SPILL.search(log)
+        if m:
+            metadata["spill_stores"], metadata["spill_loads"] = int(m.group(1)), int(m.group(2))
+        m = _STACK.search(log)
+        if m:
+            metadata["stack_bytes"] = int(m.group(1))
+        metadata["ptxas_log"] = log.strip()
+    return data

@@ -1,0 +1,152 @@
+"""Elementwise semantics on single LLVM values: one table entry per tir op, reading signedness and float-ness
+from the tir element type. Tiles are lists of such values, so the tile lowering maps these over registers.
+Math functions come from :mod:`.nvvm_math` (NVVM intrinsics and own polynomials; no libdevice).
+(A candidate for tilec/codegen: nothing here is NVPTX-specific except the math table it delegates to.)
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...errors import BackendError
+from . import nvvm_math
+from .llvm_types import F32, I64, llvm_type, round_bf16
+
+
+def _intrinsic(b: ir.IRBuilder, name, ret, args):
+    m = b.module
+    fn = m.globals.get(name)
+    if fn is None:
+        fn = ir.Function(m, ir.FunctionType(ret, [a.type for a in args]), name)
+    return b.call(fn, args)
+
+
+def _suffix(t):
+    return {16: "f16", 32: "f32", 64: "f64"}[{ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(t)]]
+
+
+def _isuffix(t):
+    return f"i{t.width}"
+
+
+def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None):
+    """``x <name> y`` for tir element type ``et``."""
+    attrs = attrs or {}
+    if et.is_float:
+        if name == "add":
+            return b.fadd(x, y)
+        if name == "sub":
+            return b.fsub(x, y)
+        if name == "mul":
+            return b.fmul(x, y)
+        if name in ("div", "fdiv"):
+            return b.fdiv(x, y)
+        if name == "rem":
+            return b.frem(x, y)
+        if name in ("max", "min"):
+            base = ("maximum" if attrs.get("propagate_nan") else "maxnum") if name == "max" else \
+                ("minimum" if attrs.get("propagate_nan") else "minnum")
+            return _intrinsic(b, f"llvm.{base}.{_suffix(x.type)}", x.type, [x, y])
+        if name == "pow":
+            return nvvm_math.pow_(b, x, y)
+        if name == "atan2":
+            return nvvm_math.atan2(b, x, y)
+    else:
+        signed = et.is_signed
+        table = {"add": b.add, "sub": b.sub, "mul": b.mul, "and": b.and_, "or": b.or_, "xor": b.xor,
+                 "shl": b.shl}
+        if name in table:
+            return table[name](x, y)
+        if name == "div":
+            return b.sdiv(x, y) if signed else b.udiv(x, y)
+        if name == "rem":
+            return b.srem(x, y) if signed else b.urem(x, y)
+        if name == "shr":
+            return b.ashr(x, y) if signed else b.lshr(x, y)
+        if name in ("max", "min"):
+            fn = ("s" if signed else "u") + name
+            return _intrinsic(b, f"llvm.{fn}.{_isuffix(x.type)}", x.type, [x, y])
+        if name == "umulhi":
+            w = x.type.width
+            wide = ir.IntType(2 * w)
+            p = b.mul(b.zext(x, wide), b.zext(y, wide))
+            return b.trunc(b.lshr(p, ir.Constant(wide, w)), x.type)
+    raise BackendError(f"the CUDA backend cannot lower '{name}' on {et}")
+
+
+def unary(b: ir.IRBuilder, name: str, et, x):
+    if et.is_float:
+        if name == "neg":
+            return b.fneg(x)
+        if name == "abs":
+            return _intrinsic(b, f"llvm.fabs.{_suffix(x.type)}", x.type, [x])
+        return nvvm_math.unary(b, name, x)
+    if name == "neg":
+        return b.neg(x)
+    if name == "not":
+        return b.not_(x)
+    if name == "abs":
+        if not et.is_signed:
+            return x
+        return _intrinsic(b, f"llvm.abs.{_isuffix(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
+    if name == "popc":
+        return _intrinsic(b, f"llvm.ctpop.{_isuffix(x.type)}", x.type, [x])
+    if name == "clz":
+        return _intrinsic(b, f"llvm.ctlz.{_isuffix(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
+    raise BackendError(f"the CUDA backend cannot lower '{name}' on {et}")
+
+
+_ICMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def cmp(b: ir.IRBuilder, pred: str, et, x, y):
+    if et.is_float:
+        if pred == "ne":
+            return b.fcmp_unordered("!=", x, y)
+        return b.fcmp_ordered(_ICMP[pred], x, y)
+    if et.is_ptr:
+        return b.icmp_unsigned(_ICMP[pred], b.ptrtoint(x, I64), b.ptrtoint(y, I64))
+    if et.is_signed:
+        return b.icmp_signed(_ICMP[pred], x, y)
+    return b.icmp_unsigned(_ICMP[pred], x, y)
+
+
+def fma(b, et, x, y, z):
+    return _intrinsic(b, f"llvm.fma.{_suffix(x.type)}", x.type, [x, y, z])
+
+
+def cast(b: ir.IRBuilder, src_t, dst_t, x, rounding="rtne"):
+    """Value conversion between tir element types (signedness from the source, like C)."""
+    s, d = src_t.element, dst_t.element
+    ls, ld = llvm_type(s), llvm_type(d)
+    if s.is_ptr or d.is_ptr:
+        if s.is_ptr and d.is_ptr:
+            return x if ls == ld else b.addrspacecast(x, ld)
+        if s.is_ptr:
+            return b.ptrtoint(x, ld)
+        return b.inttoptr(x, ld)
+    if s.is_float and d.is_float:
+        if d.name == "bf16":
+            y = x if ls == F32 else (b.fpext(x, F32) if _width(ls) < 32 else b.fptrunc(x, F32))
+            return round_bf16(b, y)
+        if ls == ld:
+            return x
+        return b.fpext(x, ld) if _width(ls) < _width(ld) else b.fptrunc(x, ld)
+    if s.is_float:  # float -> int
+        if d.is_bool:
+            return b.fcmp_unordered("!=", x, ir.Constant(ls, 0.0))
+        return b.fptosi(x, ld) if d.is_signed else b.fptoui(x, ld)
+    if d.is_float:  # int -> float
+        y = b.sitofp(x, ld) if s.is_signed else b.uitofp(x, ld)
+        return round_bf16(b, y) if d.name == "bf16" else y
+    # int -> int
+    if d.is_bool:
+        return b.icmp_unsigned("!=", x, ir.Constant(ls, 0))
+    if ls.width == ld.width:
+        return x
+    if ls.width > ld.width:
+        return b.trunc(x, ld)
+    return b.sext(x, ld) if s.is_signed else b.zext(x, ld)
+
+
+def _width(t):
+    return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(t)]
