@@ -146,3 +146,18 @@ def test_random_modules_round_trip(m):
         parsed = parse_module(text)
         verify(parsed)
         assert print_ir(parsed, locs) == text
+
+
+def test_gir_layouts_round_trip_and_evaluate():
+    import numpy as np
+
+    from tilec.ir.evaluator import evaluate_function
+    blocked = "#blocked<spt = [1, 1], tpw = [1, 32], wpc = [4, 1], order = [1, 0]>"
+    other = "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>"
+    text = (f"module {{\n  func @f(%x: tile<16x32xf32, {blocked}>) -> (tile<16x32xf32, {other}>) {{\n"
+            f"    %y = convert_layout %x : tile<16x32xf32, {other}>\n"
+            "    return %y\n  }\n}\n")
+    m = parse_module(text)
+    assert print_ir(m) == text
+    x = np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)
+    np.testing.assert_array_equal(evaluate_function(m.lookup("f"), [x])[0], x)

@@ -129,7 +129,7 @@ def _num_programs(ip, op, args):
     return [np.asarray(ip.num_programs[op.attrs["axis"]], dtype=np.int32)]
 
 
-@register_impl("hint")
+@register_impl("hint", "convert_layout")
 def _identity(ip, op, args):
     return list(args)
 

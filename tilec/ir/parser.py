@@ -204,6 +204,9 @@ class _Parser:
             self.pos = i + 1
         fn = LAYOUT_PARSERS.get(name)
         if fn is None:
+            from . import layouts  # noqa: F401  (the GPU encodings register themselves on import)
+            fn = LAYOUT_PARSERS.get(name)
+        if fn is None:
             raise self.error(f"unknown layout '#{name}' (known: {', '.join(sorted(LAYOUT_PARSERS)) or 'none'})", start)
         try:
             return fn(body)
