@@ -37,6 +37,13 @@ def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str
     return PassManager(name).run(module, passes)
 
 
+def param_kind(t) -> str:
+    """How a kernel parameter travels: 'ptr' or the scalar type's name."""
+    if t.is_tile:
+        raise BackendError(f"kernel parameters cannot be tiles ({t})")
+    return "ptr" if t.is_ptr else t.element.name
+
+
 class CUDABackend:
     name = "cuda"
 
@@ -79,6 +86,8 @@ class CUDABackend:
         metadata["shared"] = int(kernel.attrs.get("shared", 0)) if kernel is not None else 0
         metadata["num_warps"] = options["num_warps"]
         metadata["arch"] = self.arch
+        if kernel is not None:
+            metadata["cuda_params"] = [param_kind(t) for t in kernel.function_type.inputs]
         return module
 
     def make_llir(self, module, metadata, options):
