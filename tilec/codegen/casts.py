@@ -1,7 +1,7 @@
 """Value conversions (``cast``), bit reinterpretation (``bitcast``) and pointer arithmetic (``addptr``).
 
 Casts to ``i1`` test for non-zero (like Python's ``bool``); int -> int extends by the *source's* signedness;
-float -> narrower float rounds to nearest even, or toward zero for ``rounding = "rtz"`` (fixed up from the
+float -> int truncates and saturates (NaN -> 0); float -> narrower float rounds to nearest even, or toward zero for ``rounding = "rtz"`` (fixed up from the
 nearest-even result by stepping one ulp toward zero when it overshot).
 """
 from __future__ import annotations
@@ -10,6 +10,7 @@ import llvmlite.ir as ir
 
 from ..ir import types as T
 from . import llvm_types as LT
+from .intrinsics import call as icall
 
 
 def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w: int = 1):
@@ -21,6 +22,8 @@ def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w
         if isinstance(s, T.PointerType) and isinstance(d, T.PointerType):
             return v
         if isinstance(s, T.PointerType):
+            if d == T.i1:
+                return b.icmp_unsigned("!=", b.ptrtoint(v, LT.vec(LT.I64, w)), LT.const(LT.I64, 0, w))
             return b.ptrtoint(v, dty)
         return b.inttoptr(b.sext(v, LT.vec(LT.I64, w)) if s.bits < 64 else v, dty)
     if d == T.i1:
@@ -37,7 +40,8 @@ def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w
         return b.sitofp(v, dty) if s.is_signed else b.uitofp(v, dty)
     if s.is_float and d.is_int:
         x = b.fpext(v, LT.vec(LT.F32, w)) if s.bits == 16 else v
-        return b.fptosi(x, dty) if d.is_signed else b.fptoui(x, dty)
+        name = "llvm.fptosi.sat" if d.is_signed else "llvm.fptoui.sat"
+        return icall(b, name, dty, [x], (dty, x.type))
     # float -> float
     if s.bits == 16 and d.bits == 16:  # f16 <-> bf16 through f32
         v = b.fpext(v, LT.vec(LT.F32, w))

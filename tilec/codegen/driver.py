@@ -21,7 +21,12 @@ def init():
 
 @functools.cache
 def host_target_machine(opt: int = 3):
-    """A target machine for this CPU with all its features (AVX2/AVX-512 where present)."""
+    """A shared target machine for this CPU with all its features (AVX2/AVX-512 where present). Never hand it
+    to an execution engine, which takes ownership: use :func:`new_host_target_machine` for that."""
+    return new_host_target_machine(opt)
+
+
+def new_host_target_machine(opt: int = 3):
     init()
     target = llvm.Target.from_triple(llvm.get_process_triple())
     return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),

@@ -2,7 +2,7 @@
 
 Every emitter has the signature ``fn(E, args, op) -> llvm value`` where ``E`` is an :class:`Emit` (builder +
 types) and ``args`` are LLVM values of one width. Semantics follow ``tilec/ir/ops.py``: C-style integer
-division/remainder, ``shr`` by signedness, ``max``/``min`` ignoring NaN unless ``propagate_nan``, ordered float
+division/remainder (by zero: 0), ``shr`` by signedness, ``max``/``min`` ignoring NaN unless ``propagate_nan``, ordered float
 comparisons except ``ne``. Division by zero and over-wide shifts are defined (no LLVM poison) so that masked-off
 vector lanes can never trap. f16/bf16 arithmetic is computed in f32 and rounded once, which is exact for the
 basic operations.
@@ -68,17 +68,20 @@ def _by_kind(int_fn, float_fn):
     return emit
 
 
-def _safe_divisor(E, d):
-    zero = E.c(E.src, 0)
-    return E.b.select(E.b.icmp_unsigned("==", d, zero), E.c(E.src, 1), d)
-
-
 def _idiv(E, a, op):
+    """C division/remainder; x / 0 and x % 0 give 0 and INT_MIN / -1 wraps (LLVM would trap on both)."""
     x, d = a
-    d = _safe_divisor(E, d)
+    b = E.b
+    zero = b.icmp_unsigned("==", d, E.c(E.src, 0))
     if E.src.is_signed:
-        return E.b.sdiv(x, d) if op == "div" else E.b.srem(x, d)
-    return E.b.udiv(x, d) if op == "div" else E.b.urem(x, d)
+        minus1 = b.icmp_signed("==", d, E.c(E.src, -1))
+        safe = b.select(b.or_(zero, minus1), E.c(E.src, 1), d)
+        r = b.sdiv(x, safe) if op == "div" else b.srem(x, safe)
+        r = b.select(minus1, b.sub(E.c(E.src, 0), x) if op == "div" else E.c(E.src, 0), r)
+    else:
+        safe = b.select(zero, E.c(E.src, 1), d)
+        r = b.udiv(x, safe) if op == "div" else b.urem(x, safe)
+    return b.select(zero, E.c(E.src, 0), r)
 
 
 def _shift(E, a, op):

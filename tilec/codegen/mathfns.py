@@ -96,6 +96,6 @@ UNARY_MATH = {
     "tanh": _libm("tanhf", "tanh"), "erf": _libm("erff", "erf"), "log1p": _libm("log1pf", "log1p"),
     "expm1": _libm("expm1f", "expm1"),
     "floor": _intr("llvm.floor"), "ceil": _intr("llvm.ceil"), "trunc": _intr("llvm.trunc"),
-    "round": _intr("llvm.roundeven"), "sigmoid": sigmoid,
+    "round": _intr("llvm.round"), "sigmoid": sigmoid,
 }
 BINARY_MATH = {"pow": _libm("powf", "pow"), "atan2": _libm("atan2f", "atan2")}

@@ -87,8 +87,5 @@ def make_llir(module, metadata, level=3):
 
 
 def make_asm(llir, metadata):
-    from .jit import remember_object
     tm = driver.host_target_machine()
-    mod = driver.parse(llir, "optimised LLVM IR")
-    remember_object(llir, tm.emit_object(mod))
-    return tm.emit_assembly(mod)
+    return tm.emit_assembly(driver.parse(llir, "optimised LLVM IR"))

@@ -1,8 +1,6 @@
-"""In-process JIT: MCJIT engines built from optimised LLVM IR text or from an object file compiled earlier in
-this process. Engines stay alive as long as their launchers."""
+"""In-process JIT: an MCJIT engine per loaded kernel, built from the optimised LLVM IR text kept in
+``asm["llir"]`` (so a kernel loads from the disk cache alone). Engines live as long as their launchers."""
 from __future__ import annotations
-
-import hashlib
 
 import llvmlite.binding as llvm
 
@@ -10,7 +8,6 @@ from ...codegen import driver
 from ...errors import BackendError
 from . import runtime
 
-_OBJECTS: dict = {}   # sha256(llir) -> object file bytes made by the asm stage of this process
 _symbols_added = False
 
 
@@ -22,27 +19,14 @@ def _add_symbols():
         _symbols_added = True
 
 
-def key(llir: str) -> str:
-    return hashlib.sha256(llir.encode()).hexdigest()
-
-
-def remember_object(llir: str, obj: bytes):
-    _OBJECTS[key(llir)] = obj
-
-
 class Engine:
     def __init__(self, llir: str, symbol: str):
         driver.init()
         _add_symbols()
-        tm = driver.host_target_machine()
-        obj = _OBJECTS.get(key(llir))
+        tm = driver.new_host_target_machine()
+        mod = driver.parse(llir, "LLVM IR (cached)")
         try:
-            if obj is not None:
-                self.ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-                self.ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
-            else:
-                mod = driver.parse(llir, "LLVM IR (cached)")
-                self.ee = llvm.create_mcjit_compiler(mod, tm)
+            self.ee = llvm.create_mcjit_compiler(mod, tm)
             self.ee.finalize_object()
             self.address = self.ee.get_function_address(symbol)
         except RuntimeError as e:
