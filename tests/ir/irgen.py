@@ -59,7 +59,7 @@ class _Gen:
         while self.budget > 0 and self.draw(st.integers(0, 5)):
             self.budget -= 1
             self.loc(b)
-            kind = self.draw(st.integers(0, 9))
+            kind = self.draw(st.integers(0, 12))
             t = self.type()
             name = self.pick(NAMES)
             if kind <= 2:
@@ -87,6 +87,30 @@ class _Gen:
             elif kind == 9:
                 x = self.value(b, pool, t)
                 b.create(ops.PrintOp, [x], [], {"prefix": self.pick(["", "v=", 'q"\\\n\t\u00e9 {}'])})
+            elif kind == 10 and t.is_tile:
+                self.reduce_or_scan(b, pool, depth, t)
+            elif kind == 11:
+                x = self.value(b, pool, t)
+                attrs = {"divisibility": tuple(self.pick([1, 16]) for _ in t.shape)}
+                h = b.create(ops.HintOp, [x], [t], attrs, name=name)
+                h.attrs["extra"] = self.pick([(), (1.5, -0.0, "s", (2, f32)), t, float("nan"), -7])
+                pool.append(h.result)
+            elif kind == 12:
+                p = self.pick([v for v in pool if v.type.is_ptr and not v.type.is_tile] or [None])
+                if p is not None:
+                    v = b.op(ops.LoadOp, p, name=name)
+                    b.create(ops.StoreOp, [p, v], [], {"cache": self.pick(["", ".cg"])})
+
+    def reduce_or_scan(self, b, pool, depth, t):
+        x = self.value(b, pool, t)
+        axis = self.draw(st.integers(0, len(t.shape) - 1))
+        blk = Block([t.element, t.element], [self.pick(NAMES), self.pick(NAMES)])
+        if self.flag():
+            op = b.create(ops.ReduceOp, [x], attrs={"axis": axis}, regions=[Region([blk])])
+        else:
+            op = b.create(ops.ScanOp, [x], attrs={"axis": axis, "reverse": self.flag()}, regions=[Region([blk])])
+        self.region(b, blk, pool, depth, [t.element])
+        pool.extend(op.results)
 
     def region(self, b, block, pool, depth, yields, term=ops.YieldOp, extra=()):
         inner = list(pool) + list(block.args)
