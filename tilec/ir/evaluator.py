@@ -185,9 +185,6 @@ def _store(ip, op, args):
     return []
 
 
-_RMW = {"add": "add", "max": "max", "min": "min", "and": "and", "or": "or", "xor": "xor"}
-
-
 @register_impl("atomic_rmw")
 def _atomic_rmw(ip, op, args):
     """Lanes apply one after another in element order, so lanes hitting one address see each other."""
@@ -204,7 +201,7 @@ def _atomic_rmw(ip, op, args):
         for i in np.nonzero(mask)[0]:
             cur = mem.read(flat_p[i:i + 1], t, where)
             old[i] = cur[0]
-            new = flat_v[i:i + 1] if kind == "xchg" else finish(BINARY[_RMW[kind]](e, cur, flat_v[i:i + 1]), e)
+            new = flat_v[i:i + 1] if kind == "xchg" else finish(BINARY[kind](e, cur, flat_v[i:i + 1]), e)
             mem.write(flat_p[i:i + 1], new, t, where)
     return [old.reshape(ptr.shape)]
 

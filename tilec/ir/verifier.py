@@ -8,8 +8,7 @@ the module's symbol table for calls. Region contracts of the structured ops are 
 from __future__ import annotations
 
 from .core import Block, BlockArgument, IRError, OP_REGISTRY, Operation, OpResult
-from .ops import (CallOp, ConditionOp, ForOp, FuncOp, IfOp, ModuleOp, ReduceOp, ReturnOp, ScanOp, WhileOp,
-                  YieldOp)
+from .ops import CallOp, ForOp, FuncOp, IfOp, ModuleOp, ReduceOp, ScanOp, WhileOp
 from .types import FunctionType, Type, i1
 
 # Attributes declared in attr_types without a default that an op may nevertheless omit.
