@@ -45,39 +45,47 @@ def _libm(name32, name64):
     return f
 
 
-def _exp2_f32(b, t):
-    """2**t for f32 lanes: t = n + f with |f| <= 0.5, 2**f by a degree-6 polynomial, 2**n built in the
-    exponent field in two halves so results down to the denormal range are right; NaN passes through."""
-    w = LT.width_of(t.type)
+def _clamp(b, x, lo, hi):
+    """Clamp with compares (not minnum/maxnum) so NaN passes through."""
+    x = b.select(b.fcmp_ordered("<", x, lo), lo, x)
+    return b.select(b.fcmp_ordered(">", x, hi), hi, x)
+
+
+def _exp_f32(b, x, base2):
+    """e**x (or 2**x) for f32 lanes: x = n*ln2 + r with the Cody-Waite split of ln2 (so r is exact enough for
+    large |x|), e**r by the cephes degree-6 polynomial, 2**n built in the exponent field in two halves so that
+    results reaching into the denormal range are right; NaN passes through."""
+    w = LT.width_of(x.type)
     ity = LT.vec(LT.I32, w)
-    lo, hi = _c(t, -151.0), _c(t, 128.5)
-    tc = b.select(b.fcmp_ordered("<", t, lo), lo, t)
-    tc = b.select(b.fcmp_ordered(">", tc, hi), hi, tc)
-    n = icall(b, "llvm.rint", t.type, [tc], (t.type,))
-    f = b.fmul(b.fsub(tc, n), _c(t, 0.6931471805599453))
-    # e**f on |f| <= 0.347: Taylor/minimax coefficients (cephes expf)
-    p = _c(t, 1.9875691500e-4)
+    rint = lambda v: icall(b, "llvm.rint", v.type, [v], (v.type,))  # noqa: E731
+    if base2:
+        t = _clamp(b, x, _c(x, -151.0), _c(x, 128.5))
+        n = rint(t)
+        r = b.fmul(b.fsub(t, n), _c(x, 0.6931471805599453))
+    else:
+        t = _clamp(b, x, _c(x, -104.0), _c(x, 89.0))
+        n = rint(b.fmul(t, _c(x, 1.4426950408889634)))
+        r = b.fsub(b.fsub(t, b.fmul(n, _c(x, 0.693359375))), b.fmul(n, _c(x, -2.12194440e-4)))
+    p = _c(x, 1.9875691500e-4)
     for k in (1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1):
-        p = b.fadd(b.fmul(p, f), _c(t, k))
-    y = b.fadd(b.fadd(b.fmul(b.fmul(p, f), f), f), _c(t, 1.0))
+        p = b.fadd(b.fmul(p, r), _c(x, k))
+    y = b.fadd(b.fadd(b.fmul(b.fmul(p, r), r), r), _c(x, 1.0))
     ni = b.fptosi(n, ity)
     n1 = b.ashr(ni, LT.const(LT.I32, 1, w))
     n2 = b.sub(ni, n1)
+
     def pow2(k):
-        bits = b.shl(b.add(k, LT.const(LT.I32, 127, w)), LT.const(LT.I32, 23, w))
-        return b.bitcast(bits, t.type)
-    r = b.fmul(b.fmul(y, pow2(n1)), pow2(n2))
-    return b.select(b.fcmp_unordered("uno", t, t), t, r)
+        return b.bitcast(b.shl(b.add(k, LT.const(LT.I32, 127, w)), LT.const(LT.I32, 23, w)), x.type)
+    res = b.fmul(b.fmul(y, pow2(n1)), pow2(n2))
+    return b.select(b.fcmp_unordered("uno", x, x), x, res)
 
 
 def exp2(b, x):
-    return _exp2_f32(b, x) if _is_f32(x) else _intr("llvm.exp2")(b, x)
+    return _exp_f32(b, x, True) if _is_f32(x) else _intr("llvm.exp2")(b, x)
 
 
 def exp(b, x):
-    if _is_f32(x):
-        return _exp2_f32(b, b.fmul(x, _c(x, 1.4426950408889634)))
-    return _intr("llvm.exp")(b, x)
+    return _exp_f32(b, x, False) if _is_f32(x) else _intr("llvm.exp")(b, x)
 
 
 def rsqrt(b, x):
