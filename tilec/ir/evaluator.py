@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import TilecError
 from .core import Operation, Region
 from .memory import Memory, OutOfBoundsError
-from .numerics import as_value, finish, public, quantize_format, to_bits
+from .numerics import as_value, finish, public, quantize_format, storage, to_bits
 from .ops import FuncOp, ModuleOp
 from .semantics import BINARY, ELEMENTWISE, apply
 from .types import PointerType, f32
@@ -166,7 +166,7 @@ def _load(ip, op, args):
     ptr = np.asarray(args[0])
     t = op.results[0].type
     mask = _mask(args, 1, ptr.shape).reshape(-1)
-    out = np.zeros(ptr.size, dtype=finish(np.zeros(0), t).dtype)
+    out = np.zeros(ptr.size, dtype=storage(t))
     if len(args) > 2:
         out[:] = np.broadcast_to(args[2], ptr.shape).reshape(-1)
     if mask.any():
