@@ -76,3 +76,19 @@ def test_as_value_wraps_and_broadcasts():
     assert as_value(-1, u64) == np.uint64(2 ** 64 - 1)
     v = as_value(1.5, ScalarType("f32").with_shape((2, 3)))
     assert v.shape == (2, 3) and v.dtype == np.float32
+
+
+@pytest.mark.parametrize("e, big", [(ScalarType("f16"), 65504.0), (ScalarType("f32"), float(np.finfo(np.float32).max))])
+def test_round_toward_zero_against_nextafter(e, big):
+    """rtz = the round-to-nearest result, stepped one ulp toward zero when it overshot; overflow -> largest."""
+    from tilec.ir.numerics import round_to
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(5000) * 10.0 ** rng.integers(-9, 6, 5000)
+    x[:2] = [1e39, -1e39]
+    got = round_to(x, e, "rtz").astype(np.float64)
+    with np.errstate(over="ignore"):
+        near = x.astype(e.numpy)
+    step = np.nextafter(near, e.numpy.type(0)).astype(np.float64)
+    ref = np.where(np.abs(near.astype(np.float64)) > np.abs(x), step, near.astype(np.float64))
+    ref = np.where(np.isinf(near), np.copysign(big, x), ref)
+    np.testing.assert_array_equal(got, ref)
