@@ -1,0 +1,99 @@
+"""The backend's contract: options, stage names and texts, loading from cached text alone, compile time that does
+not grow with tile size, vector code for contiguous masked accesses, tilec errors instead of LLVM tracebacks,
+and print/assert."""
+import re
+import time
+
+import numpy as np
+import pytest
+
+from tilec.errors import BackendError
+from tilec.ir.parser import parse_module
+from tilec.targets.cpu.backend import CPUBackend
+
+from . import kernels as K
+from .helpers import compile_cpu
+
+
+def test_options_and_stages():
+    be = CPUBackend(None)
+    opts = be.parse_options({"num_warps": 8, "num_stages": 2, "debug": True})
+    assert opts["num_warps"] == 8 and opts["num_stages"] == 2 and opts["debug"] is True
+    assert [n for n, _ in be.stages(opts)][-2:] == ["llir", "asm"]
+
+
+def test_load_from_cached_text_only():
+    _, asm, md = compile_cpu(K.vector_add(128))
+    import json
+    md2 = json.loads(json.dumps(md))
+    run = CPUBackend(None).load({"llir": asm["llir"], "asm": asm["asm"]}, md2)
+    x, y = np.arange(300, dtype=np.float32), np.ones(300, np.float32)
+    o = np.zeros(300, np.float32)
+    run((3, 1, 1), [x, y, o, 300])
+    np.testing.assert_array_equal(o, x + 1)
+
+
+def test_contiguous_masked_load_is_vector_code():
+    _, asm, _ = compile_cpu(K.vector_add(1024))
+    text = asm["asm"]
+    vec = re.findall(r"\bv(?:movups|movdqu\w*|maskmov\w*|addps)\b[^\n]*%[yz]mm", text)
+    assert vec, "no vector loads/adds in the assembly"
+    assert "masked.load" in asm["llir"] or re.search(r"load <\d+ x float>", asm["llir"])
+    assert "gather" not in text
+
+
+@pytest.mark.parametrize("make", [lambda: K.matmul(128, 128, 32), lambda: K.softmax(128 * 128),
+                                  lambda: K.layer_norm(16384)])
+def test_compile_time_independent_of_tile_size(make):
+    m = make()
+    t0 = time.perf_counter()
+    compile_cpu(m)
+    dt = time.perf_counter() - t0
+    assert dt < 5.0, f"compile took {dt:.2f}s"
+
+
+def test_big_tiles_use_scratch_not_stack():
+    run, asm, md = compile_cpu(K.softmax(1 << 16))
+    assert md["scratch_size"] >= (1 << 16) * 4
+    n = 70_000
+    x = np.random.default_rng(0).standard_normal((2, n)).astype(np.float32)
+    o = np.zeros_like(x)
+    run((2, 1, 1), [x, o, n, n])
+    np.testing.assert_allclose(o.sum(1), [1, 1], rtol=1e-4)
+
+
+def test_unsupported_type_is_backend_error():
+    m = parse_module("""module {
+  func @k(%x: ptr<f8e4m3>) {kernel = true} {
+    %v = load %x : f8e4m3
+    store %x, %v
+    return
+  }
+}""")
+    with pytest.raises(BackendError):
+        compile_cpu(m)
+
+
+def test_llvm_rejection_is_backend_error_with_excerpt():
+    from tilec.codegen import driver
+    with pytest.raises(BackendError) as e:
+        driver.parse("define void @f() {\n  %x = add i32 1, %nope\n  ret void\n}\n")
+    assert "nope" in str(e.value)
+
+
+def test_print_and_assert(capfd):
+    m = parse_module("""module {
+  func @k(%x: ptr<i32>) {kernel = true} {
+    %v = load %x : i32
+    print %v {prefix = "v="}
+    %z = constant {value = 5} : i32
+    %ok = cmp %v, %z {predicate = "lt"} : i1
+    assert %ok {message = "v too big"}
+    return
+  }
+}""")
+    run, _, _ = compile_cpu(m)
+    run((1, 1, 1), [np.array([3], np.int32)])
+    assert "v=3" in capfd.readouterr().out
+    with pytest.raises(AssertionError, match="v too big"):
+        run((2, 1, 1), [np.array([7], np.int32)])
