@@ -42,7 +42,11 @@ def _np_elem(dt: np.dtype) -> str:
 def _describe_ndarray(a):
     elem = _np_elem(a.dtype)
     aligned = a.__array_interface__["data"][0] % 16 == 0
-    return ("*" + elem, aligned), "*" + elem, 16 if aligned else 1, False
+    return (a.dtype, aligned), "*" + elem, 16 if aligned else 1, False
+
+
+def _key_ndarray(a):
+    return (a.dtype, a.__array_interface__["data"][0] & 15 == 0)
 
 
 def _describe_torch(t):
@@ -73,22 +77,29 @@ def _int_type(v: int) -> str:
 def _describe_int(v):
     t = _int_type(v)
     if v == 1:
-        return (t, 1), t, 1, True
-    div = 16 if v % 16 == 0 else 1
-    return (t, div), t, div, False
+        return t + ":1", t, 1, True
+    if v % 16 == 0:
+        return t + ":16", t, 16, False
+    return t, t, 1, False
+
+
+def _key_int(v):
+    if -2147483648 <= v <= 2147483647:
+        return "i32:1" if v == 1 else ("i32:16" if v % 16 == 0 else "i32")
+    return _describe_int(v)[0]
 
 
 def _describe_int_nospec(v):
     t = _int_type(v)
-    return (t,), t, 1, False
+    return t + ":nospec", t, 1, False
 
 
 def _describe_bool(v):
-    return ("i1",), "i1", 1, False
+    return "i1", "i1", 1, False
 
 
 def _describe_float(v):
-    return ("fp32",), "fp32", 1, False
+    return "fp32", "fp32", 1, False
 
 
 def _describe_np_int(v):
@@ -102,6 +113,9 @@ DESCRIBERS = {
 }
 for _t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
     DESCRIBERS[_t] = _describe_np_int
+
+# the launch path only needs keys: cheaper functions for the common kinds (same key as the describer's)
+KEYERS = {np.ndarray: _key_ndarray, int: _key_int, float: lambda v: "fp32", bool: lambda v: "i1"}
 
 
 def describer(arg, specialize: bool = True):

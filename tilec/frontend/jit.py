@@ -12,11 +12,15 @@ import inspect
 import threading
 
 from ..language.core import constexpr
-from .args import host_value
+import numpy as np
+
+from .args import KEYERS, describer, host_value
 from .specialize import describe
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
                   "default_dot_input_precision", "target", "launch_cooperative_grid")
+_LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
+_EMPTY = inspect.Parameter.empty
 
 
 class Param:
@@ -60,6 +64,9 @@ class JITFunction:
         dns = set(do_not_specialize or ())
         self.params = [Param(p, i, dns) for i, p in enumerate(self.signature.parameters.values())]
         self._names = [p.name for p in self.params]
+        self._index = {p.name: i for i, p in enumerate(self.params)}
+        self._is_cx = [p.is_constexpr for p in self.params]
+        self._spec = [p.specialize for p in self.params]
         self._runtime_idx = [i for i, p in enumerate(self.params) if not p.is_constexpr]
         self.cache: dict = {}
         self._lock = threading.Lock()
@@ -122,26 +129,26 @@ class JITFunction:
 
     def _bind(self, args, kwargs):
         """Values of every parameter in order (defaults applied); clear errors naming the kernel."""
-        params = self.params
-        n = len(params)
+        n = len(self.params)
         if len(args) == n and not kwargs:
             return list(args)
         if len(args) > n:
             raise TypeError(f"{self.__name__}() takes {n} arguments but {len(args)} were given")
-        values = list(args) + [inspect.Parameter.empty] * (n - len(args))
+        values = list(args) + [_EMPTY] * (n - len(args))
+        index = self._index
         for k, v in kwargs.items():
-            try:
-                i = self._names.index(k)
-            except ValueError:
-                raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{k}'") from None
-            if values[i] is not inspect.Parameter.empty:
+            i = index.get(k)
+            if i is None:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{k}'")
+            if values[i] is not _EMPTY:
                 raise TypeError(f"{self.__name__}() got multiple values for argument '{k}'")
             values[i] = v
-        for i, p in enumerate(params):
-            if values[i] is inspect.Parameter.empty:
-                if not p.has_default:
-                    raise TypeError(f"{self.__name__}() missing a value for parameter '{p.name}'")
-                values[i] = p.default
+        if any(v is _EMPTY for v in values):
+            for i, p in enumerate(self.params):
+                if values[i] is _EMPTY:
+                    if not p.has_default:
+                        raise TypeError(f"{self.__name__}() missing a value for parameter '{p.name}'")
+                    values[i] = p.default
         return values
 
     def specialize(self, values):
@@ -162,45 +169,60 @@ class JITFunction:
         return ckey, runtime_vals, ASTSource(self, sig, constexprs, attrs)
 
     def run(self, *args, grid, warmup=False, **kwargs):
-        options = {}
-        for k in LAUNCH_OPTIONS:
-            if k in kwargs:
+        options = None
+        if kwargs:
+            for k in [k for k in kwargs if k in _LAUNCH_OPTIONS]:
+                if options is None:
+                    options = {}
                 options[k] = kwargs.pop(k)
         values = self._bind(args, kwargs)
-        runtime_vals = [values[i] for i in self._runtime_idx]
-        try:
-            key = self._fast_key(values)
-        except (TypeError, ValueError) as e:
-            raise type(e)(f"{self.__name__}: {e}") from None
-        okey = (key, tuple(sorted(options.items()))) if options else key
-        kernel = self.cache.get(okey)
+        key = self._fast_key(values)
+        if options:
+            key = (key, tuple(sorted(options.items())))
+        kernel = self.cache.get(key)
         if kernel is None:
-            kernel = self._compile(values, options, okey)
+            kernel = self._compile(values, options or {}, key)
         if warmup:
             return kernel
         if callable(grid):
             grid = grid(dict(zip(self._names, values)))
-        if isinstance(grid, int):
+        elif type(grid) is int:
             grid = (grid,)
-        if not 1 <= len(grid) <= 3:
+        n = len(grid)
+        if n == 3:
+            g = grid if type(grid) is tuple else tuple(grid)
+        elif n == 1:
+            g = (grid[0], 1, 1)
+        elif n == 2:
+            g = (grid[0], grid[1], 1)
+        else:
             raise ValueError(f"{self.__name__}: grid must have 1 to 3 dimensions, got {grid!r}")
-        g = tuple(int(x) for x in grid) + (1,) * (3 - len(grid))
         if g[0] <= 0 or g[1] <= 0 or g[2] <= 0:
             return kernel
-        kernel.run(g, [host_value(v) for v in runtime_vals])
+        kernel.run(g, [v if type(v) not in _NP_SCALARS else host_value(v) for v in
+                       (values[i] for i in self._runtime_idx)])
         return kernel
 
     def _fast_key(self, values):
-        from .args import describer
+        """The in-memory cache key: per parameter, the constexpr value or the argument's description."""
         key = []
-        for p, v in zip(self.params, values):
-            if p.is_constexpr:
-                key.append(_hashable(v.value if isinstance(v, constexpr) else v))
-            else:
-                try:
-                    key.append(describer(v, p.specialize)(v)[0])
-                except (TypeError, ValueError) as e:
-                    raise type(e)(f"parameter '{p.name}': {e}") from None
+        for cx, spec, v in zip(self._is_cx, self._spec, values):
+            if cx:
+                key.append(v.value if type(v) is constexpr else v)
+                continue
+            k = KEYERS.get(type(v)) if spec else None
+            try:
+                if k is not None:
+                    key.append(k(v))
+                    continue
+                key.append(describer(v, spec)(v)[0])
+            except (TypeError, ValueError) as e:
+                p = self.params[len(key)]
+                raise type(e)(f"{self.__name__}: parameter '{p.name}': {e}") from None
+        try:
+            hash(tuple(key))
+        except TypeError:
+            key = [_hashable(k) for k in key]
         return tuple(key)
 
     def _compile(self, values, options, okey):
@@ -222,6 +244,10 @@ class JITFunction:
 
     def __repr__(self):
         return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+_NP_SCALARS = frozenset({np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                         np.float16, np.float32, np.float64})
 
 
 def _hashable(v):
