@@ -237,3 +237,105 @@ def test_equal_to_1_and_divisibility_specialisation():
 def add_one_strided(X, stride, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(X + offs * stride, tl.load(X + offs * stride, mask=offs < n) + 1, mask=offs < n)
+
+
+@tilec.jit
+def python_scalar_loop_init(X, Out, n, BLOCK: tl.constexpr):
+    total = 0  # a compile-time int that becomes f32 in the loop: the loop is built with an f32 init
+    best = -float("inf")
+    for i in range(n):
+        x = tl.load(X + i * BLOCK + tl.arange(0, BLOCK))
+        total += tl.sum(x, axis=0)
+        best = tl.maximum(best, tl.max(x, axis=0))
+    tl.store(Out, total)
+    tl.store(Out + 1, best)
+
+
+def test_python_scalar_init_adopts_loop_type():
+    x = rng.standard_normal((5, 8)).astype(np.float32)
+    out = np.zeros(2, np.float32)
+    launch(python_scalar_loop_init, 1, x, out, 5, BLOCK=8)
+    np.testing.assert_allclose(out, [x.sum(), x.max()], rtol=1e-5)
+
+
+@tilec.jit
+def nested_loops(Out, n, m):
+    acc = 0
+    for i in range(n):
+        row = 0
+        for j in range(i, m):
+            if (j % 3 == 0) and not (j == 6):
+                row += j
+            else:
+                row -= 1
+        acc += row * (1 if i % 2 == 0 else -1)
+    k = 0
+    while k < 0:
+        k += 1
+    tl.store(Out, acc + k)
+
+
+def test_nested_loops_if_and_boolean_ops():
+    out = np.zeros(1, np.int32)
+    launch(nested_loops, 1, out, 7, 11)
+    ref = 0
+    for i in range(7):
+        row = 0
+        for j in range(i, 11):
+            row += j if (j % 3 == 0 and j != 6) else -1
+        ref += row * (1 if i % 2 == 0 else -1)
+    assert out[0] == ref
+
+
+@tilec.jit
+def expressions_kernel(X, Out, lo, hi, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    inside = lo < x < hi
+    y = tl.where(inside, x, 0.0)
+    z = x if BLOCK > 4 else -x
+    w = abs(-x) + (x ** 2.0) - x * x
+    tl.store(Out + offs, y)
+    tl.store(Out + BLOCK + offs, z + w - abs(x))
+    tl.store(Out + 2 * BLOCK + offs, x.T if False else tl.sum(x[:, None] * x[None, :], axis=1))
+
+
+def test_expressions():
+    x = rng.standard_normal(8).astype(np.float32)
+    out = np.zeros(24, np.float32)
+    launch(expressions_kernel, 1, x, out, -0.5, 0.5, BLOCK=8)
+    np.testing.assert_allclose(out[:8], np.where((x > -0.5) & (x < 0.5), x, 0))
+    np.testing.assert_allclose(out[8:16], x, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[16:], x * x.sum(), rtol=1e-5, atol=1e-6)
+
+
+@tilec.jit
+def defined_in_loop_only(Out, n):
+    for i in range(n):
+        tmp = i * 2
+    tl.store(Out, tmp)
+
+
+def test_names_defined_in_a_loop_are_not_visible_after_it():
+    with pytest.raises(tilec.CompilationError, match="'tmp' is not defined"):
+        build(defined_in_loop_only, np.zeros(1, np.int32), 3)
+
+
+@tilec.jit
+def scale(x, factor):
+    return x * factor
+
+
+@tilec.jit
+def weak_scalar_through_call(X, Out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    y = scale(tl.load(X + offs), 3)
+    tl.static_assert(y.dtype == tl.float16)
+    tl.store(Out + offs, y)
+
+
+def test_python_scalars_passed_to_jit_functions_stay_weak():
+    x = rng.standard_normal(16).astype(np.float16)
+    out = np.zeros(16, np.float16)
+    launch(weak_scalar_through_call, 1, x, out, BLOCK=16)
+    np.testing.assert_allclose(out, x * 3, rtol=1e-3)

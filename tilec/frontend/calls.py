@@ -108,10 +108,9 @@ class CallGen:
                 constexprs[p.name] = v
             elif is_tensor(v):
                 values.append((p.name, v))
-            elif isinstance(v, (bool, int, float)):
-                values.append((p.name, self.g.sem.to_tensor(v)))
             else:
-                # non-numeric compile-time values (dtypes, None, functions, tuples) specialise like constexprs
+                # compile-time values (Python numbers, dtypes, None, functions, tuples) specialise the callee
+                # like constexprs, so Python scalars stay weakly typed inside it
                 constexprs[p.name] = v
         callee = self.g.module.callee(fn, [(n, v.type) for n, v in values], constexprs, node)
         results = self.g.ir_call(callee, [v for _, v in values])
