@@ -106,3 +106,21 @@ def make_row_sum_2d(rows=64, cols=128, axis=1, div=(16, 16, 1, 1, 1)):
     b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, out_ptr, result_type=OP), idx), s, omask], [])
     b.create(O.ReturnOp, [], [])
     return m
+
+
+def make_histogram(block=512, div=(16, 16, 1)):
+    """hist[x[i]] += 1 for i < n through atomic_rmw add (the frontend's tl.atomic_add equivalent)."""
+    from tilec.ir.types import PointerType as _P
+    P = _P(i32)
+    m, f, b = _kernel("histogram_kernel", [P, P, i32], ["x_ptr", "hist_ptr", "n"], div)
+    x_ptr, hist_ptr, n = f.args
+    T = TileType((block,), i32)
+    PT = TileType((block,), P)
+    start = b.op(O.MulOp, b.op(O.ProgramIdOp, axis=0), b.constant(block, i32))
+    offs = b.op(O.AddOp, b.op(O.SplatOp, start, result_type=T), b.op(O.ArangeOp, start=0, end=block))
+    mask = b.op(O.CmpOp, offs, b.op(O.SplatOp, n, result_type=T), predicate="lt")
+    v = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, x_ptr, result_type=PT), offs), mask, b.constant(0, T))
+    ptrs = b.op(O.AddPtrOp, b.op(O.SplatOp, hist_ptr, result_type=PT), v)
+    b.create(O.AtomicRMWOp, [ptrs, b.constant(1, T), mask], None, {"kind": "add"})
+    b.create(O.ReturnOp, [], [])
+    return m

@@ -52,7 +52,8 @@ class ConvertToGIR(Pass):
     def op(self, op):
         if isinstance(op, O.ForOp):
             for a, init in zip(op.iter_args, op.inits):
-                set_layout(a, layout_of(init) or self.anchor(a.type.rank))
+                if a.type.is_tile:
+                    set_layout(a, layout_of(init) or self.anchor(a.type.rank))
             self.block(op.body, op)
             self._fix_yield(op.body.terminator, [a.type for a in op.iter_args])
             for r, a in zip(op.results, op.iter_args):
@@ -76,7 +77,8 @@ class ConvertToGIR(Pass):
         if isinstance(op, O.WhileOp):
             before, after = op.regions[0].block, op.regions[1].block
             for a, init in zip(before.args, op.inits):
-                set_layout(a, layout_of(init) or self.anchor(a.type.rank))
+                if a.type.is_tile:
+                    set_layout(a, layout_of(init) or self.anchor(a.type.rank))
             self.block(before, op)
             cond = before.terminator
             for a, v, r in zip(after.args, cond.values, op.results):

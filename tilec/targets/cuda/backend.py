@@ -91,8 +91,8 @@ class CUDABackend:
         return module
 
     def make_llir(self, module, metadata, options):
-        from .lower import lower_module
-        return str(lower_module(module, options))
+        from .lower import lower_module_text
+        return lower_module_text(module, options)
 
     def make_ptx(self, llir, metadata, options):
         from .ptx import llir_to_ptx, ptx_version

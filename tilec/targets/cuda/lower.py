@@ -8,6 +8,8 @@ Structured control flow becomes basic blocks with one phi per carried register.
 """
 from __future__ import annotations
 
+import re
+
 import llvmlite.ir as ir
 
 from ...errors import BackendError
@@ -32,6 +34,23 @@ def _ll(t):
 
 def _num_regs(t):
     return _ll(t).num_regs
+
+
+def lower_module_text(module, options) -> str:
+    """LLVM IR text of a gir module, with each kernel's block size stated (``nvvm.maxntid`` lets
+    ptxas budget registers for the real block size; llvmlite cannot attach string attributes itself)."""
+    m = lower_module(module, options)
+    text = str(m)
+    threads = {}
+    for f in module.funcs:
+        threads[f.sym_name] = 32 * f.attrs.get("num_warps", options.get("num_warps", 4))
+    groups = []
+    for i, (name, n) in enumerate(threads.items()):
+        pat = re.compile(r'^(define ptx_kernel void @"?' + re.escape(name) + r'"?\(.*\))\s*$', re.M)
+        text, k = pat.subn(lambda mm, i=i: f"{mm.group(1)} #{i}", text, count=1)
+        if k:
+            groups.append(f'attributes #{i} = {{ "nvvm.maxntid"="{n}" }}')
+    return text + "\n" + "\n".join(groups) + "\n"
 
 
 def lower_module(module, options) -> ir.Module:

@@ -1,0 +1,89 @@
+"""Timing of memory-bound kernels, tilec vs Triton, on the first CUDA device (run by hand; prints a table).
+
+    PYTHONPATH=. python tests/gpu/bench_memory_bound.py
+
+Both sides run the same algorithm with the same block sizes and num_warps; times are medians from
+triton.testing.do_bench (CUDA events); GB/s counts bytes read + written once.
+"""
+import os
+import sys
+
+import torch
+import triton
+import triton.language as ttl
+
+sys.path.insert(0, os.path.dirname(__file__))
+import tilec  # noqa: E402
+from jit_kernels import add_kernel, softmax_kernel  # noqa: E402
+
+
+@triton.jit
+def triton_add(x_ptr, y_ptr, out_ptr, n, BLOCK: ttl.constexpr):
+    offs = ttl.program_id(0) * BLOCK + ttl.arange(0, BLOCK)
+    mask = offs < n
+    ttl.store(out_ptr + offs, ttl.load(x_ptr + offs, mask=mask) + ttl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def triton_softmax(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: ttl.constexpr):
+    row = ttl.program_id(0)
+    offs = ttl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = ttl.load(in_ptr + row * in_stride + offs, mask=mask, other=-float("inf"))
+    x = x - ttl.max(x, axis=0)
+    num = ttl.exp(x)
+    ttl.store(out_ptr + row * out_stride + offs, num / ttl.sum(num, axis=0), mask=mask)
+
+
+def main():
+    cap = torch.cuda.get_device_capability()
+    tgt = tilec.Target("cuda", cap[0] * 10 + cap[1], 32)
+    rows = []
+    bench = lambda f: triton.testing.do_bench(f, warmup=50, rep=300, return_mode="median")  # noqa: E731
+    for n in (1 << 20, 1 << 26, 100_000_003 // 4):
+        x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+        o1, o2 = torch.empty_like(x), torch.empty_like(x)
+        g = (triton.cdiv(n, 1024),)
+        f1 = lambda: add_kernel[g](x, y, o1, n, BLOCK=1024, target=tgt)  # noqa: E731
+        f2 = lambda: triton_add[g](x, y, o2, n, BLOCK=1024)  # noqa: E731
+        f1(), f2()
+        torch.cuda.synchronize()
+        assert torch.equal(o1, x + y) and torch.equal(o2, x + y)
+        t1, t2 = bench(f1), bench(f2)
+        gb = 3 * 4 * n / 1e9
+        rows.append((f"vector add n={n}", t1, t2, gb / t1 * 1e3, gb / t2 * 1e3))
+    for r, c in ((4096, 1024), (8192, 781), (32768, 512)):
+        xx = torch.randn(r, c, device="cuda")
+        o1, o2 = torch.empty_like(xx), torch.empty_like(xx)
+        B = triton.next_power_of_2(c)
+        f1 = lambda: softmax_kernel[(r,)](o1, xx, xx.stride(0), o1.stride(0), c, BLOCK=B, target=tgt)  # noqa: E731
+        f2 = lambda: triton_softmax[(r,)](o2, xx, xx.stride(0), o2.stride(0), c, BLOCK=B)  # noqa: E731
+        f1(), f2()
+        torch.cuda.synchronize()
+        ref = torch.softmax(xx, dim=1)
+        assert torch.allclose(o1, ref, atol=1e-6, rtol=1e-4), (o1 - ref).abs().max()
+        t1, t2 = bench(f1), bench(f2)
+        gb = 2 * 4 * r * c / 1e9
+        rows.append((f"softmax {r}x{c}", t1, t2, gb / t1 * 1e3, gb / t2 * 1e3))
+    # launch overhead: a tiny kernel, host time per launch (no sync inside the loop)
+    import time
+    x, y = torch.randn(1024, device="cuda"), torch.randn(1024, device="cuda")
+    o = torch.empty_like(x)
+    for name, f in (("tilec", lambda: add_kernel[(1,)](x, y, o, 1024, BLOCK=1024, target=tgt)),
+                    ("triton", lambda: triton_add[(1,)](x, y, o, 1024, BLOCK=1024))):
+        for _ in range(100):
+            f()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            f()
+        torch.cuda.synchronize()
+        rows.append((f"launch overhead {name} (us/launch)", (time.perf_counter() - t0) / 2000 * 1e6, 0, 0, 0))
+    print(f"device: {torch.cuda.get_device_name()}  (times: median ms, do_bench)")
+    print(f"{'case':<38}{'tilec ms':>10}{'triton ms':>11}{'tilec GB/s':>12}{'triton GB/s':>12}")
+    for name, a, b, c, d in rows:
+        print(f"{name:<38}{a:>10.4f}{b:>11.4f}{c:>12.1f}{d:>12.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""Test cases: a jit kernel (or a function building a tir module), host inputs (random, non-power-of-two sizes), a grid, and a numpy reference.
+
+``make(rng)`` returns (args, constexprs, grid, outputs, reference) where ``outputs`` are the indices of the
+arguments the kernel writes and ``reference(args)`` returns their expected values (float64 where sensible).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import jit_kernels as J
+import kernels as K
+
+
+def _softmax_ref(x):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def vector_add(rng, dtype=np.float32, n=100_003, block=1024):
+    x = rng.standard_normal(n).astype(dtype)
+    y = rng.standard_normal(n).astype(dtype)
+    out = np.full(n, np.nan, dtype)
+    return [x, y, out, n], {"BLOCK": block}, (math.ceil(n / block),), [2], lambda a: [a[0] + a[1]]
+
+
+def vector_add_aligned(rng):
+    return vector_add(rng, n=1 << 16)
+
+
+def vector_add_f16(rng):
+    return vector_add(rng, np.float16, n=12_345, block=2048)
+
+
+def softmax(rng, rows=37, cols=781):
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    return [out, x, cols, cols, cols], {"BLOCK": 1024}, (rows,), [0], lambda a: [_softmax_ref(a[1])]
+
+
+def softmax2d(rng, rows=45, cols=100):
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    return [out, x, rows, cols, cols], {"ROWS": 16, "BLOCK": 128}, (math.ceil(rows / 16),), [0], \
+        lambda a: [_softmax_ref(a[1])]
+
+
+def col_sum(rng, rows=300, cols=200):
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    out = np.full(cols, np.nan, np.float32)
+    return [x, out, rows, cols, cols], {"ROWS": 32, "COLS": 64}, (math.ceil(cols / 64),), [1], \
+        lambda a: [a[0].astype(np.float64).sum(axis=0)]
+
+
+def matmul(rng, M=70, N=50, K=45):
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    c = np.full((M, N), np.nan, np.float32)
+    return [a, b, c, M, N, K, K, 1, N, 1, N, 1], {"BM": 32, "BN": 32, "BK": 16}, \
+        (math.ceil(M / 32), math.ceil(N / 32)), [2], lambda x: [x[0].astype(np.float64) @ x[1].astype(np.float64)]
+
+
+def transpose(rng, M=77, N=130):
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    out = np.full((N, M), np.nan, np.float32)
+    return [x, out, M, N], {"BM": 32, "BN": 64}, (math.ceil(M / 32), math.ceil(N / 64)), [1], lambda a: [a[0].T]
+
+
+def histogram(rng, n=10_001, bins=37):
+    x = rng.integers(0, bins, n).astype(np.int32)
+    hist = np.zeros(bins, np.int32)
+    return [x, hist, n], {"BLOCK": 512}, (math.ceil(n / 512),), [1], \
+        lambda a: [np.bincount(a[0], minlength=bins).astype(np.int32)]
+
+
+def math_ops(rng, n=5_000):
+    x = (rng.standard_normal(n) * 2).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+
+    def ref(a):
+        from math import erf
+        v = a[0].astype(np.float64)
+        return [np.exp(v) * 0.25 + np.log(np.abs(v) + 1) - np.sqrt(np.abs(v)) + np.sin(v) * np.cos(v)
+                + np.vectorize(erf)(v) + 1 / (1 + np.exp(-v)) + 1 / np.sqrt(np.abs(v) + 1) + np.floor(v)
+                + np.exp2(v * 0.5) + np.log2(np.abs(v) + 2) + np.maximum(v, 0.5) + np.minimum(v, -0.5)]
+    return [x, out, n], {"BLOCK": 256}, (math.ceil(n / 256),), [1], ref
+
+
+def while_loop(rng, n=300):
+    x = (rng.random(n) * 1000).astype(np.float32)
+    out = np.full(n, -1, np.int32)
+
+    def ref(a):
+        v = a[0].astype(np.float64)
+        return [np.where(v >= 1, np.floor(np.log2(np.maximum(v, 1))) + 1, 0).astype(np.int32)]
+    return [x, out, n], {"BLOCK": 1}, (n,), [1], ref
+
+
+def casts(rng, n=3_001):
+    x = (rng.standard_normal(n) * 100).astype(np.float32)
+    o16 = np.zeros(n, np.float16)
+    oi = np.zeros(n, np.int32)
+    return [x, o16, oi, n], {"BLOCK": 256}, (math.ceil(n / 256),), [1, 2], \
+        lambda a: [a[0].astype(np.float16), np.trunc(a[0]).astype(np.int32)]
+
+
+CASES = {
+    "vector_add": (J.add_kernel, vector_add, 1e-6),
+    "vector_add_aligned": (J.add_kernel, vector_add_aligned, 1e-6),
+    "vector_add_f16": (J.add_kernel, vector_add_f16, 1e-3),
+    "softmax": (J.softmax_kernel, softmax, 1e-5),
+    "softmax2d": (J.softmax2d_kernel, softmax2d, 1e-5),
+    "col_sum": (J.col_sum_kernel, col_sum, 1e-5),
+    "matmul": (J.matmul_kernel, matmul, 1e-5),
+    "transpose": (J.transpose_kernel, transpose, 0),
+    "histogram": (K.make_histogram, histogram, 0),
+    "math": (J.math_kernel, math_ops, 1e-5),
+    "while": (J.while_kernel, while_loop, 0),
+    "casts": (J.cast_kernel, casts, 1e-3),
+}

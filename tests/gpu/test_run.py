@@ -1,0 +1,81 @@
+"""Kernels launched on a CUDA device and checked against numpy (skipped without a GPU)."""
+import numpy as np
+import pytest
+
+from cases import CASES
+from helpers import case_runtime_args, compile_case, device_arch, to_device
+
+pytestmark = pytest.mark.gpu
+
+
+def _rel_err(out, ref):
+    out, ref = np.asarray(out, np.float64), np.asarray(ref, np.float64)
+    assert not np.isnan(out).any(), "output has NaNs (unwritten elements?)"
+    return np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30)
+
+
+@pytest.mark.parametrize("num_warps", [4, 8])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case_matches_numpy(name, num_warps):
+    kernel, make, tol = CASES[name]
+    rng = np.random.default_rng(hash(name) % 2**32)
+    args, constexprs, grid, outs, ref = make(rng)
+    k = compile_case(kernel, args, device_arch(), {"num_warps": num_warps}, **constexprs)
+    dev = to_device(args)
+    k.run(grid, case_runtime_args(kernel, dev))
+    expected = ref(args)
+    for i, exp in zip(outs, expected):
+        got = dev[i].numpy()
+        if tol == 0:
+            np.testing.assert_array_equal(got, exp)
+        else:
+            assert _rel_err(got, exp) < tol, f"{name}: relative error {_rel_err(got, exp):.3g}"
+
+
+def test_torch_tensors_through_jit():
+    torch = pytest.importorskip("torch")
+    import tilec
+    from jit_kernels import add_kernel
+    n = 98_765
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    add_kernel[(tilec.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024, target=tilec.Target("cuda", device_arch(), 32))
+    torch.cuda.synchronize()
+    assert torch.equal(out, x + y)
+
+
+def test_launch_errors_are_tilec_errors():
+    from tilec.errors import LaunchError
+    kernel, make, _ = CASES["vector_add"]
+    args, constexprs, grid, *_ = make(np.random.default_rng(0))
+    k = compile_case(kernel, args, device_arch(), **constexprs)
+    with pytest.raises(LaunchError):
+        k.run(grid, case_runtime_args(kernel, args))  # host arrays
+    with pytest.raises(LaunchError):
+        k.run(grid, [1, 2])
+
+
+def test_bad_ptx_reports_the_jit_log():
+    from tilec.errors import BackendError
+    from tilec.targets.cuda import driver
+    driver.context(0)
+    with pytest.raises(BackendError, match="JIT log|could not load"):
+        driver.load_module(".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k() { bogus; }\n", "k")
+
+
+def test_large_dynamic_shared_memory():
+    """A layout conversion of a 128x128 f32 tile through shared memory needs 64 KB (> 48 KB opt-in)."""
+    from tilec.targets.cuda import array as cuda
+    kernel, make, _ = CASES["transpose"]
+    rng = np.random.default_rng(3)
+    M, N = 200, 300
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    out = np.full((N, M), np.nan, np.float32)
+    args = [x, out, M, N]
+    k = compile_case(kernel, args, device_arch(), {"num_warps": 8}, BM=128, BN=128)
+    assert k.metadata["shared"] > 48 * 1024
+    dev = to_device(args)
+    k.run((2, 3), case_runtime_args(kernel, dev))
+    np.testing.assert_array_equal(dev[1].numpy(), x.T)
+    del cuda
