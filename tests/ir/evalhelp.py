@@ -54,7 +54,8 @@ def bf16_ref(x64):
     with np.errstate(over="ignore"):
         f = np.asarray(x64, dtype=np.float64).astype(np.float32)
     bits = f.view(np.uint32).astype(np.uint64)
-    r = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+    u = np.uint64
+    r = ((bits + u(0x7FFF) + ((bits >> u(16)) & u(1))) & u(0xFFFF0000)).astype(np.uint32).view(np.float32)
     return np.where(np.isnan(f), np.float32(np.nan), r)
 
 

@@ -216,11 +216,11 @@ def float_to_int(x, e: ScalarType) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     info = np.iinfo(e.numpy)
     with np.errstate(all="ignore"):
-        t = np.trunc(np.nan_to_num(x, nan=0.0, posinf=np.inf, neginf=-np.inf))
-        lo, hi = float(info.min), float(info.max)
-        out = np.where(t >= hi, 0, np.where(t <= lo, 0, t)).astype(np.float64).astype(e.numpy)
-        out = np.where(t >= hi, info.max, np.where(t <= lo, info.min, out))
-    return np.asarray(out).astype(e.numpy)
+        t = np.trunc(np.where(np.isnan(x), 0.0, x))
+        high, low = t >= float(info.max), t <= float(info.min)
+        inside = np.where(high | low, 0.0, t).astype(e.numpy)
+        out = np.where(high, np.array(info.max, e.numpy), np.where(low, np.array(info.min, e.numpy), inside))
+    return np.asarray(out, dtype=e.numpy)
 
 
 def public(v):

@@ -37,27 +37,29 @@ def _div(e, a, b):
     if _is_float(e):
         return a / b
     zero = b == 0
-    bs = np.where(zero, 1, b).astype(a.dtype)
+    one, nil = a.dtype.type(1), a.dtype.type(0)  # typed: numpy 1 would promote 0-d uint64 with ints to float
+    bs = np.where(zero, one, b).astype(a.dtype)
     if e.kind == "uint":
         q = a // bs
     else:
         r = np.fmod(a, bs)
         q = (a - r) // bs  # exact, so floor == trunc; INT_MIN / -1 wraps to INT_MIN
-    return np.where(zero, 0, q).astype(a.dtype)
+    return np.where(zero, nil, q).astype(a.dtype)
 
 
 def _rem(e, a, b):
     if _is_float(e):
         return np.fmod(a, b)
     zero = b == 0
-    r = np.fmod(a, np.where(zero, 1, b).astype(a.dtype))
-    return np.where(zero, 0, r).astype(a.dtype)
+    one, nil = a.dtype.type(1), a.dtype.type(0)
+    r = np.fmod(a, np.where(zero, one, b).astype(a.dtype))
+    return np.where(zero, nil, r).astype(a.dtype)
 
 
 def _shl(e, a, b):
     u = unsigned_of(e)
     s = b.view(u) if b.dtype.kind == "i" else b.astype(u)
-    r = np.where(s >= e.bits, 0, a.view(u) << np.minimum(s, e.bits - 1).astype(u)).astype(u)
+    r = np.where(s >= u(e.bits), u(0), a.view(u) << np.minimum(s, u(e.bits - 1)).astype(u)).astype(u)
     return r.view(a.dtype)
 
 
@@ -65,8 +67,8 @@ def _shr(e, a, b):
     u = unsigned_of(e)
     s = b.view(u) if b.dtype.kind == "i" else b.astype(u)
     if e.kind == "int":
-        return a >> np.minimum(s, e.bits - 1).astype(a.dtype)
-    return np.where(s >= e.bits, 0, a >> np.minimum(s, e.bits - 1).astype(u)).astype(a.dtype)
+        return a >> np.minimum(s, u(e.bits - 1)).astype(a.dtype)
+    return np.where(s >= u(e.bits), u(0), a >> np.minimum(s, u(e.bits - 1)).astype(u)).astype(a.dtype)
 
 
 def _umulhi(e, a, b):
@@ -125,8 +127,9 @@ def _popc(e, x):
     """Byte-table popcount (np.bitwise_count needs numpy 2)."""
     if e.kind == "bool":
         return x
-    u = x.view(unsigned_of(e))
-    n = sum(_BYTE_POPC[((u >> unsigned_of(e)(8 * k)) & 0xFF).astype(np.intp)] for k in range(e.bits // 8))
+    ut = unsigned_of(e)
+    u = x.view(ut)
+    n = sum(_BYTE_POPC[((u >> ut(8 * k)) & ut(0xFF)).astype(np.intp)] for k in range(e.bits // 8))
     return np.asarray(n).astype(x.dtype)
 
 
