@@ -156,3 +156,43 @@ def test_control_flow_end_to_end():
     inlined_calls[(1,)](x, out, BLOCK=16)
     np.testing.assert_allclose(out[:16], np.clip(x, -0.5, 0.5), rtol=1e-6)
     np.testing.assert_allclose(out[16:], [x.sum() * 2, x.max()], rtol=1e-5)
+
+
+class Wrapped:
+    """A foreign array exposing only ``__array_interface__``."""
+
+    def __init__(self, a):
+        self.a = a
+        self.__array_interface__ = a.__array_interface__
+
+
+@tilec.jit
+def masked_copy(Src, Dst, Keep, big, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inb = offs < n
+    keep = tl.load(Keep + offs, mask=inb, other=False)
+    v = tl.load(Src + offs, mask=inb & keep, other=0)
+    tl.store(Dst + offs, v + (big - big), mask=inb)
+    tl.store(Keep + offs, ~keep, mask=inb)
+
+
+def test_argument_kinds():
+    n = 50
+    src = rng.integers(0, 1000, n).astype(np.int64)
+    dst = np.full(n, -7, np.int64)
+    keep = rng.random(n) < 0.5
+    before = keep.copy()
+    masked_copy[(2,)](Wrapped(src), dst, keep, 2**40, n, BLOCK=32)
+    np.testing.assert_array_equal(dst, np.where(before, src, 0))
+    np.testing.assert_array_equal(keep, ~before)
+    sig = masked_copy.specialize(masked_copy._bind((src, dst, keep, 2**40, n), {"BLOCK": 32}))[2].signature
+    assert sig == {"Src": "*i64", "Dst": "*i64", "Keep": "*i1", "big": "i64", "n": "i32", "BLOCK": "constexpr"}
+
+
+def test_torch_cpu_tensors():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(100)
+    y = torch.randn(100)
+    out = torch.empty(100)
+    saxpy[(1,)](x, y, out, 2.0, 100, BLOCK=128)
+    assert torch.allclose(out, 2 * x + y)
