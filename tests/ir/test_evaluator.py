@@ -319,3 +319,13 @@ def test_fold():
     out = fold(e, [np.float32(1.0)])[0]
     assert out.shape == (4,) and out.dtype == np.float32 and np.allclose(out, np.e)
     assert fold(p, []) is None
+
+
+def test_bad_arguments_are_named():
+    text = "func @f(%p: ptr<f32>, %n: i32) {\n  return\n}\n"
+    with pytest.raises(EvaluationError, match=r"argument #0 \(ptr<f32>\): a pointer parameter needs an array"):
+        run(text, 1.5, 3)
+    with pytest.raises(EvaluationError, match=r"argument #1 \(i32\): expected a scalar"):
+        run(text, np.zeros(3, np.float32), np.arange(3))
+    with pytest.raises(EvaluationError, match="takes 2 arguments, got 1"):
+        run(text, np.zeros(3, np.float32))

@@ -362,10 +362,27 @@ def _barrier(ip, op, args):
 # -- entry points --------------------------------------------------------------------------------------------
 def _bind(x, t, memory: Memory):
     """A host argument as a value of parameter type ``t``; arrays for pointer parameters are registered."""
-    if isinstance(t, PointerType) and not isinstance(x, (int, np.integer)):
-        return np.asarray(memory.register(np.asarray(x) if not isinstance(x, np.ndarray) else x),
-                          dtype=np.uint64)
+    if isinstance(t, PointerType):
+        if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+            return np.asarray(x, dtype=np.uint64)  # a raw address
+        if not (isinstance(x, np.ndarray) or hasattr(x, "__array_interface__")):
+            raise TypeError(f"a pointer parameter needs an array (or an address), got {type(x).__name__}")
+        return np.asarray(memory.register(np.asarray(x)), dtype=np.uint64)
     return as_value(x, t)
+
+
+def _bind_all(func: FuncOp, args, memory: Memory) -> list:
+    types = func.attrs["function_type"].inputs
+    name = func.attrs["sym_name"]
+    if len(args) != len(types):
+        raise EvaluationError(f"@{name} takes {len(types)} arguments, got {len(args)}")
+    out = []
+    for i, (x, t) in enumerate(zip(args, types)):
+        try:
+            out.append(_bind(x, t, memory))
+        except (TypeError, ValueError, OverflowError) as e:
+            raise EvaluationError(f"@{name} argument #{i} ({t}): {e}") from None
+    return out
 
 
 def _module_of(func: FuncOp):
@@ -377,10 +394,7 @@ def evaluate_function(func: FuncOp, args, memory: Memory | None = None, program_
                       num_programs=(1, 1, 1)) -> list:
     """Run one function once; returns its results (numpy scalars for scalars, arrays for tiles)."""
     memory = Memory() if memory is None else memory
-    types = func.attrs["function_type"].inputs
-    if len(args) != len(types):
-        raise EvaluationError(f"@{func.attrs['sym_name']} takes {len(types)} arguments, got {len(args)}")
-    vals = [_bind(x, t, memory) for x, t in zip(args, types)]
+    vals = _bind_all(func, args, memory)
     ip = Interpreter(_module_of(func), memory, program_id, num_programs)
     with np.errstate(all="ignore"):
         return [public(v) for v in ip.call(func, vals)]
@@ -395,10 +409,7 @@ def run_kernel(module, kernel_name, args, grid, memory: Memory | None = None) ->
     grid = (grid,) if isinstance(grid, (int, np.integer)) else tuple(grid)
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     memory = Memory() if memory is None else memory
-    types = func.attrs["function_type"].inputs
-    if len(args) != len(types):
-        raise EvaluationError(f"@{func.attrs['sym_name']} takes {len(types)} arguments, got {len(args)}")
-    vals = [_bind(x, t, memory) for x, t in zip(args, types)]
+    vals = _bind_all(func, args, memory)
     module_op = module if isinstance(module, ModuleOp) else _module_of(func)
     with np.errstate(all="ignore"):
         for z, y, x in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
