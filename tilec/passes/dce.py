@@ -130,7 +130,7 @@ class DCE(Pass):
         for op in dead:
             for o in op.walk(post_order=True):
                 o.drop_operands()
-        for op in pruned:
+        for op in reversed(pruned):  # innermost first: inner yields may use outer loop-carried values
             if op.name == "for":
                 drop = [i for i, r in enumerate(op.results) if id(r) not in live.values]
                 remove_for_iter_args(op, drop)

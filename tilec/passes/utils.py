@@ -87,10 +87,10 @@ def remove_for_iter_args(op: ForOp, drop):
     keep = [i for i in range(n) if i not in drop]
     body = op.body
     y = body.terminator
+    y.set_operands([y.operands[i] for i in keep])
     for i in sorted(drop, reverse=True):
         if body.args[1 + i].uses:
             raise IRError("dropping a used loop-carried value")
-    y.set_operands([y.operands[i] for i in keep])
     for i in sorted(drop, reverse=True):
         body.erase_arg(1 + i)
     op.set_operands([op.lb, op.ub, op.step] + [op.inits[i] for i in keep])
