@@ -196,3 +196,20 @@ def test_torch_cpu_tensors():
     out = torch.empty(100)
     saxpy[(1,)](x, y, out, 2.0, 100, BLOCK=128)
     assert torch.allclose(out, 2 * x + y)
+
+
+SCALE_GLOBAL = 3
+
+
+def test_cache_key_covers_global_constants():
+    @tilec.jit
+    def uses_global(X):
+        tl.store(X, tl.load(X) * SCALE_GLOBAL)
+
+    k1 = uses_global.cache_key
+    uses_global._cache_key = None
+    globals()["SCALE_GLOBAL"] = 4
+    try:
+        assert uses_global.cache_key != k1
+    finally:
+        globals()["SCALE_GLOBAL"] = 3

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
 
 from .. import language as tl
 from ..language.core import constexpr, current, dtype, tensor
@@ -119,7 +118,3 @@ class CallGen:
         if callee.ret_kind == "single":
             return results[0]
         return tuple(results)
-
-
-def callee_signature(fn):
-    return inspect.signature(fn.fn)

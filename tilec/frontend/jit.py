@@ -85,9 +85,8 @@ class JITFunction:
     def src(self) -> str:
         return self.source.text
 
-    def callees(self):
-        """@jit functions this one's source names (through globals, closures or module attributes)."""
-        out = []
+    def _referenced_globals(self):
+        """(name, value) of every global/closure name the source mentions (module attributes one level deep)."""
         g = dict(self.fn.__globals__)
         if self.fn.__closure__:
             for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__):
@@ -96,15 +95,30 @@ class JITFunction:
                 except ValueError:
                     pass
         for node in ast.walk(self.source.tree):
-            v = None
-            if isinstance(node, ast.Name):
-                v = g.get(node.id)
+            if isinstance(node, ast.Name) and node.id in g:
+                yield node.id, g[node.id]
             elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 base = g.get(node.value.id)
-                v = getattr(base, node.attr, None) if base is not None and inspect.ismodule(base) else None
+                if base is not None and inspect.ismodule(base) and hasattr(base, node.attr):
+                    yield f"{node.value.id}.{node.attr}", getattr(base, node.attr)
+
+    def callees(self):
+        """@jit functions this one's source names (through globals, closures or module attributes)."""
+        out = []
+        for _, v in self._referenced_globals():
             if isinstance(v, JITFunction) and v is not self and v not in out:
                 out.append(v)
         return out
+
+    def _global_constants(self) -> str:
+        """Compile-time globals the body reads: they change the generated code, so they are part of the key."""
+        items = {}
+        for name, v in self._referenced_globals():
+            if isinstance(v, constexpr):
+                v = v.value
+            if isinstance(v, (bool, int, float, str)) or v is None or type(v).__module__.startswith("tilec.language"):
+                items[name] = repr(v)
+        return repr(sorted(items.items()))
 
     @property
     def cache_key(self) -> str:
@@ -118,7 +132,7 @@ class JITFunction:
                 if id(f) in seen:
                     continue
                 seen.add(id(f))
-                h.update(f"{f.__module__}.{f.__qualname__}\n{f.src}\n{f.noinline}\n".encode())
+                h.update(f"{f.__module__}.{f.__qualname__}\n{f.src}\n{f.noinline}\n{f._global_constants()}\n".encode())
                 stack.extend(sorted(f.callees(), key=lambda c: c.__qualname__))
             self._cache_key = h.hexdigest()
         return self._cache_key

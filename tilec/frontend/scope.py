@@ -6,7 +6,6 @@ state that the cache key cannot see, so it is an error.
 """
 from __future__ import annotations
 
-import builtins
 import numbers
 import types
 

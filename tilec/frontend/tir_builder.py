@@ -7,15 +7,13 @@ from ..ir.core import Block, Region
 from ..ir.types import PointerType, TileType, scalar
 from ..language.core import block_type, pointer_type
 
-# ops whose name in the Semantic differs from, or is not, a registered op name
-_SPECIAL = {}
+_OP_CLASSES: dict = {}  # Semantic op names are the IR's registered op names
 
 
 def _op_class(name):
-    cls = _SPECIAL.get(name)
+    cls = _OP_CLASSES.get(name)
     if cls is None:
-        cls = irops.op_class(name)
-        _SPECIAL[name] = cls
+        cls = _OP_CLASSES[name] = irops.op_class(name)
     return cls
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 
-from .core import builtin, constexpr, current, tensor, tensor_method, _unwrap
+from .core import builtin, current, tensor, tensor_method, _unwrap
 from . import core as _core
 
 
