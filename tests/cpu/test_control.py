@@ -199,3 +199,35 @@ def test_load_after_store_sees_new_value():
     _run(text, [x, o, n])
     np.testing.assert_allclose(o, x0 + 2)
     assert (x == 2).all()
+
+
+def test_for_pointer_tile_advanced_by_uniform_step():
+    """``ptrs += step`` in a loop: carried as a scalar offset, loads stay contiguous vector loads."""
+    text = f"""module {{
+  func @k(%x: ptr<f32>, %o: ptr<f32>, %n: i32, %iters: i32, %stride: i32) {{kernel = true}} {{
+{HEAD}    %z = constant {{value = 0.0}} : f32
+    %zt = splat %z : tile<{B}xf32>
+    %c0 = constant {{value = 0}} : i32
+    %c1 = constant {{value = 1}} : i32
+    %acc, %p = for %c0, %iters, %c1, %zt, %xp : tile<{B}xf32>, tile<{B}xptr<f32>> {{
+    ^bb(%i: i32, %a: tile<{B}xf32>, %pp: tile<{B}xptr<f32>>):
+      %v = load %pp, %m, %zt : tile<{B}xf32>
+      %na = add %a, %v : tile<{B}xf32>
+      %st = splat %stride : tile<{B}xi32>
+      %np = addptr %pp, %st : tile<{B}xptr<f32>>
+      yield %na, %np
+    }}
+    %last = load %p, %m, %zt : tile<{B}xf32>
+    %r = add %acc, %last : tile<{B}xf32>
+    store %op, %r, %m
+    return
+  }}
+}}"""
+    n, iters, stride = 50, 7, 61
+    x = rng.standard_normal(stride * (iters + 1)).astype(np.float32)
+    o = np.zeros(n, np.float32)
+    run, asm, _ = compile_cpu(parse_module(text))
+    run((1, 1, 1), [x, o, n, iters, stride])
+    ref = sum(x[k * stride:k * stride + n].astype(np.float64) for k in range(iters + 1))
+    np.testing.assert_allclose(o, ref, rtol=1e-5)
+    assert "gather" not in asm["llir"]

@@ -1,11 +1,21 @@
 """Structured control flow -> basic blocks. Scalar carried values are phis; tile carried values live in buffers
 written at each ``yield`` (through temporaries when one yielded tile reads another carried buffer, e.g. a
-swap)."""
+swap).
+
+A ``for`` tile that only ever advances by a uniform step (``ptrs += BLOCK * stride``: the yield is
+``addptr``/``add`` of the carried tile and a splat) is strength-reduced: only the accumulated scalar step is
+carried, and the tile stays lazy as ``init + splat(step)``, so pointer tiles keep their contiguity and loads
+through them stay vector loads instead of gathers from a buffer of pointers.
+"""
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 from ...codegen import llvm_types as LT
 from ...errors import BackendError
-from .nodes import Buf, Node
+from ...ir import types as T
+from ...ir.core import defining_op
+from .nodes import Buf, Lazy, Node, stride_of
 
 
 def _carry(L, values, types):
@@ -70,11 +80,41 @@ def _store_tiles(L, carried, nexts):
     write_tiles(L, [(c, n) for c, n in zip(carried, nexts) if isinstance(c, Buf)])
 
 
+def _uniform_step(op, i):
+    """The scalar by which tile iter arg ``i`` advances each iteration, if that is all the loop does to it."""
+    arg = op.iter_args[i]
+    if not arg.type.is_tile:
+        return None
+    y = op.body.terminator.operands[i] if op.body.terminator is not None else None
+    d = defining_op(y) if y is not None else None
+    if d is None or d.name not in ("addptr", "add") or d.operands[0] is not arg or not arg.type.element.is_int \
+            and d.name == "add":
+        return None
+    s = defining_op(d.operands[1])
+    if s is None or s.name != "splat":
+        return None
+    return s.operands[0]
+
+
+def _advanced(L, init, offset, t):
+    """Lazy ``init + splat(offset)`` of tile type ``t``."""
+    st = t.with_element(T.i64 if t.is_ptr else t.element)
+    sp = Lazy(SimpleNamespace(name="splat", attrs={}), [offset], st, 0)
+    op = SimpleNamespace(name="addptr" if t.is_ptr else "add", attrs={})
+    return Lazy(op, [init, sp], t, stride_of(op, [init, sp], t))
+
+
 def op_for(L, op):
     b = L.b
     lb, ub, step = (L.get(v) for v in (op.lb, op.ub, op.step))
     t = op.lb.type
-    carried0 = _carry(L, [L.get(v) for v in op.inits], [v.type for v in op.inits])
+    inits = [L.get(v) for v in op.inits]
+    steps = [_uniform_step(op, i) for i in range(len(inits))]
+    for i, s in enumerate(steps):
+        if s is not None:  # carry the accumulated offset instead of the tile
+            ty = T.i64 if op.inits[i].type.is_ptr else op.inits[i].type.element
+            inits[i] = LT.const(LT.scalar_type(ty), 0)
+    carried0 = _carry(L, inits, [v.type if s is None else T.i64 for v, s in zip(op.inits, steps)])
     pre = b.block
     head = b.append_basic_block("for.head")
     body = b.append_basic_block("for.body")
@@ -94,9 +134,17 @@ def op_for(L, op):
     b.cbranch(cond, body, done)
     b.position_at_end(body)
     L.vals[op.body.args[0]] = iv
-    for a, v in zip(op.iter_args, carried):
-        L.vals[a] = v
+    init_nodes = [L.get(v) for v in op.inits]
+    for i, (a, v) in enumerate(zip(op.iter_args, carried)):
+        L.vals[a] = v if steps[i] is None else _advanced(L, init_nodes[i], v, a.type)
     _, nexts = _yield_values(L, op.body)
+    for i, s in enumerate(steps):
+        if s is not None:
+            inc = L.get(s)
+            if op.inits[i].type.is_ptr:
+                e = s.type
+                inc = inc if e.bits == 64 else (b.sext(inc, LT.I64) if e.is_signed else b.zext(inc, LT.I64))
+            nexts[i] = b.add(carried[i], inc)
     _store_tiles(L, carried, nexts)
     nxt = b.add(iv, step)
     latch = b.block
@@ -104,8 +152,8 @@ def op_for(L, op):
     _close(L, carried, nexts, latch)
     b.branch(head)
     b.position_at_end(done)
-    for r, v in zip(op.results, carried):
-        L.vals[r] = v
+    for i, (r, v) in enumerate(zip(op.results, carried)):
+        L.vals[r] = v if steps[i] is None else _advanced(L, init_nodes[i], v, r.type)
 
 
 def op_if(L, op):
