@@ -228,3 +228,14 @@ def test_launch_argument_errors():
         k_args[(1, 1, 1, 1)](X, 1, BLOCK=16)
     with pytest.raises(RuntimeError, match=r"launch it as k_args\[grid\]"):
         k_args(X, 1, 16)
+
+
+@tilec.jit
+def k_tuple_in_loop(X, n):
+    pair = (1, 2)
+    for i in range(n):  # E:tuple-loop
+        pair = (pair[1], pair[0])
+
+
+def test_compile_time_value_reassigned_in_loop():
+    check(compile_error(k_tuple_in_loop, X, 3), "# E:tuple-loop", "for", "variable 'pair' holds a compile-time tuple")

@@ -218,6 +218,16 @@ class StmtGen:
                                     "after an iteration; loop-carried variables must keep their type") from None
                 forced[tc.name] = tc.after
 
+    def _check_uncarried(self, stmts, names, before, after):
+        """A compile-time value (tuple, dtype, ...) reassigned in a runtime loop cannot become loop-carried."""
+        for n in assigned_names(stmts):
+            if n in names or n not in before.vars:
+                continue
+            a, b = before.vars[n], after.vars.get(n)
+            if a is not b and not (type(a) is type(b) and not is_tensor(a) and a == b):
+                raise TypeError(f"variable '{n}' holds a compile-time {type(a).__name__} and is reassigned inside "
+                                "a runtime loop; only tensors and numbers can change across iterations")
+
     def _finish_body(self, names, inits, scope_after):
         outs = []
         for n, init in zip(names, inits):
@@ -265,6 +275,7 @@ class StmtGen:
                 s.vars[n] = tensor(a, v.type)
             try:
                 self.child(node.body, body, s)
+                self._check_uncarried(node.body, names + [var], before, s)
                 with self.g.ir.at_end(body):
                     outs = self._finish_body(names, inits, s)
             except _TypeChange:
@@ -321,6 +332,7 @@ class StmtGen:
                 sb.vars[n] = tensor(a, v.type)
             try:
                 self.child(node.body, body_b, sb)
+                self._check_uncarried(node.body, names, before, sb)
                 with self.g.ir.at_end(body_b):
                     outs = self._finish_body(names, inits, sb)
             except _TypeChange:
