@@ -127,3 +127,31 @@ def test_matmul(dtype, tol):
            BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c.astype(np.float64), ref, rtol=tol, atol=tol * 5)
+
+
+@tilec.jit
+def casts_kernel(X, Out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    pos = x > 0
+    tl.store(Out + offs, pos.to(tl.int32))
+    tl.store(Out + BLOCK + offs, tl.sum(pos, axis=0) + offs * 0)
+    tl.store(Out + 2 * BLOCK + offs, x.to(tl.int32))
+    tl.store(Out + 3 * BLOCK + offs, x.to(tl.float16).to(tl.int8).to(tl.int32))
+    tl.store(Out + 4 * BLOCK + offs, (x.to(tl.int32, bitcast=True) >> 31) & 1)
+    tl.store(Out + 5 * BLOCK + offs, x.to(tl.uint32, bitcast=True).to(tl.int32, bitcast=True) ^ 0)
+
+
+def test_casts_and_bools():
+    x = np.clip(rng.standard_normal(16) * 50, -120, 120).astype(np.float32)  # fits int8
+    out = np.zeros(96, np.int32)
+    launch(casts_kernel, 1, x, out, BLOCK=16)
+    np.testing.assert_array_equal(out[:16], (x > 0).astype(np.int32))
+    np.testing.assert_array_equal(out[16:32], np.full(16, (x > 0).sum()))
+    np.testing.assert_array_equal(out[32:48], np.trunc(x).astype(np.int32))
+    np.testing.assert_array_equal(out[48:64], np.trunc(x.astype(np.float16)).astype(np.int8).astype(np.int32))
+    np.testing.assert_array_equal(out[64:80], (x < 0).astype(np.int32))
+    np.testing.assert_array_equal(out[80:], x.view(np.int32))
+    out2 = np.zeros(96, np.int32)
+    casts_kernel[(1,)](x, out2, BLOCK=16)
+    np.testing.assert_array_equal(out, out2)
