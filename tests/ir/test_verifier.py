@@ -217,3 +217,10 @@ def test_nested_op_verified_alone():
     verify(m.lookup("f").body.ops[0].regions[0].block.ops[0])
 
 
+
+
+def test_arg_divisibility_shape():
+    with pytest.raises(VerifyError, match="1 entries for 2 parameters"):
+        verify(parse_module("func @f(%a: i32, %b: i32) {arg_divisibility = [16]} {\n  return\n}\n"))
+    with pytest.raises(VerifyError, match="powers of two, got 12"):
+        verify(parse_module("func @f(%a: i32) {arg_divisibility = [12]} {\n  return\n}\n"))

@@ -117,6 +117,9 @@ def _rules_func(op: FuncOp):
     div = op.attrs.get("arg_divisibility")
     if div is not None and len(div) != len(ft.inputs):
         _fail(op, f"arg_divisibility has {len(div)} entries for {len(ft.inputs)} parameters")
+    for d in div or ():
+        if not isinstance(d, int) or isinstance(d, bool) or d < 1 or d & (d - 1):
+            _fail(op, f"arg_divisibility entries must be powers of two, got {d!r}")
 
 
 def _rules_module(op: ModuleOp):
