@@ -266,6 +266,9 @@ def _scan(ip, op, args):
 
 @register_impl("dot")
 def _dot(ip, op, args):
+    """Products summed in float64 (int64 for integers) and rounded once to the accumulator type: the most
+    accurate answer any backend can give, so backends are checked against it with a tolerance. ``tf32``
+    inputs are first rounded to tf32 as tensor cores do; ``tf32x3`` recovers f32 accuracy, so it is ``ieee``."""
     a, b, c = args
     acc_t = op.results[0].type
     if acc_t.is_float:
