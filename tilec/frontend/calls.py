@@ -6,6 +6,7 @@ import ast
 import builtins
 
 from .. import language as tl
+from ..errors import CompilationError
 from ..language.core import constexpr, current, dtype, tensor
 from .scope import is_tensor, normalize
 
@@ -111,7 +112,14 @@ class CallGen:
                 # compile-time values (Python numbers, dtypes, None, functions, tuples) specialise the callee
                 # like constexprs, so Python scalars stay weakly typed inside it
                 constexprs[p.name] = v
-        callee = self.g.module.callee(fn, [(n, v.type) for n, v in values], constexprs, node)
+        try:
+            callee = self.g.module.callee(fn, [(n, v.type) for n, v in values], constexprs, node)
+        except CompilationError as e:
+            if node is None or "called from" in e.message:
+                raise
+            line, col = self.g.src.position(node)
+            raise CompilationError(f"{e.message} (in {fn.__name__}, called from {self.g.src.file}:{line}:{col})",
+                                   e.file, e.line, e.col, e.source_line) from e
         results = self.g.ir_call(callee, [v for _, v in values])
         if callee.ret_kind == "none":
             return None
