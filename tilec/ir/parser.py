@@ -47,6 +47,10 @@ _NUMBER = re.compile(r"[-+]?(?:inf|nan|\d+\.?\d*(?:[eE][-+]?\d+)?)(?![A-Za-z0-9_
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _LOC = re.compile(r'loc\("(.*?)":(\d+):(\d+)\)')
 _DIM = re.compile(r"(\d+)x")
+_TRUE = re.compile(r"true(?![A-Za-z0-9_])")
+_FALSE = re.compile(r"false(?![A-Za-z0-9_])")
+_ATTR_START = re.compile(r"\{[ \t]*[A-Za-z_][A-Za-z0-9_]*[ \t]*=")
+_TOKEN = re.compile(r"\S+")
 _SCALARS = frozenset(SCALAR_NAMES)
 
 
@@ -99,7 +103,7 @@ class _Parser:
     def got(self) -> str:
         if self.pos >= len(self.text):
             return "end of input"
-        m = re.compile(r"\S+").match(self.text, self.pos)
+        m = _TOKEN.match(self.text, self.pos)
         tok = m.group(0) if m else repr(self.text[self.pos])
         return f"'{tok[:20]}'"
 
@@ -243,16 +247,16 @@ class _Parser:
             if any(c in s for c in ".eEn"):
                 return float(s)
             return int(s)
-        if self.match(re.compile(r"true(?![A-Za-z0-9_])")):
+        if self.match(_TRUE):
             return True
-        if self.match(re.compile(r"false(?![A-Za-z0-9_])")):
+        if self.match(_FALSE):
             return False
         raise self.error(f"expected an attribute value (number, true/false, string, !type or [...]), "
                          f"got {self.got()}")
 
     def at_attr_dict(self) -> bool:
         """'{' NAME '=' starts attributes; any other '{' on an op's line opens a region."""
-        return re.compile(r"\{[ \t]*[A-Za-z_][A-Za-z0-9_]*[ \t]*=").match(self.text, self.pos) is not None
+        return _ATTR_START.match(self.text, self.pos) is not None
 
     def attr_dict(self) -> dict:
         self.expect("{")
