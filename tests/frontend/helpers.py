@@ -22,20 +22,3 @@ def launch(kernel, grid, *args, **constexprs):
     run_kernel(module, kernel.__name__, runtime, grid)
     return module
 
-
-def _shim_reduce_scalar_results():
-    """Shim: the evaluator's reduce returns shape (1,) instead of a 0-d value for scalar results
-    (np.ascontiguousarray promotes 0-d arrays); reshape to the op's result shape until it is fixed there."""
-    import numpy as np
-    from tilec.ir import evaluator
-    impl = evaluator.IMPLS["reduce"]
-    if getattr(impl, "_frontend_shim", False):
-        return
-
-    def reduce(ip, op, args):
-        return [np.reshape(v, r.type.shape) for v, r in zip(impl(ip, op, args), op.results)]
-    reduce._frontend_shim = True
-    evaluator.IMPLS["reduce"] = reduce
-
-
-_shim_reduce_scalar_results()
