@@ -163,7 +163,8 @@ def _expand_dims(an, op):
     if not op.src.type.is_tile:
         s = AxisInfo((), (), ())
     ins = lambda t, v: t[:ax] + (v,) + t[ax:]  # noqa: E731
-    div0 = min(s.divisibility) if s.divisibility else 1
+    # along the new size-1 dimension every element starts a run: it needs a divisor of every element
+    div0 = min(_element_div(s, (1,) * len(s.contiguity))) if s.divisibility else 1
     return AxisInfo(ins(s.contiguity, 1), ins(s.divisibility, div0), ins(s.constancy, 1))
 
 
@@ -178,21 +179,30 @@ def _hint(an, op):
                     pick(op.attrs["constancy"], s.constancy))
 
 
+def _element_div(info: AxisInfo, contig: tuple) -> tuple:
+    """Divisibility of ``info``'s elements at the starts of runs of length ``contig``: an operand whose own
+    runs are longer than the result's contributes values from the middle of its runs ([16, 17, ...] is
+    divisible by 1, not 16)."""
+    return tuple(d if c <= rc else 1 for d, c, rc in zip(info.divisibility, info.contiguity, contig))
+
+
 def _add_like(scale_rhs):
     def rule(an, op):
         a, b = an.info(op.operands[0]), an.info(op.operands[1])
         scale = _elem_bytes(op.operands[0].type) if scale_rhs else 1
-        bd = tuple(min(BIG, x * scale) for x in b.divisibility)
         contig = tuple(max(gcd(ca, kb), gcd(ka, cb)) for ca, cb, ka, kb in
                        zip(a.contiguity, b.contiguity, a.constancy, b.constancy))
-        return AxisInfo(contig, tuple(map(gcd, a.divisibility, bd)), tuple(map(gcd, a.constancy, b.constancy)))
+        ad = _element_div(a, contig)
+        bd = tuple(min(BIG, x * scale) for x in _element_div(b, contig))
+        return AxisInfo(contig, tuple(map(gcd, ad, bd)), tuple(map(gcd, a.constancy, b.constancy)))
     return rule
 
 
 def _sub(an, op):
     a, b = an.info(op.lhs), an.info(op.rhs)
     contig = tuple(gcd(ca, kb) for ca, kb in zip(a.contiguity, b.constancy))
-    return AxisInfo(contig, tuple(map(gcd, a.divisibility, b.divisibility)), tuple(map(gcd, a.constancy, b.constancy)))
+    return AxisInfo(contig, tuple(map(gcd, _element_div(a, contig), _element_div(b, contig))),
+                    tuple(map(gcd, a.constancy, b.constancy)))
 
 
 def _mul(an, op):
@@ -201,7 +211,8 @@ def _mul(an, op):
         if _const_value(x) == 1:
             return y
     n = len(a.contiguity)
-    return AxisInfo((1,) * n, tuple(min(BIG, p * q) for p, q in zip(a.divisibility, b.divisibility)),
+    ones = (1,) * n
+    return AxisInfo(ones, tuple(min(BIG, p * q) for p, q in zip(_element_div(a, ones), _element_div(b, ones))),
                     tuple(map(gcd, a.constancy, b.constancy)))
 
 
@@ -209,7 +220,8 @@ def _shl(an, op):
     a = an.info(op.lhs)
     c = _const_value(op.rhs)
     if isinstance(c, int) and 0 <= c < 31:
-        return AxisInfo((1,) * len(a.contiguity), tuple(min(BIG, x << c) for x in a.divisibility), a.constancy)
+        ones = (1,) * len(a.contiguity)
+        return AxisInfo(ones, tuple(min(BIG, x << c) for x in _element_div(a, ones)), a.constancy)
     return None
 
 
