@@ -228,6 +228,29 @@ class Lowering:
     def op_return(self, op):
         self.b.ret_void()
 
+    def op_call(self, op):
+        """Calls the inliner left (``noinline`` functions) are expanded here: tiles are nodes, so binding the
+        callee's parameters to the argument nodes and lowering its body is all an inlined call needs."""
+        module = self.func.parent_op
+        callee = module.lookup(op.attrs["callee"]) if module is not None else None
+        if callee is None:
+            raise BackendError(f"call to unknown function '{op.attrs['callee']}'")
+        self.depth = getattr(self, "depth", 0) + 1
+        if self.depth > 64:
+            raise BackendError(f"recursive call to '{callee.sym_name}' is not supported on CPU")
+        self.lowered -= set(callee.walk())
+        for a, v in zip(callee.args, op.operands):
+            self.vals[a] = self.get(v)
+        rets = []
+        for o in callee.body.ops:
+            if o.name == "return":
+                rets = [self.get(v) for v in o.operands]
+                break
+            self.op(o)
+        for r, v in zip(op.results, rets):
+            self.vals[r] = v
+        self.depth -= 1
+
     def op_barrier(self, op):
         pass
 
