@@ -2,7 +2,7 @@
 
 Grammar (one op per line, nested regions indented by two spaces)::
 
-    module        := 'module' '{' func* '}'
+    module        := 'module' [attrs] '{' func* '}'
     func          := 'func' '@'NAME '(' [arg (',' arg)*] ')' ['->' '(' types ')'] [attrs] '{' op* '}' [loc]
     op            := [results '='] NAME [operand (',' operand)*] [attrs] [':' type (',' type)*] region* [loc]
     region        := '{' [block_header] op* '}'          (one block per region)
@@ -93,7 +93,7 @@ class Printer:
         return " {" + ", ".join(f"{k} = {format_attr(v)}" for k, v in items) + "}"
 
     def module(self, m: ModuleOp, indent=0):
-        self.lines.append(" " * indent + "module {")
+        self.lines.append(" " * indent + f"module{self.attrs(m)} {{")
         for op in m.body.ops:
             self.op(op, indent + 2)
         self.lines.append(" " * indent + "}")
