@@ -155,3 +155,48 @@ def test_casts_and_bools():
     out2 = np.zeros(96, np.int32)
     casts_kernel[(1,)](x, out2, BLOCK=16)
     np.testing.assert_array_equal(out, out2)
+
+
+@tilec.jit
+def scan_arg_kernel(X, Out, Idx, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(X + r[:, None] * BLOCK + r[None, :])
+    tl.store(Out + r[:, None] * BLOCK + r[None, :], tl.cumsum(x, axis=1))
+    tl.store(Out + BLOCK * BLOCK + r, tl.cumsum(tl.sum(x, axis=0), 0, reverse=True))
+    tl.store(Idx + r, tl.argmax(x, axis=1))
+    v, i = tl.min(x, axis=0, return_indices=True)
+    tl.store(Idx + BLOCK + r, i)
+    tl.store(Out + BLOCK * BLOCK + BLOCK + r, v)
+
+
+def test_scans_and_arg_reductions():
+    n = 8
+    x = rng.integers(-5, 5, (n, n)).astype(np.float32)  # small ints: ties happen
+    out = np.zeros(n * n + 2 * n, np.float32)
+    idx = np.zeros(2 * n, np.int32)
+    launch(scan_arg_kernel, 1, x, out, idx, BLOCK=n)
+    np.testing.assert_allclose(out[:n * n].reshape(n, n), np.cumsum(x, axis=1))
+    np.testing.assert_allclose(out[n * n:n * n + n], np.cumsum(x.sum(0)[::-1])[::-1])
+    np.testing.assert_array_equal(idx[:n], np.argmax(x, axis=1))
+    np.testing.assert_array_equal(idx[n:], np.argmin(x, axis=0))
+    np.testing.assert_allclose(out[n * n + n:], x.min(axis=0))
+
+
+@tilec.jit
+def histogram_kernel(X, Hist, Flags, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(X + offs, mask=mask, other=0)
+    tl.atomic_add(Hist + x, 1, mask=mask)
+    tl.atomic_max(Flags, tl.max(tl.where(mask, x, 0), axis=0))
+    tl.atomic_cas(Flags + 1, 0, 7)
+
+
+def test_atomics():
+    n = 300
+    x = rng.integers(0, 10, n).astype(np.int32)
+    hist = np.zeros(10, np.int32)
+    flags = np.zeros(2, np.int32)
+    launch(histogram_kernel, (tilec.cdiv(n, 64),), x, hist, flags, n, BLOCK=64)
+    np.testing.assert_array_equal(hist, np.bincount(x, minlength=10))
+    assert flags[0] == x.max() and flags[1] == 7

@@ -58,3 +58,14 @@ class TirBuilder:
         op = self.ir.create(irops.ReduceOp, srcs, [self.to_ir(t) for t in result_types], {"axis": axis},
                             regions=[Region([body])])
         return list(op.results)
+
+    def scan(self, srcs, axis, reverse, combine):
+        elts = [s.type.element for s in srcs]
+        body = Block(elts + elts)
+        n = len(srcs)
+        with self.ir.at_end(body):
+            outs = combine(body.args[:n], body.args[n:])
+            self.ir.yield_(*outs)
+        op = self.ir.create(irops.ScanOp, srcs, [s.type for s in srcs], {"axis": axis, "reverse": reverse},
+                            regions=[Region([body])])
+        return list(op.results)

@@ -5,8 +5,9 @@ the IR code generator (``tilec.frontend.tir_builder.TirBuilder``) and a future n
 
 - ``b.constant(value, ty)`` -> handle of a scalar or tile constant of tl type ``ty``;
 - ``b.create(opname, operands, ty, **attrs)`` -> handle of the op's single result (``ty`` None: no result);
-- ``b.reduce(srcs, axis, result_types, combine)`` -> handles; ``combine(acc_tensors, x_tensors)`` builds the
-  combine function with this same Semantic and returns tensors.
+- ``b.reduce(srcs, axis, result_types, combine)`` -> handles; ``combine(acc_handles, x_handles)`` builds the
+  combine function with this same Semantic and returns handles;
+- ``b.scan(srcs, axis, reverse, combine)`` -> handles, the same way for inclusive scans.
 
 Errors are ``TypeError``/``ValueError`` with a user-facing message; the code generator attaches the location.
 """
@@ -599,6 +600,102 @@ class Semantic:
         if keep_dims:
             outs = [self.expand_dims(o, axis) for o in outs]
         return outs[0] if single else tuple(outs)
+
+    def scan(self, inputs, axis, combine, reverse=False):
+        """Generic inclusive scan along ``axis``; ``combine`` as for :meth:`reduce`."""
+        single = isinstance(inputs, tensor)
+        inputs = [inputs] if single else list(inputs)
+        axis = _unwrap(axis)
+        shape = inputs[0].shape
+        if not shape:
+            raise ValueError("cannot scan a scalar")
+        if not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
+            raise ValueError(f"scan axis {axis} out of range for shape {list(shape)}")
+        axis %= len(shape)
+
+        def region(acc_handles, x_handles):
+            accs = [tensor(h, x.dtype) for h, x in zip(acc_handles, inputs)]
+            xs = [tensor(h, x.dtype) for h, x in zip(x_handles, inputs)]
+            res = combine(accs, xs)
+            res = [res] if isinstance(res, tensor) or not isinstance(res, (tuple, list)) else list(res)
+            return [self.cast(self.to_tensor(r, x.dtype), x.dtype).handle for r, x in zip(res, inputs)]
+
+        handles = self.b.scan([x.handle for x in inputs], axis, bool(_unwrap(reverse)), region)
+        outs = [tensor(h, x.type) for h, x in zip(handles, inputs)]
+        return outs[0] if single else tuple(outs)
+
+    def cumsum(self, x, axis=0, reverse=False, dtype=None):
+        x = self.to_tensor(x)
+        dt = self._sum_dtype(x.dtype, _unwrap(dtype))
+        if dt is not None:
+            x = self.cast(x, dt)
+        return self.scan(x, axis, lambda a, b: [self.add(a[0], b[0])], reverse)
+
+    def cumprod(self, x, axis=0, reverse=False):
+        return self.scan(self.to_tensor(x), axis, lambda a, b: [self.mul(a[0], b[0])], reverse)
+
+    def arg_extreme(self, x, axis, keep_dims, largest, tie_break_left=True):
+        """(value, index) of the max/min along ``axis``; ties pick the smallest index."""
+        x = self.to_tensor(x)
+        axis = _unwrap(axis)
+        if axis is None:
+            x = self.reshape(x, (x.numel,))
+            axis = 0
+        if not x.shape:
+            raise ValueError("cannot reduce a scalar")
+        axis %= len(x.shape)
+        idx_shape = [1] * len(x.shape)
+        idx_shape[axis] = x.shape[axis]
+        idx = self.arange(0, x.shape[axis])
+        idx = self.broadcast_to(self.reshape(idx, idx_shape) if len(x.shape) > 1 else idx, x.shape)
+        pred = "gt" if largest else "lt"
+
+        def combine(a, b):
+            av, ai = a
+            bv, bi = b
+            better = self.compare(pred, bv, av)
+            tie = self.logical_and(self.compare("eq", bv, av), self.compare("lt", bi, ai))
+            if x.dtype.is_floating():  # NaN wins, like numpy's argmax
+                better = self.logical_or(better, self.logical_and(self.compare("ne", bv, bv),
+                                                                  self.compare("eq", av, av)))
+            take = self.logical_or(better, tie) if tie_break_left else better
+            return [self.where(take, bv, av), self.where(take, bi, ai)]
+
+        return self.reduce([x, idx], axis, combine, keep_dims)
+
+    ATOMIC_SEM = ("acq_rel", "acquire", "release", "relaxed")
+    ATOMIC_SCOPE = ("gpu", "cta", "sys")
+
+    def atomic_rmw(self, kind, ptr, val, mask=None, sem=None, scope=None) -> tensor:
+        sem_, scope_ = _unwrap(sem) or "acq_rel", _unwrap(scope) or "gpu"
+        if sem_ not in self.ATOMIC_SEM:
+            raise ValueError(f"atomic sem must be one of {self.ATOMIC_SEM}, got {sem_!r}")
+        if scope_ not in self.ATOMIC_SCOPE:
+            raise ValueError(f"atomic scope must be one of {self.ATOMIC_SCOPE}, got {scope_!r}")
+        ptr, mask = self._pointer_and_mask(ptr, mask, f"atomic_{kind}")
+        elt = ptr.dtype.element_ty
+        if elt.is_bool() or (kind in ("and", "or", "xor") and not elt.is_int()):
+            raise TypeError(f"atomic_{kind} does not support {elt!r}")
+        val = _unwrap(val)
+        if isinstance(val, tensor) and ptr.type.is_block() and val.shape != ptr.shape:
+            shape = self.broadcast_shapes(ptr.shape, val.shape)
+            ptr = self.broadcast_to(ptr, shape)
+            mask = None if mask is None else self.broadcast_to(mask, shape)
+        val = self.broadcast_to(self.cast(self.to_tensor(val, None if isinstance(val, tensor) else elt), elt),
+                                ptr.shape)
+        ops = [ptr.handle, val.handle] + ([mask.handle] if mask is not None else [])
+        return tensor(self.b.create("atomic_rmw", ops, val.type, kind=kind, sem=sem_, scope=scope_), val.type)
+
+    def atomic_cas(self, ptr, cmp, val, sem=None, scope=None) -> tensor:
+        sem_, scope_ = _unwrap(sem) or "acq_rel", _unwrap(scope) or "gpu"
+        ptr, _ = self._pointer_and_mask(ptr, None, "atomic_cas")
+        elt = ptr.dtype.element_ty
+        cmp = self.broadcast_to(self.cast(self.to_tensor(_unwrap(cmp), elt if not isinstance(_unwrap(cmp), tensor)
+                                                         else None), elt), ptr.shape)
+        val = self.broadcast_to(self.cast(self.to_tensor(_unwrap(val), elt if not isinstance(_unwrap(val), tensor)
+                                                         else None), elt), ptr.shape)
+        return tensor(self.b.create("atomic_cas", [ptr.handle, cmp.handle, val.handle], val.type, sem=sem_,
+                                    scope=scope_), val.type)
 
     def _sum_dtype(self, t: dtype, dt):
         if dt is not None:

@@ -180,18 +180,69 @@ def sum(input, axis=None, keep_dims=False, dtype=None):
 
 @builtin
 @tensor_method
-def max(input, axis=None, return_indices=False, keep_dims=False, propagate_nan=False):
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
+        propagate_nan=False):
     if _unwrap(return_indices):
-        raise NotImplementedError("max(return_indices=True) is not supported yet")
+        return current().arg_extreme(input, axis, _unwrap(keep_dims), True, _unwrap(return_indices_tie_break_left))
     return current().max(input, axis, _unwrap(keep_dims), _unwrap(propagate_nan))
 
 
 @builtin
 @tensor_method
-def min(input, axis=None, return_indices=False, keep_dims=False, propagate_nan=False):
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
+        propagate_nan=False):
     if _unwrap(return_indices):
-        raise NotImplementedError("min(return_indices=True) is not supported yet")
+        return current().arg_extreme(input, axis, _unwrap(keep_dims), False, _unwrap(return_indices_tie_break_left))
     return current().min(input, axis, _unwrap(keep_dims), _unwrap(propagate_nan))
+
+
+@builtin
+@tensor_method
+def argmax(input, axis, tie_break_left=True, keep_dims=False):
+    return current().arg_extreme(input, axis, _unwrap(keep_dims), True, _unwrap(tie_break_left))[1]
+
+
+@builtin
+@tensor_method
+def argmin(input, axis, tie_break_left=True, keep_dims=False):
+    return current().arg_extreme(input, axis, _unwrap(keep_dims), False, _unwrap(tie_break_left))[1]
+
+
+@builtin
+@tensor_method
+def cumsum(input, axis=0, reverse=False, dtype=None):
+    return current().cumsum(input, axis, reverse, dtype)
+
+
+@builtin
+@tensor_method
+def cumprod(input, axis=0, reverse=False):
+    return current().cumprod(input, axis, reverse)
+
+
+@builtin
+def associative_scan(input, axis, combine_fn, reverse=False):
+    """``combine_fn`` is a @jit function of 2N scalars returning N (like ``tl.reduce``'s)."""
+    sem = current()
+    caller = sem.call_combine
+    return sem.scan(input, axis, lambda accs, xs: caller(combine_fn, accs + xs), reverse)
+
+
+def _atomic(kind):
+    def f(pointer, val, mask=None, sem=None, scope=None):
+        return current().atomic_rmw(kind, pointer, val, mask, sem, scope)
+    f.__name__ = f.__qualname__ = f"atomic_{kind}"
+    f.__doc__ = f"Atomic {kind}; returns the old values."
+    return builtin(f)
+
+
+atomic_add, atomic_max, atomic_min = _atomic("add"), _atomic("max"), _atomic("min")
+atomic_and, atomic_or, atomic_xor, atomic_xchg = _atomic("and"), _atomic("or"), _atomic("xor"), _atomic("xchg")
+
+
+@builtin
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    return current().atomic_cas(pointer, cmp, val, sem, scope)
 
 
 @builtin
