@@ -97,3 +97,23 @@ def test_print_and_assert(capfd):
     assert "v=3" in capfd.readouterr().out
     with pytest.raises(AssertionError, match="v too big"):
         run((2, 1, 1), [np.array([7], np.int32)])
+
+
+def test_concurrent_launches_from_python_threads():
+    import threading
+    run, _, _ = compile_cpu(K.softmax(256))
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal((300, 200)).astype(np.float32) for _ in range(4)]
+    outs = [np.zeros_like(x) for x in xs]
+
+    def go(i):
+        for _ in range(5):
+            run((300, 1, 1), [xs[i], outs[i], 200, 200])
+    ts = [threading.Thread(target=go, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for x, o in zip(xs, outs):
+        e = np.exp(x - x.max(1, keepdims=True))
+        np.testing.assert_allclose(o, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)

@@ -1,13 +1,14 @@
 """Runs a grid: packs the arguments into one struct per launch, then calls the JIT-compiled worker from the
-calling thread plus a persistent pool of threads (ctypes releases the GIL for the call), each with its own
-scratch area. A one-program grid runs inline."""
+calling thread plus persistent helper threads (ctypes releases the GIL for the call), each with its own scratch
+area. Helpers are started and joined with bare locks (cheaper than futures). A grid whose measured work is too
+small to pay for waking helpers runs inline on the calling thread."""
 from __future__ import annotations
 
 import ctypes
 import os
 import struct
 import threading
-from concurrent.futures import ThreadPoolExecutor
+import time
 
 import numpy as np
 
@@ -18,20 +19,45 @@ from .wrapper import WORKER
 
 _WORKER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32,
                              ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
-_pool = None
-_pool_lock = threading.Lock()
+INLINE_BELOW_S = 60e-6   # estimated grid time under which helpers are not woken
 
 
 def num_threads() -> int:
     return max(1, int(os.environ.get("TILEC_NUM_THREADS", 0)) or (os.cpu_count() or 1))
 
 
-def _get_pool(n):
-    global _pool
-    with _pool_lock:
-        if _pool is None or _pool._max_workers < n:
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="tilec-cpu")
-        return _pool
+class _Helper(threading.Thread):
+    """A daemon thread that runs one job each time its ``go`` lock is released, then releases ``done``."""
+
+    def __init__(self):
+        super().__init__(daemon=True, name="tilec-cpu")
+        self.go, self.done = threading.Lock(), threading.Lock()
+        self.go.acquire()
+        self.done.acquire()
+        self.job = None
+        self.error = None
+        self.start()
+
+    def run(self):
+        while True:
+            self.go.acquire()
+            try:
+                self.job()
+            except BaseException as e:  # pragma: no cover - the worker is native code
+                self.error = e
+            self.done.release()
+
+
+_helpers: list = []
+_helpers_lock = threading.Lock()
+_busy = threading.Lock()   # one multi-threaded launch at a time; a concurrent one runs inline
+
+
+def _get_helpers(n):
+    with _helpers_lock:
+        while len(_helpers) < n:
+            _helpers.append(_Helper())
+        return _helpers[:n]
 
 
 def pointer_of(x) -> int:
@@ -88,6 +114,7 @@ class Launcher:
         base = (base + 63) // 64 * 64
         self.scratch_ptrs = [base + i * self.scratch_size for i in range(self.nthreads)]
         self.lock = threading.Lock()
+        self.per_program = None   # measured seconds of one program on one thread (running average)
 
     def __call__(self, grid, args):
         g = tuple(int(x) for x in grid) + (1,) * (3 - len(grid))
@@ -101,17 +128,26 @@ class Launcher:
             counter = ctypes.c_int64(0)
             argp, cp = ctypes.addressof(self.buf), ctypes.addressof(counter)
             n = min(self.nthreads, total)
+            if self.per_program is not None and self.per_program * total < INLINE_BELOW_S:
+                n = 1
+            if n > 1 and not _busy.acquire(blocking=False):
+                n = 1
             chunk = max(1, total // (n * 16))
             before = len(runtime.failures)
+            t0 = time.perf_counter()
             if n == 1:
                 self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0], chunk)
             else:
-                pool = _get_pool(n - 1)
-                futs = [pool.submit(self.fn, argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[i], chunk)
-                        for i in range(1, n)]
+                helpers = _get_helpers(n - 1)
+                for i, h in enumerate(helpers, 1):
+                    h.job = (lambda i=i: self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[i], chunk))
+                    h.go.release()
                 self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0], chunk)
-                for f in futs:
-                    f.result()
+                for h in helpers:
+                    h.done.acquire()
+                _busy.release()
+            dt = (time.perf_counter() - t0) * n / total
+            self.per_program = dt if self.per_program is None else 0.5 * (self.per_program + dt)
             if len(runtime.failures) > before:
                 msgs = runtime.failures[before:]
                 del runtime.failures[before:]
