@@ -200,3 +200,41 @@ def test_atomics():
     launch(histogram_kernel, (tilec.cdiv(n, 64),), x, hist, flags, n, BLOCK=64)
     np.testing.assert_array_equal(hist, np.bincount(x, minlength=10))
     assert flags[0] == x.max() and flags[1] == 7
+
+
+def philox_reference(seed, counters, rounds=10):
+    """Philox-4x32 as published (Salmon et al., SC'11), in numpy uint64 arithmetic."""
+    m = np.uint64(0xFFFFFFFF)
+    c = [np.asarray(x, np.uint64) & m for x in counters]
+    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
+    for _ in range(rounds):
+        p0, p1 = np.uint64(0xD2511F53) * c[0], np.uint64(0xCD9E8D57) * c[2]
+        c = [((p1 >> np.uint64(32)) ^ c[1] ^ k0) & m, p1 & m, ((p0 >> np.uint64(32)) ^ c[3] ^ k1) & m, p0 & m]
+        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & m, (k1 + np.uint64(0xBB67AE85)) & m
+    return [x.astype(np.uint32).view(np.int32) for x in c]
+
+
+@tilec.jit
+def random_kernel(Out, Uni, seed, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a, b, c, d = tl.randint4x(seed, offs)
+    tl.store(Out + offs, a, mask=mask)
+    tl.store(Out + n + offs, d, mask=mask)
+    tl.store(Uni + offs, tl.rand(seed, offs), mask=mask)
+    tl.store(Uni + n + offs, tl.randn(seed, offs), mask=mask)
+
+
+@pytest.mark.parametrize("seed", [42, 2**40 + 7])
+def test_philox_random(seed):
+    n = 1000
+    out = np.zeros(2 * n, np.int32)
+    uni = np.zeros(2 * n, np.float32)
+    launch(random_kernel, (tilec.cdiv(n, 256),), out, uni, seed, n, BLOCK=256)
+    ref = philox_reference(seed, [np.arange(n), 0, 0, 0])
+    np.testing.assert_array_equal(out[:n], ref[0])
+    np.testing.assert_array_equal(out[n:], ref[3])
+    u = uni[:n]
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.05
+    g = uni[n:]
+    assert abs(g.mean()) < 0.15 and abs(g.std() - 1) < 0.1
