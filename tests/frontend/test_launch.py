@@ -213,3 +213,23 @@ def test_cache_key_covers_global_constants():
         assert uses_global.cache_key != k1
     finally:
         globals()["SCALE_GLOBAL"] = 3
+
+
+@tilec.jit
+def optional_bias(X, Bias, Out, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(X + offs, mask=mask)
+    if Bias is not None:
+        x += tl.load(Bias + offs, mask=mask)
+    tl.store(Out + offs, x, mask=mask)
+
+
+def test_none_arguments_specialise_like_constexprs():
+    x, b = rng.standard_normal(40).astype(np.float32), rng.standard_normal(40).astype(np.float32)
+    out = np.zeros_like(x)
+    optional_bias[(1,)](x, None, out, 40, BLOCK=64)
+    np.testing.assert_array_equal(out, x)
+    optional_bias[(1,)](x, b, out, 40, BLOCK=64)
+    np.testing.assert_allclose(out, x + b)
+    assert len(optional_bias.cache) == 2

@@ -114,8 +114,11 @@ DESCRIBERS = {
 for _t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
     DESCRIBERS[_t] = _describe_np_int
 
+DESCRIBERS[type(None)] = lambda v: ("none", "constexpr", 1, False)  # None specialises like a constexpr
+
 # the launch path only needs keys: cheaper functions for the common kinds (same key as the describer's)
-KEYERS = {np.ndarray: _key_ndarray, int: _key_int, float: lambda v: "fp32", bool: lambda v: "i1"}
+KEYERS = {np.ndarray: _key_ndarray, int: _key_int, float: lambda v: "fp32", bool: lambda v: "i1",
+          type(None): lambda v: "none"}
 
 
 def describer(arg, specialize: bool = True):

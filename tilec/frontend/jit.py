@@ -172,7 +172,7 @@ class JITFunction:
         constexprs = {}
         runtime_params, runtime_vals = [], []
         for p, v in zip(params, values):
-            if p.is_constexpr:
+            if p.is_constexpr or v is None:
                 constexprs[p.name] = v.value if isinstance(v, constexpr) else v
             else:
                 runtime_params.append(p)
@@ -214,7 +214,7 @@ class JITFunction:
         if g[0] <= 0 or g[1] <= 0 or g[2] <= 0:
             return kernel
         kernel.run(g, [v if type(v) not in _NP_SCALARS else host_value(v) for v in
-                       (values[i] for i in self._runtime_idx)])
+                       (values[i] for i in self._runtime_idx) if v is not None])
         return kernel
 
     def _fast_key(self, values):
