@@ -69,7 +69,11 @@ def main():
     import time
     x, y = torch.randn(1024, device="cuda"), torch.randn(1024, device="cuda")
     o = torch.empty_like(x)
-    for name, f in (("tilec", lambda: add_kernel[(1,)](x, y, o, 1024, BLOCK=1024, target=tgt)),
+    compiled = add_kernel.warmup(x, y, o, 1024, BLOCK=1024, grid=(1,), target=tgt)
+    args = [x, y, o, 1024]
+    for name, f in (("tilec jit", lambda: add_kernel[(1,)](x, y, o, 1024, BLOCK=1024, target=tgt)),
+                    ("tilec compiled.run", lambda: compiled.run((1, 1, 1), args)),
+                    ("tilec launcher", lambda: compiled.launcher((1, 1, 1), args)),
                     ("triton", lambda: triton_add[(1,)](x, y, o, 1024, BLOCK=1024))):
         for _ in range(100):
             f()

@@ -124,3 +124,70 @@ def make_histogram(block=512, div=(16, 16, 1)):
     b.create(O.AtomicRMWOp, [ptrs, b.constant(1, T), mask], None, {"kind": "add"})
     b.create(O.ReturnOp, [], [])
     return m
+
+
+INT_BINARY = ("add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "max", "min", "umulhi")
+FLOAT_BINARY = ("add", "sub", "mul", "div", "rem", "max", "min", "pow", "atan2", "fdiv")
+INT_UNARY = ("neg", "not", "abs", "popc", "clz")
+FLOAT_UNARY_EXACT = ("neg", "abs", "floor", "ceil", "trunc", "round", "sqrt", "sqrt_rn")
+FLOAT_UNARY_APPROX = ("exp", "exp2", "log", "log2", "rsqrt", "sin", "cos", "tan", "tanh", "erf", "log1p", "expm1",
+                      "sigmoid")
+PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def sweep_rows(elem):
+    """Names of the rows ``make_op_sweep(elem)`` writes, in order."""
+    if elem.is_float:
+        unary = FLOAT_UNARY_EXACT + (FLOAT_UNARY_APPROX if elem.bits <= 32 else ("rsqrt",))
+        return list(FLOAT_BINARY if elem.bits <= 32 else FLOAT_BINARY[:7] + ("fdiv",)) + \
+            [f"cmp_{p}" for p in PREDICATES] + list(unary) + ["select", "fma", "max_nan"]
+    return list(INT_BINARY) + [f"cmp_{p}" for p in PREDICATES] + list(INT_UNARY) + ["select"]
+
+
+def make_op_sweep(elem, block=128):
+    """out[k*block + i] = row_k(x[i], y[i]) for every elementwise op applicable to ``elem`` (see sweep_rows)."""
+    from tilec.ir.types import PointerType as _P
+    P = _P(elem)
+    m, f, b = _kernel(f"sweep_{elem}", [P, P, P], ["x_ptr", "y_ptr", "out_ptr"], (16, 16, 16))
+    x_ptr, y_ptr, out_ptr = f.args
+    T = TileType((block,), elem)
+    PT = TileType((block,), P)
+    offs = b.op(O.ArangeOp, start=0, end=block)
+    x = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, x_ptr, result_type=PT), offs))
+    y = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, y_ptr, result_type=PT), offs))
+    outs = []
+    for name in sweep_rows(elem):
+        if name.startswith("cmp_"):
+            c = b.op(O.CmpOp, x, y, predicate=name[4:])
+            r = b.op(O.CastOp, c, result_type=T)
+        elif name == "select":
+            r = b.op(O.SelectOp, b.op(O.CmpOp, x, y, predicate="lt"), x, y)
+        elif name == "fma":
+            r = b.op(O.FmaOp, x, y, x)
+        elif name == "max_nan":
+            r = b.op(O.MaxOp, x, y, propagate_nan=True)
+        elif name in O.BINARY_OPS:
+            r = b.op(O.BINARY_OPS[name], x, y)
+        else:
+            r = b.op(O.UNARY_OPS[name], x)
+        outs.append(r)
+    for k, r in enumerate(outs):
+        off = b.op(O.AddOp, offs, b.constant(k * block, TileType((block,), i32)))
+        b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, out_ptr, result_type=PT), off), r], [])
+    b.create(O.ReturnOp, [], [])
+    return m
+
+
+def make_cast_sweep(src, dsts, block=128):
+    """out_k[i] = cast(x[i]) to dsts[k]."""
+    from tilec.ir.types import PointerType as _P
+    ptrs = [_P(src)] + [_P(d) for d in dsts]
+    m, f, b = _kernel(f"casts_{src}", ptrs, ["x_ptr"] + [f"o{k}" for k in range(len(dsts))], (16,) * len(ptrs))
+    offs = b.op(O.ArangeOp, start=0, end=block)
+    x = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, f.args[0], result_type=TileType((block,), ptrs[0])), offs))
+    for k, d in enumerate(dsts):
+        r = b.op(O.CastOp, x, result_type=TileType((block,), d))
+        PT = TileType((block,), ptrs[k + 1])
+        b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, f.args[k + 1], result_type=PT), offs), r], [])
+    b.create(O.ReturnOp, [], [])
+    return m

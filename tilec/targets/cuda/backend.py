@@ -37,6 +37,15 @@ def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str
     return PassManager(name).run(module, passes)
 
 
+def detect_arch(default: int = 80) -> int:
+    """The first device's compute capability when a driver is usable, else ``default`` (compiling needs no GPU)."""
+    try:
+        from .driver import compute_capability
+        return compute_capability(0)
+    except Exception:
+        return default
+
+
 def param_kind(t) -> str:
     """How a kernel parameter travels: 'ptr' or the scalar type's name."""
     if t.is_tile:
@@ -49,7 +58,7 @@ class CUDABackend:
 
     def __init__(self, target):
         self.target = target
-        arch = target.arch if target.arch is not None else 80
+        arch = target.arch if target.arch is not None else detect_arch()
         self.arch = int(str(arch).removeprefix("sm_").rstrip("a"))
         self.warp_size = target.warp_size if target.warp_size and target.warp_size > 1 else 32
         if self.warp_size != 32:

@@ -81,8 +81,9 @@ def pointer_of(v):
         return v.data_ptr(), v.device.index, "torch"
     cai = getattr(v, "__cuda_array_interface__", None)
     if cai is not None:
-        return cai["data"][0], getattr(v, "device", None) if isinstance(getattr(v, "device", None), int) else None, \
-            cai.get("stream")
+        dev = getattr(v, "device", None)
+        st = cai.get("stream")
+        return cai["data"][0], dev if isinstance(dev, int) else None, st if isinstance(st, int) and st > 2 else None
     if hasattr(v, "__dlpack__"):
         ptr, dev, _cap = _dlpack_pointer(v)
         return ptr, dev, None
@@ -90,11 +91,6 @@ def pointer_of(v):
         raise LaunchError("a host (numpy) array was passed to a CUDA kernel; copy it to the device first "
                           "(tilec.cuda.from_numpy or torch)")
     raise LaunchError(f"cannot pass {type(v).__name__} as a pointer to a CUDA kernel")
-
-
-def _torch_stream(device):
-    import torch
-    return torch.cuda.current_stream(device).cuda_stream
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -114,6 +110,7 @@ class Launcher:
         self.argv = (ctypes.c_void_p * max(1, len(self.cells)))(*[ctypes.addressof(c) for c in self.cells])
         self.argv_addr = ctypes.addressof(self.argv)
         self.ptr_slots = [i for i, p in enumerate(self.params) if p == "ptr"]
+        self.scalar_slots = [i for i, p in enumerate(self.params) if p != "ptr"]
 
     def function(self, device: int):
         fn = self.functions.get(device)
@@ -129,38 +126,88 @@ class Launcher:
         return fn[1]
 
     def __call__(self, grid, args):
-        if len(args) != len(self.cells):
-            raise LaunchError(f"kernel '{self.name}' takes {len(self.cells)} runtime arguments, got {len(args)}")
-        gx, gy, gz = (tuple(int(g) for g in grid) + (1, 1, 1))[:3]
-        if gx * gy * gz == 0:
-            return
-        for g, lim in zip((gx, gy, gz), _MAX_GRID):
-            if g < 0 or g > lim:
-                raise LaunchError(f"grid {tuple(grid)} is out of range (max {_MAX_GRID})")
-        device, stream = None, None
-        cells, params = self.cells, self.params
-        for i, v in enumerate(args):
-            if params[i] == "ptr":
-                ptr, dev, st = pointer_of(v)
+        cells = self.cells
+        if len(args) != len(cells):
+            raise LaunchError(f"kernel '{self.name}' takes {len(cells)} runtime arguments, got {len(args)}")
+        if len(grid) == 3:
+            gx, gy, gz = grid
+        else:
+            gx, gy, gz = (tuple(grid) + (1, 1))[:3]
+        if gx <= 0 or gy <= 0 or gz <= 0 or gx > 2147483647 or gy > 65535 or gz > 65535:
+            if gx == 0 or gy == 0 or gz == 0:
+                return
+            raise LaunchError(f"grid {tuple(grid)} is out of range (max {_MAX_GRID})")
+        device = stream = None
+        params = self.params
+        try:
+            for i in self.ptr_slots:
+                v = args[i]
+                get = _POINTER_GETTERS.get(type(v))
+                if get is None:
+                    get = _pointer_getter(v)
+                ptr, dev, st = get(v)
                 cells[i].value = ptr
-                if dev is not None and device is None:
+                if device is None:
                     device = dev
-                if st is not None and stream is None:
+                if stream is None:
                     stream = st
-            else:
-                try:
-                    cells[i].value = v
-                except TypeError:
-                    raise LaunchError(f"argument {i} of '{self.name}' must be a {params[i]} scalar, "
-                                      f"got {type(v).__name__}") from None
+            for i in self.scalar_slots:
+                cells[i].value = args[i]
+        except TypeError:
+            raise LaunchError(f"arguments of '{self.name}' do not match its parameters {params}: "
+                              f"{[type(a).__name__ for a in args]}") from None
         device = device or 0
-        if stream == "torch":
-            stream = _torch_stream(device)
-        fn = self.function(device)
-        d = drv.driver()
-        err = d.cuLaunchKernel(fn, gx, gy, gz, self.block, 1, 1, self.shared, stream or 0, self.argv_addr, 0)[0]
-        if int(err) != 0:
+        if stream is not None and not isinstance(stream, int):
+            stream = stream(device)
+        fn = self.functions.get(device)
+        fn = fn[1] if fn is not None else self.function(device)
+        err = self.launch(fn, gx, gy, gz, self.block, 1, 1, self.shared, stream or 0, self.argv_addr, 0)[0]
+        if err:
             raise LaunchError(f"launching '{self.name}' on grid {(gx, gy, gz)} failed: {drv.error_text(err)}")
+
+    @property
+    def launch(self):
+        fn = drv.driver().cuLaunchKernel
+        self.__dict__["launch"] = fn  # resolved once
+        return fn
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# per-type pointer getters: (address, device or None, stream or a callable(device) -> stream, or None)
+# ---------------------------------------------------------------------------------------------------------------
+def _torch_getter():
+    import torch
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    stream = raw if raw is not None else (lambda dev: torch.cuda.current_stream(dev).cuda_stream)
+
+    def get(t):
+        if not t.is_cuda:
+            raise LaunchError("a torch tensor on the CPU was passed to a CUDA kernel; move it with .cuda()")
+        return t.data_ptr(), t.get_device(), stream
+    return get
+
+
+def _pointer_getter(v):
+    t = type(v)
+    if _is_torch_tensor(v):
+        g = _torch_getter()
+    elif t.__module__ == "tilec.targets.cuda.array":
+        g = lambda v: (v.ptr, v.device, None)  # noqa: E731
+    elif v is None:
+        g = lambda v: (0, None, None)  # noqa: E731
+    elif isinstance(v, int):
+        g = lambda v: (int(v), None, None)  # noqa: E731
+    else:
+        g = _generic_pointer
+    _POINTER_GETTERS[t] = g
+    return g
+
+
+def _generic_pointer(v):
+    return pointer_of(v)
+
+
+_POINTER_GETTERS: dict = {}
 
 
 def make_launcher(asm: dict, metadata: dict) -> Launcher:

@@ -180,10 +180,10 @@ F32_TABLE = {
     "floor": lambda b, x: _call(b, "llvm.floor.f32", F32, [x]),
     "ceil": lambda b, x: _call(b, "llvm.ceil.f32", F32, [x]),
     "trunc": lambda b, x: _call(b, "llvm.trunc.f32", F32, [x]),
-    "round": lambda b, x: _call(b, "llvm.rint.f32", F32, [x]),
+    "round": lambda b, x: _call(b, "llvm.round.f32", F32, [x]),  # half away from zero
 }
 EXACT_ANY = {"sqrt": "sqrt", "sqrt_rn": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
-             "round": "rint"}
+             "round": "round"}
 
 
 def unary(b, name: str, x):

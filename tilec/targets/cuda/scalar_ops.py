@@ -52,16 +52,22 @@ def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None):
             return nvvm_math.atan2(b, x, y)
     else:
         signed = et.is_signed
-        table = {"add": b.add, "sub": b.sub, "mul": b.mul, "and": b.and_, "or": b.or_, "xor": b.xor,
-                 "shl": b.shl}
+        if name == "shl":
+            w = ir.Constant(x.type, x.type.width - 1)
+            big = b.icmp_unsigned(">", y, w)
+            return b.select(big, ir.Constant(x.type, 0), b.shl(x, b.select(big, w, y)))
+        table = {"add": b.add, "sub": b.sub, "mul": b.mul, "and": b.and_, "or": b.or_, "xor": b.xor}
         if name in table:
             return table[name](x, y)
-        if name == "div":
-            return b.sdiv(x, y) if signed else b.udiv(x, y)
-        if name == "rem":
-            return b.srem(x, y) if signed else b.urem(x, y)
+        if name in ("div", "rem"):
+            return _divrem(b, name, signed, x, y)
         if name == "shr":
-            return b.ashr(x, y) if signed else b.lshr(x, y)
+            # amounts are unsigned; >= the width gives 0 (logical) or the sign fill (arithmetic)
+            w = ir.Constant(x.type, x.type.width - 1)
+            big = b.icmp_unsigned(">", y, w)
+            if signed:
+                return b.ashr(x, b.select(big, w, y))
+            return b.select(big, ir.Constant(x.type, 0), b.lshr(x, b.select(big, w, y)))
         if name in ("max", "min"):
             fn = ("s" if signed else "u") + name
             return _intrinsic(b, f"llvm.{fn}.{_isuffix(x.type)}", x.type, [x, y])
@@ -71,6 +77,23 @@ def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None):
             p = b.mul(b.zext(x, wide), b.zext(y, wide))
             return b.trunc(b.lshr(p, ir.Constant(wide, w)), x.type)
     raise BackendError(f"the CUDA backend cannot lower '{name}' on {et}")
+
+
+def _divrem(b, name, signed, x, y):
+    """C division/remainder made total like the IR's reference semantics: x / 0 = x % 0 = 0 and
+    MIN / -1 wraps (LLVM leaves both undefined)."""
+    t = x.type
+    zero = ir.Constant(t, 0)
+    is_zero = b.icmp_unsigned("==", y, zero)
+    safe = b.select(is_zero, ir.Constant(t, 1), y)
+    if signed:
+        minus1 = b.icmp_signed("==", safe, ir.Constant(t, -1))
+        safe = b.select(minus1, ir.Constant(t, 1), safe)
+        r = b.sdiv(x, safe) if name == "div" else b.srem(x, safe)
+        r = b.select(minus1, b.neg(x) if name == "div" else zero, r)
+    else:
+        r = b.udiv(x, safe) if name == "div" else b.urem(x, safe)
+    return b.select(is_zero, zero, r)
 
 
 def unary(b: ir.IRBuilder, name: str, et, x):
@@ -134,7 +157,9 @@ def cast(b: ir.IRBuilder, src_t, dst_t, x, rounding="rtne"):
     if s.is_float:  # float -> int
         if d.is_bool:
             return b.fcmp_unordered("!=", x, ir.Constant(ls, 0.0))
-        return b.fptosi(x, ld) if d.is_signed else b.fptoui(x, ld)
+        # saturating, NaN -> 0 (the IR's semantics; plain fptosi is undefined out of range)
+        fn = "fptosi" if d.is_signed else "fptoui"
+        return _intrinsic(b, f"llvm.{fn}.sat.i{ld.width}.{_suffix(ls)}", ld, [x])
     if d.is_float:  # int -> float
         y = b.sitofp(x, ld) if s.is_signed else b.uitofp(x, ld)
         return round_bf16(b, y) if d.name == "bf16" else y
