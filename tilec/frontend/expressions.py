@@ -105,7 +105,9 @@ class ExprGen:
         for op, right in zip(node.ops, node.comparators):
             rhs = self.visit(right)
             pred, py = CMPOPS[type(op)]
-            if is_tensor(lhs) or is_tensor(rhs):
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                r = py(lhs, rhs)  # identity is a compile-time fact even for tensors (`ptr is not None`)
+            elif is_tensor(lhs) or is_tensor(rhs):
                 if pred is None:
                     raise TypeError(f"operator {type(op).__name__} cannot be applied to tensors")
                 r = self.g.sem.compare(pred, lhs, rhs)
