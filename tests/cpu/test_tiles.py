@@ -190,3 +190,31 @@ def test_dot_with_transposed_operand_and_bias():
     xp = np.zeros((R, C), np.float64)
     xp[:r, :c] = x
     np.testing.assert_allclose(out.reshape(R, R), xp @ xp.T + 1.5, rtol=1e-5, atol=1e-5)
+
+
+def test_batched_dot_3d():
+    m = parse_module("""module {
+  func @k(%x: ptr<f32>, %o: ptr<f32>) {kernel = true} {
+    %i = arange {start = 0, end = 96} : tile<96xi32>
+    %xs = splat %x : tile<96xptr<f32>>
+    %xp = addptr %xs, %i : tile<96xptr<f32>>
+    %v = load %xp : tile<96xf32>
+    %a = reshape %v : tile<3x4x8xf32>
+    %b = reshape %v : tile<3x8x4xf32>
+    %z = constant {value = 0.25} : f32
+    %acc = splat %z : tile<3x4x4xf32>
+    %d = dot %a, %b, %acc : tile<3x4x4xf32>
+    %flat = reshape %d : tile<48xf32>
+    %k = arange {start = 0, end = 48} : tile<48xi32>
+    %os = splat %o : tile<48xptr<f32>>
+    %op = addptr %os, %k : tile<48xptr<f32>>
+    store %op, %flat
+    return
+  }
+}""")
+    run, _, _ = compile_cpu(m)
+    x = rng.standard_normal(96).astype(np.float32)
+    out = np.zeros(48, np.float32)
+    run((1, 1, 1), [x, out])
+    xd = x.astype(np.float64)
+    np.testing.assert_allclose(out.reshape(3, 4, 4), xd.reshape(3, 4, 8) @ xd.reshape(3, 8, 4) + 0.25, rtol=1e-5)

@@ -39,10 +39,9 @@ def _work_type(t):
 def op_dot(L, op):
     b = L.b
     at, bt, ct = op.a.type, op.b.type, op.acc.type
-    if len(ct.shape) != 2:
-        raise BackendError("the CPU backend supports 2-d dot only")
-    M, K = at.shape
-    N = bt.shape[1]
+    batch = ct.shape[0] if len(ct.shape) == 3 else 1
+    M, K = at.shape[-2:]
+    N = bt.shape[-1]
     wt = _work_type(ct)
     A = L.contiguous(_as(L, L.get(op.a), wt))
     B = L.contiguous(_as(L, L.get(op.b), wt))
@@ -63,13 +62,17 @@ def op_dot(L, op):
             return icall(b, "llvm.fma", z.type, [x, y, z], (z.type,))
         return b.add(b.mul(x, y), z)
 
-    def block(i0, j0):
+    def block(bi, i0, j0):
+        lead = [bi] if batch > 1 or len(ct.shape) == 3 else []
         rows = [b.add(i0, LT.const(LT.I32, r)) if r else i0 for r in range(mr)]
         cols = [b.add(j0, LT.const(LT.I32, v * w)) if v else j0 for v in range(nv)]
-        init = [ev(L, acc_in, Point((M, N), [rows[r], cols[v]]), w) for r in range(mr) for v in range(nv)]
-        a_rows = [b.gep(A.ptr, [b.mul(b.sext(rows[r], LT.I64), LT.const(LT.I64, K))], source_etype=ety)
+        init = [ev(L, acc_in, Point(ct.shape, lead + [rows[r], cols[v]]), w) for r in range(mr) for v in range(nv)]
+        b64 = b.sext(bi, LT.I64)
+        a_base = b.gep(A.ptr, [b.mul(b64, LT.const(LT.I64, M * K))], source_etype=ety)
+        b_base = b.gep(B.ptr, [b.mul(b64, LT.const(LT.I64, K * N))], source_etype=ety)
+        a_rows = [b.gep(a_base, [b.mul(b.sext(rows[r], LT.I64), LT.const(LT.I64, K))], source_etype=ety)
                   for r in range(mr)]
-        b_col = b.gep(B.ptr, [b.sext(j0, LT.I64)], source_etype=ety)
+        b_col = b.gep(b_base, [b.sext(j0, LT.I64)], source_etype=ety)
 
         def kstep(k, accs):
             k64 = b.sext(k, LT.I64)
@@ -85,10 +88,12 @@ def op_dot(L, op):
         accs = counted_loop(b, K, 1, init, kstep, name="k")
         for r in range(mr):
             for v in range(nv):
-                C.store(L, [rows[r], cols[v]], accs[r * nv + v], w)
+                C.store(L, lead + [rows[r], cols[v]], accs[r * nv + v], w)
 
-    counted_loop(b, M, mr, [], lambda i0, _: counted_loop(
-        b, N, nr, [], lambda j0, __: (block(i0, j0), [])[1], name="dj") or [], name="di")
+    def tiles(bi):
+        counted_loop(b, M, mr, [], lambda i0, _: counted_loop(
+            b, N, nr, [], lambda j0, __: (block(bi, i0, j0), [])[1], name="dj") or [], name="di")
+    counted_loop(b, batch, 1, [], lambda bi, _: (tiles(bi), [])[1], name="db")
     res = C if ct.element == wt else _as(L, C, ct.element)
     L.vals[op.results[0]] = res if isinstance(res, Buf) else L.materialise(res)
 

@@ -254,6 +254,10 @@ class Lowering:
     def op_barrier(self, op):
         pass
 
+    def op_convert_layout(self, op):
+        """GPU layouts mean nothing on the CPU: the value is unchanged."""
+        self.vals[op.results[0]] = self.get(op.operands[0])
+
 
 def _reads_memory(node) -> bool:
     if isinstance(node, Buf):
