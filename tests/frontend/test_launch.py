@@ -233,3 +233,12 @@ def test_none_arguments_specialise_like_constexprs():
     optional_bias[(1,)](x, b, out, 40, BLOCK=64)
     np.testing.assert_allclose(out, x + b)
     assert len(optional_bias.cache) == 2
+
+
+def test_torch_bfloat16():
+    torch = pytest.importorskip("torch")
+    from test_kernels import add_kernel
+    x, y = torch.randn(300, dtype=torch.bfloat16), torch.randn(300, dtype=torch.bfloat16)
+    out = torch.empty_like(x)
+    add_kernel[(2,)](x, y, out, 300, BLOCK=256)
+    assert torch.equal(out, x + y)
