@@ -170,10 +170,12 @@ class StmtGen:
             if not is_tensor(a) and not is_tensor(b) and type(a) is type(b) and a == b:
                 before.vars[name] = a
                 continue
-            ta = a.type if is_tensor(a) else None
             tb = b.type if is_tensor(b) else None
-            a = self.in_block(then_b, lambda: self.materialize(a, tb))
-            b = self.in_block(else_b, lambda: self.materialize(b, a.type))
+            try:
+                a = self.in_block(then_b, lambda: self.materialize(a, tb))
+                b = self.in_block(else_b, lambda: self.materialize(b, a.type))
+            except TypeError as e:
+                raise TypeError(f"variable '{name}' differs between the branches of a runtime if: {e}") from None
             if a.type != b.type:
                 raise TypeError(f"variable '{name}' has type {a.type} in the then-branch but {b.type} in the "
                                 "else-branch; both branches must agree")
