@@ -1,0 +1,71 @@
+"""``python -m tilec``: run a Triton program on tilec (``run script.py [args]`` / ``run -m module [args]``).
+
+The script runs as Python would run it (``__name__ == "__main__"``, ``sys.argv`` = the script and its arguments,
+its directory first on ``sys.path``) with ``tilec.compat`` installed, so its ``import triton`` gets tilec.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+
+from .version import __version__
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tilec", description="tilec: a tile compiler for Triton-language "
+                                "kernels, written in Python.")
+    p.add_argument("--version", action="version", version=f"tilec {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    r = sub.add_parser("run", help="run a Triton script (or -m module) with 'import triton' resolving to tilec",
+                       description="Run a Triton program unmodified on tilec. Environment: TILEC_BACKEND=cpu|cuda, "
+                       "TILEC_PRINT_AUTOTUNING=1, TILEC_CACHE_DIR, TILEC_ALWAYS_COMPILE=1.")
+    r.add_argument("-m", dest="module", metavar="MODULE", help="run a module as 'python -m MODULE' would")
+    r.add_argument("target", nargs="?", help="the script to run")
+    r.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    return p
+
+
+def run(target=None, args=(), module=None) -> None:
+    """Run a script path (or a module by name) as ``__main__`` with the Triton compatibility layer installed."""
+    from . import compat
+    compat.install()
+    if module is not None:
+        sys.argv = [module, *args]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return
+    path = os.path.abspath(target)
+    if not os.path.exists(path):
+        raise SystemExit(f"python -m tilec run: can't open file '{target}': no such file")
+    sys.argv = [target, *args]
+    sys.path.insert(0, path if os.path.isdir(path) else os.path.dirname(path))
+    runpy.run_path(path, run_name="__main__")
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _parser()
+    # everything after the script (or -m module) belongs to it, options included
+    if argv[:1] == ["run"] and len(argv) > 1 and not argv[1].startswith("-") and argv[1] not in ("-m",):
+        run(argv[1], argv[2:])
+        return 0
+    if argv[:2] == ["run", "-m"] and len(argv) > 2:
+        run(module=argv[2], args=argv[3:])
+        return 0
+    ns = parser.parse_args(argv)
+    if ns.command != "run":
+        parser.print_help()
+        return 0 if ns.command is None and not argv else 2
+    if ns.module is None and ns.target is None:
+        parser.parse_args(["run", "--help"])
+    if ns.module is not None:
+        run(module=ns.module, args=[a for a in [ns.target, *ns.args] if a is not None])
+    else:
+        run(ns.target, ns.args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

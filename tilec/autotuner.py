@@ -1,0 +1,325 @@
+"""``@tilec.autotune`` and ``@tilec.heuristics``: choosing meta-parameters per launch, with Triton's interface.
+
+Both wrap a kernel (a ``JITFunction`` or another wrapper) and forward ``run(*args, grid=..., **kwargs)`` down the
+stack with extra keyword arguments, so they stack in either order. The autotuner times each candidate ``Config``
+once per *key* (the values of the named arguments plus the dtypes of array arguments), keeps the fastest in
+``.cache`` and launches with it from then on. Tuning launches the kernel for real, so arguments named in
+``reset_to_zero`` are zeroed before every timed run and those in ``restore_value`` are snapshotted before and put
+back after each one: the caller's outputs end up as if only the final launch had happened.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import math
+import os
+import sys
+import time
+
+from .errors import BackendError, CompilationError, LaunchError
+
+# Exceptions that mean "this config cannot run here" (skipped while tuning) rather than a bug in the caller.
+SKIPPABLE = (CompilationError, BackendError, LaunchError)
+
+
+class Config:
+    """One candidate: meta-parameter values (``kwargs``) plus launch options; ``pre_hook(nargs)`` runs before
+    each launch with this config (nargs: every argument by name, the config's values included)."""
+
+    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None):
+        self.kwargs = dict(kwargs)
+        self.num_warps = num_warps
+        self.num_stages = num_stages
+        self.num_ctas = num_ctas
+        self.maxnreg = maxnreg
+        self.pre_hook = pre_hook
+
+    def all_kwargs(self) -> dict:
+        """What the launch receives: the meta-parameters and every launch option that is set."""
+        opts = {"num_warps": self.num_warps, "num_ctas": self.num_ctas, "num_stages": self.num_stages,
+                "maxnreg": self.maxnreg}
+        return {**self.kwargs, **{k: v for k, v in opts.items() if v is not None}}
+
+    def _fields(self):
+        return (tuple(sorted(self.kwargs.items())), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg,
+                self.pre_hook)
+
+    def __eq__(self, other):
+        return isinstance(other, Config) and self._fields() == other._fields()
+
+    def __hash__(self):
+        try:
+            return hash(self._fields())
+        except TypeError:
+            return id(self)
+
+    def __str__(self):
+        parts = [f"{k}: {v}" for k, v in self.kwargs.items()]
+        parts += [f"num_warps: {self.num_warps}", f"num_ctas: {self.num_ctas}", f"num_stages: {self.num_stages}",
+                  f"maxnreg: {self.maxnreg}"]
+        return ", ".join(parts)
+
+    def __repr__(self):
+        return f"Config({self.kwargs!r}, num_warps={self.num_warps}, num_stages={self.num_stages})"
+
+
+class KernelInterface:
+    """``kernel[grid](*args, **kwargs)`` for every launchable object: forwards to ``run``."""
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
+
+def _arg_names(fn) -> list:
+    """Parameter names of the innermost kernel (wrappers keep ``arg_names``; a JITFunction has ``_names``)."""
+    names = getattr(fn, "arg_names", None)
+    if names is None:
+        names = getattr(fn, "_names", None)
+    if names is None:
+        import inspect
+        names = list(inspect.signature(getattr(fn, "fn", fn)).parameters)
+    return list(names)
+
+
+def _base_fn(fn):
+    while not hasattr(fn, "_names") and hasattr(fn, "fn"):
+        fn = fn.fn
+    return fn
+
+
+# -- array helpers: numpy arrays and torch tensors alike ---------------------------------------------------------
+def _zero(a):
+    if hasattr(a, "zero_"):
+        a.zero_()
+    else:
+        a[...] = 0
+
+
+def _snapshot(a):
+    return a.clone() if hasattr(a, "clone") else a.copy()
+
+
+def _restore(a, saved):
+    if hasattr(a, "copy_"):
+        a.copy_(saved)
+    else:
+        a[...] = saved
+
+
+def _progress_enabled() -> bool:
+    return os.environ.get("TILEC_AUTOTUNE_PROGRESS", "1") not in ("0", "false", "False")
+
+
+def _print_enabled() -> bool:
+    return "1" in (os.environ.get("TILEC_PRINT_AUTOTUNING"), os.environ.get("TRITON_PRINT_AUTOTUNING"))
+
+
+class Autotuner(KernelInterface):
+    def __init__(self, fn, arg_names, configs, key, reset_to_zero=None, restore_value=None, pre_hook=None,
+                 post_hook=None, prune_configs_by=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None,
+                 cache_results=False):
+        self.fn = fn
+        self.base_fn = _base_fn(fn)
+        self.arg_names = list(arg_names)
+        self.configs = list(configs) if configs else [Config({}, num_warps=4, num_stages=3, num_ctas=1)]
+        self.keys = list(key)
+        self.cache: dict = {}
+        self.configs_timings = None
+        self.best_config = None
+        self.bench_time = 0.0
+        self.nargs = None
+        self.reset_to_zero = list(reset_to_zero or [])
+        self.restore_value = list(restore_value or [])
+        for name in self.reset_to_zero + self.restore_value:
+            if name not in self.arg_names:
+                raise ValueError(f"autotune: '{name}' is not a parameter of {self.base_fn.__name__} "
+                                 f"(parameters: {', '.join(self.arg_names)})")
+        self._restore_copies: dict = {}
+        self.pre_hook = pre_hook or self._default_pre_hook
+        self.post_hook = post_hook or self._default_post_hook
+        prune_configs_by = prune_configs_by or {}
+        self.perf_model = prune_configs_by.get("perf_model")
+        self.configs_top_k = prune_configs_by.get("top_k", 1.0)
+        self.early_config_prune = prune_configs_by.get("early_config_prune")
+        if do_bench is None:
+            from .testing import do_bench as default_bench
+            do_bench = functools.partial(default_bench, warmup=25 if warmup is None else warmup,
+                                         rep=100 if rep is None else rep)
+        self.do_bench = do_bench
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    # -- hooks ---------------------------------------------------------------------------------------------------
+    def _default_pre_hook(self, nargs, reset_only=False):
+        for name in self.reset_to_zero:
+            _zero(nargs[name])
+        if not reset_only:
+            self._restore_copies = {name: _snapshot(nargs[name]) for name in self.restore_value}
+
+    def _default_post_hook(self, nargs, exception=None):
+        for name, saved in self._restore_copies.items():
+            _restore(nargs[name], saved)
+        self._restore_copies = {}
+
+    # -- choosing ------------------------------------------------------------------------------------------------
+    def _key(self, all_args: dict) -> tuple:
+        """The named arguments' values, then the dtype of every array argument (a new dtype retunes)."""
+        key = [all_args[k] for k in self.keys if k in all_args]
+        for name in self.arg_names:
+            dt = getattr(all_args.get(name), "dtype", None)
+            if dt is not None:
+                key.append(str(dt))
+        return tuple(key)
+
+    def prune_configs(self, kwargs: dict) -> list:
+        pruned = self.configs
+        if self.early_config_prune is not None:
+            pruned = list(self.early_config_prune(self.configs, self.nargs, **kwargs))
+            if not pruned:
+                raise ValueError(f"autotune: early_config_prune left no configs for {self.base_fn.__name__}")
+        if self.perf_model is not None:
+            top_k = self.configs_top_k
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = builtins.max(1, int(len(self.configs) * top_k))
+            elif not isinstance(top_k, int):
+                raise TypeError("autotune: prune_configs_by['top_k'] must be an int or a float <= 1.0")
+            if len(pruned) > top_k:
+                est = {c: self.perf_model(**self.nargs, **kwargs, **c.all_kwargs()) for c in pruned}
+                pruned = sorted(est, key=est.get)[:top_k]
+        return pruned
+
+    def _check_conflicts(self, config, kwargs):
+        clash = sorted(k for k in config.kwargs if k in kwargs)
+        if clash:
+            raise ValueError(f"{self.base_fn.__name__}: meta-parameters {clash} are set both by the caller and by "
+                             f"the autotune configs; drop them from the call")
+
+    def _bench(self, *args, config, **meta):
+        """Timings [median, p20, p80] in ms of one config (inf when it cannot compile/run here)."""
+        self._check_conflicts(config, meta)
+        current = dict(meta, **config.all_kwargs())
+        full_nargs = {**self.nargs, **current}
+
+        def kernel_call():
+            if config.pre_hook:
+                config.pre_hook(full_nargs)
+            self.pre_hook(full_nargs)
+            try:
+                self.fn.run(*args, **current)
+            except Exception as e:
+                try:
+                    self.post_hook(full_nargs, exception=e)
+                finally:
+                    raise
+            self.post_hook(full_nargs, exception=None)
+
+        # compile outside the timed region (and so that a config that cannot compile is told apart)
+        self.fn.run(*args, **{**current, "warmup": True})
+        t = self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
+        return list(t) if isinstance(t, (list, tuple)) else [t, t, t]
+
+    def _tune(self, args, kwargs, key):
+        pruned = self.prune_configs(kwargs)
+        name = self.base_fn.__name__
+        progress = _progress_enabled() and len(pruned) > 1
+        t0 = time.perf_counter()
+        timings, errors = {}, []
+        for i, config in enumerate(pruned):
+            try:
+                timings[config] = self._bench(*args, config=config, **kwargs)
+                note = f"{timings[config][0]:.4f} ms"
+            except SKIPPABLE as e:
+                timings[config] = [math.inf] * 3
+                errors.append((config, e))
+                note = f"skipped ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+            if progress:
+                print(f"[tilec autotune] {name} {i + 1}/{len(pruned)} {{{config}}}: {note}", file=sys.stderr,
+                      flush=True)
+        self.bench_time = time.perf_counter() - t0
+        if len(errors) == len(pruned):
+            cfg, err = errors[0]
+            err.add_note(f"autotune: every config of {name} failed; this error is from {{{cfg}}}")
+            raise err
+        best = builtins.min(timings, key=lambda c: timings[c][0])
+        self.cache[key] = best
+        self.configs_timings = timings
+        return best
+
+    def run(self, *args, **kwargs):
+        self.nargs = dict(zip(self.arg_names, args))
+        used_cache = True
+        if len(self.configs) > 1:
+            all_args = {**self.nargs, **kwargs}
+            key = self._key(all_args)
+            if key not in self.cache:
+                used_cache = False
+                self._tune(args, {k: v for k, v in kwargs.items() if k not in ("warmup",)}, key)
+                # the real launch below starts from zeroed outputs, as the timed runs did
+                self.pre_hook({**self.nargs, **kwargs, **self.cache[key].all_kwargs()}, reset_only=True)
+            config = self.cache[key]
+        else:
+            config = self.configs[0]
+        self.best_config = config
+        if _print_enabled() and not used_cache:
+            print(f"Autotuning kernel {self.base_fn.__name__} finished after {self.bench_time:.2f}s; "
+                  f"best config: {config}", flush=True)
+        self._check_conflicts(config, kwargs)
+        if config.pre_hook is not None:
+            config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
+        ret = self.fn.run(*args, **kwargs, **config.all_kwargs())
+        self.nargs = None
+        return ret
+
+    def warmup(self, *args, **kwargs):
+        """Compile every (pruned) config without launching."""
+        self.nargs = dict(zip(self.arg_names, args))
+        out = []
+        for config in self.prune_configs(kwargs):
+            out.append(self.fn.warmup(*args, **kwargs, **config.all_kwargs()))
+        self.nargs = None
+        return out
+
+
+def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,
+             post_hook=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None, cache_results=False):
+    """Decorator: tune ``configs`` per distinct values of the ``key`` arguments (see the module docstring).
+
+    ``prune_configs_by``: ``{'early_config_prune': f(configs, nargs, **kwargs) -> configs,
+    'perf_model': f(**nargs, **kwargs, **config) -> estimated time, 'top_k': int or fraction}``.
+    ``do_bench(fn, quantiles=...)`` replaces the timer; ``warmup``/``rep`` (ms) tune the default one.
+    """
+    def deco(fn):
+        return Autotuner(fn, _arg_names(fn), configs, key, reset_to_zero, restore_value, pre_hook=pre_hook,
+                         post_hook=post_hook, prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
+                         use_cuda_graph=use_cuda_graph, do_bench=do_bench, cache_results=cache_results)
+    return deco
+
+
+class Heuristics(KernelInterface):
+    """Meta-parameters computed from the arguments: ``values[name](args_by_name) -> value``."""
+
+    def __init__(self, fn, arg_names, values):
+        self.fn = fn
+        self.base_fn = _base_fn(fn)
+        self.arg_names = list(arg_names)
+        self.values = dict(values)
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def _fill(self, args, kwargs):
+        for name, heur in self.values.items():
+            kwargs[name] = heur({**dict(zip(self.arg_names, args)), **kwargs})
+        return kwargs
+
+    def run(self, *args, **kwargs):
+        return self.fn.run(*args, **self._fill(args, kwargs))
+
+    def warmup(self, *args, **kwargs):
+        return self.fn.warmup(*args, **self._fill(args, kwargs))
+
+
+def heuristics(values):
+    """Decorator: ``@heuristics({'BLOCK': lambda args: next_power_of_2(args['n'])})``."""
+    def deco(fn):
+        return Heuristics(fn, _arg_names(fn), values)
+    return deco
