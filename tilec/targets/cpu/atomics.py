@@ -9,6 +9,7 @@ def _tile_atomic(L, op, emit_one):
     t = op.results[0].type
     shape = t.shape
     out = L.alloc(t) if op.results[0].uses else None
+    L.note(op, "element-wise atomics (scalar loop)" + (f" -> buffer {out.where}" if out is not None else ""))
 
     def body(idx):
         pt = Point(shape, idx)

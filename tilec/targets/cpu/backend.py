@@ -1,4 +1,5 @@
-"""The CPU backend: stages tir -> llir (optimised LLVM IR text) -> asm (host assembly), and ``load``."""
+"""The CPU backend: stages tir -> cir (the lowering plan, see ``plan.py``) -> llir (optimised LLVM IR text) ->
+asm (host assembly), and ``load``, which JIT-compiles ``asm["llir"]`` and returns the launcher."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
@@ -8,6 +9,7 @@ from ...codegen import llvm_types as LT
 from ...errors import BackendError
 from ...ir import types as T
 from .lower import Lowering
+from .plan import CIR, render
 from .wrapper import build_worker
 
 DEFAULTS = {"num_warps": 4, "num_stages": 3, "debug": False, "opt_level": 3}
@@ -43,7 +45,8 @@ class CPUBackend:
 
     def stages(self, options):
         level = int(options.get("opt_level", 3))
-        return [("llir", lambda mod, md: make_llir(mod, md, level)), ("asm", lambda llir, md: make_asm(llir, md))]
+        return [("cir", make_cir), ("llir", lambda cir, md: make_llir(cir, md, level)),
+                ("asm", lambda llir, md: make_asm(llir, md))]
 
     def load(self, asm: dict, metadata: dict):
         from .launcher import Launcher
@@ -68,12 +71,22 @@ def build_ir(module):
         raise BackendError(f"CPU lowering of '{f.sym_name}' failed: {type(e).__name__}: {e}") from e
     build_worker(m, kernel, [LT.scalar_type(a.type) for a in f.args])
     meta = {"param_kinds": [param_kind(a.type) for a in f.args], "scratch_size": L.scratch_size}
-    return m, meta
+    return m, meta, L.notes
 
 
-def make_llir(module, metadata, level=3):
-    m, meta = build_ir(module)
+def make_cir(module, metadata):
+    """Lower the tir kernel; the artifact is the annotated plan carrying the unoptimised LLVM module."""
+    m, meta, notes = build_ir(module)
     metadata.update(meta)
+    cir = CIR(render(module, notes, meta["scratch_size"]))
+    cir.llvm_module = m
+    return cir
+
+
+def make_llir(cir, metadata, level=3):
+    if not isinstance(cir, CIR) or cir.llvm_module is None:  # given a tir module directly
+        cir = make_cir(cir, metadata)
+    m = cir.llvm_module
     tm = driver.host_target_machine()
     driver.prepare(m, tm)
     text = str(m)

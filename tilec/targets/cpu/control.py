@@ -115,6 +115,10 @@ def op_for(L, op):
             ty = T.i64 if op.inits[i].type.is_ptr else op.inits[i].type.element
             inits[i] = LT.const(LT.scalar_type(ty), 0)
     carried0 = _carry(L, inits, [v.type if s is None else T.i64 for v, s in zip(op.inits, steps)])
+    for i, (v, s) in enumerate(zip(op.inits, steps)):
+        if v.type.is_tile:
+            L.note(op, f"iter arg {i}: " + ("strength-reduced to a scalar step" if s is not None
+                                            else f"buffer {carried0[i].where}"))
     pre = b.block
     head = b.append_basic_block("for.head")
     body = b.append_basic_block("for.body")

@@ -57,6 +57,9 @@ def op_dot(L, op):
     nr = w * nv
     mr = next(m for m in (8, 4, 2, 1) if M % m == 0)
 
+    L.note(op, f"micro-kernel {mr}x{nr} ({mr * nv} accumulators of {w} lanes), operands packed as {wt}"
+               + (", accumulates in place" if inplace else f" -> buffer {C.where}"))
+
     def fma(x, y, z):
         if is_float:
             return icall(b, "llvm.fma", z.type, [x, y, z], (z.type,))

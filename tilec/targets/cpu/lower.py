@@ -35,6 +35,7 @@ class Lowering:
         self.mem = Mem(self)
         self.strings: dict = {}
         self.lowered: set = set()
+        self.notes: dict = {}
 
     # -- entry ---------------------------------------------------------------------------------------------
     def build(self) -> ir.Function:
@@ -80,13 +81,27 @@ class Lowering:
             return self.op_elementwise(op)
         raise BackendError(f"the CPU backend cannot lower '{op.name}'")
 
+    # -- plan notes (the "cir" dump) -------------------------------------------------------------------------
+    def note(self, op, text: str):
+        if op is not None:
+            self.notes.setdefault(op, []).append(text)
+
+    @staticmethod
+    def access(ptr_node, w) -> str:
+        if w == 1:
+            return "scalar"
+        s = getattr(ptr_node, "stride", None)
+        return f"vector x{w}" if s == 1 else ("uniform" if s == 0 else f"gather/scatter x{w}")
+
     # -- buffers -------------------------------------------------------------------------------------------
     def alloc(self, t: TileType) -> Buf:
         nbytes = t.numel * LT.byte_size(LT.memory_type(t.element))
         off = (self.scratch_size + 63) // 64 * 64
         self.scratch_size = off + nbytes
         ptr = self.entry.gep(self.scratch, [LT.const(LT.I64, off)], source_etype=LT.I8) if off else self.scratch
-        return Buf(ptr, t)
+        buf = Buf(ptr, t)
+        buf.where = f"scratch[{off}:{off + nbytes}]"
+        return buf
 
     def fill(self, buf: Buf, node):
         """Evaluate ``node`` into ``buf`` with one loop nest."""
@@ -123,6 +138,7 @@ class Lowering:
             later = any(u not in self.lowered and not op.is_ancestor_of(u) for u, _ in v.uses)
             if self.vals.get(v) is node and later:
                 self.vals[v] = self.materialise(node)
+                self.note(getattr(v, "op", None), f"buffer {self.vals[v].where} (read before a later write)")
         self.pending = []
 
     # -- values --------------------------------------------------------------------------------------------
@@ -136,6 +152,7 @@ class Lowering:
         v = op.results[0]
         if isinstance(node, Lazy) and should_materialise(op, node, v):
             node = self.materialise(node)
+            self.note(op, f"buffer {node.where} ({len(v.uses)} uses)")
         elif isinstance(node, Lazy) and _reads_memory(node):
             self.pending.append((v, node))
         self.vals[v] = node
@@ -207,6 +224,7 @@ class Lowering:
         shape = op.ptr.type.shape
         w = pick_width(shape[-1], VMAX)
         vt = op.value.type
+        self.note(op, f"loop nest {'x'.join(map(str, shape))} by {w}: {self.access(ptr, w)} store, fused producers")
         nest(self.b, shape, w, lambda idx: self.mem.store_at(ptr, val, mask, vt, Point(shape, idx), w))
 
     def op_reshape(self, op):

@@ -65,6 +65,8 @@ class Lazy(Node):
 class Buf(Node):
     """``shape`` elements at ``ptr`` with element ``strides``; ``base`` is the owning buffer of a view."""
 
+    where = "view"
+
     def __init__(self, ptr, type, strides=None, base=None):
         self.ptr, self.type, self.shape = ptr, type, type.shape
         if strides is None:

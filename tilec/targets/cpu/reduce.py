@@ -52,6 +52,9 @@ def op_reduce(L, op):
         return [ev(L, s, pt, w) for s in srcs]
 
     out = {}
+    L.note(op, f"reduce axis {axis}: {'vector x' + str(w) if w > 1 else 'scalar'} accumulators"
+               + (", lane folding" if axis == last and w > 1 else "")
+               + (f" -> buffer {bufs[0].where}" if bufs else " -> scalar"))
 
     def body(idx_r):
         accs = at(idx_r, LT.const(LT.I32, 0))
@@ -87,6 +90,9 @@ def op_scan(L, op):
     bufs = [L.alloc(r.type) for r in op.results]
     w = pick_width(S[-1]) if axis != last else 1
     R = S[:axis] + S[axis + 1:]
+
+    L.note(op, f"scan axis {axis}: sequential, {'vector x' + str(w) if w > 1 else 'scalar'} -> "
+               f"buffer {bufs[0].where}")
 
     def k_of(j):
         return b.sub(LT.const(LT.I32, n - 1), j) if reverse else j
