@@ -242,3 +242,13 @@ def k_tuple_in_loop(X, n):
 
 def test_compile_time_value_reassigned_in_loop():
     check(compile_error(k_tuple_in_loop, X, 3), "# E:tuple-loop", "for", "variable 'pair' holds a compile-time tuple")
+
+
+def test_constexpr_needs_compile_time_value():
+    with pytest.raises(TypeError, match="k_args: constexpr parameter 'BLOCK' needs a compile-time value"):
+        k_args[(1,)](X, 1, BLOCK=np.zeros(3))
+
+
+def test_bad_signature_type():
+    with pytest.raises(CompilationError, match="parameter 'X': unknown type 'fp31'"):
+        tilec.ASTSource(k_args, "*fp31,i32", {"BLOCK": 16}).make_ir({})

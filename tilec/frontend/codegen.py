@@ -240,7 +240,10 @@ def parse_signature(fn, signature, constexprs, attrs):
                     eq1 = True
                 else:
                     raise CompilationError(f"{fn.__name__}: unknown specialisation ':{suffix}' for '{p.name}'")
-            t = type_from_signature(t)
+            try:
+                t = type_from_signature(t)
+            except ValueError as e:
+                raise CompilationError(f"{fn.__name__}: parameter '{p.name}': {e}") from None
         elif not isinstance(t, dtype):
             raise CompilationError(f"{fn.__name__}: bad type {t!r} for parameter '{p.name}'")
         a = attrs.get(p.name) or {}

@@ -173,7 +173,11 @@ class JITFunction:
         runtime_params, runtime_vals = [], []
         for p, v in zip(params, values):
             if p.is_constexpr or v is None:
-                constexprs[p.name] = v.value if isinstance(v, constexpr) else v
+                v = v.value if isinstance(v, constexpr) else v
+                if not _compile_time_value(v):
+                    raise TypeError(f"{self.__name__}: constexpr parameter '{p.name}' needs a compile-time value "
+                                    f"(number, bool, str, None, tl dtype or @jit function), got {type(v).__name__}")
+                constexprs[p.name] = v
             else:
                 runtime_params.append(p)
                 runtime_vals.append(v)
@@ -262,6 +266,17 @@ class JITFunction:
 
 _NP_SCALARS = frozenset({np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
                          np.float16, np.float32, np.float64})
+
+
+def _compile_time_value(v) -> bool:
+    from ..language.core import dtype
+    if v is None or isinstance(v, (bool, int, float, str, dtype, JITFunction)):
+        return True
+    if isinstance(v, (np.integer, np.floating, np.bool_)):
+        return True
+    if isinstance(v, tuple):
+        return all(_compile_time_value(x) for x in v)
+    return callable(v) and getattr(v, "__tilec_builtin__", False)
 
 
 def _hashable(v):
