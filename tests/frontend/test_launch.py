@@ -242,3 +242,10 @@ def test_torch_bfloat16():
     out = torch.empty_like(x)
     add_kernel[(2,)](x, y, out, 300, BLOCK=256)
     assert torch.equal(out, x + y)
+
+
+def test_numpy_scalar_constexpr():
+    x = rng.standard_normal(64).astype(np.float32)
+    out = np.zeros_like(x)
+    saxpy[(1,)](x, x, out, 1.0, 64, BLOCK=np.int64(64))
+    np.testing.assert_allclose(out, 2 * x)

@@ -17,7 +17,7 @@ from ..language.core import constexpr, dtype, tensor, type_from_signature, use_s
 from ..language.semantic import Semantic
 from .calls import CallGen
 from .expressions import ExprGen
-from .scope import Scope, is_tensor
+from .scope import Scope, is_tensor, normalize
 from .statements import StmtGen
 from .tir_builder import TirBuilder
 
@@ -126,7 +126,7 @@ class FunctionGen:
         self.ir.set_insertion_point_to_end(func.body)
         self.sem = Semantic(self.tb, self.module.options)
         self.sem.call_combine = self.call_combine
-        self.scope = Scope(self.fn.fn, dict(self.constexprs))
+        self.scope = Scope(self.fn.fn, {k: normalize(v) for k, v in self.constexprs.items()})
         for (name, t, _, eq1), arg in zip(self.runtime, func.args):
             self.scope[name] = 1 if eq1 else tensor(arg, t)
         with use_semantic(self.sem):
