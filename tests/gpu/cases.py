@@ -106,6 +106,23 @@ def casts(rng, n=3_001):
         lambda a: [a[0].astype(np.float16), np.trunc(a[0]).astype(np.int32)]
 
 
+def grid3d(rng, n=700, ny=3, nz=2):
+    x = rng.standard_normal((nz, ny, n)).astype(np.float32)
+    flags = rng.integers(0, 2, (nz, ny)).astype(np.bool_)
+    out = np.full_like(x, np.nan)
+
+    def ref(a):
+        x, f = a[0].astype(np.float64), a[2]
+        y = np.where(f[:, :, None], x * 2, x + 1)
+        m = np.zeros_like(y)
+        for px in range(3):
+            blk = np.abs(y[:, :, px * 256:(px + 1) * 256]).max(axis=2)
+            m[:, :, px * 256:(px + 1) * 256] = blk[:, :, None]
+        y[:, :, n - 1] = m[:, :, n - 1]
+        return [y]
+    return [x, out, flags, n], {"BLOCK": 256}, (3, ny, nz), [1], ref
+
+
 CASES = {
     "vector_add": (J.add_kernel, vector_add, 1e-6),
     "vector_add_aligned": (J.add_kernel, vector_add_aligned, 1e-6),
@@ -119,4 +136,5 @@ CASES = {
     "math": (J.math_kernel, math_ops, 1e-5),
     "while": (J.while_kernel, while_loop, 0),
     "casts": (J.cast_kernel, casts, 1e-3),
+    "grid3d": (J.grid3d_kernel, grid3d, 1e-6),
 }

@@ -110,3 +110,28 @@ def cast_kernel(x_ptr, out16_ptr, outi_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask)
     tl.store(out16_ptr + offs, x.to(tl.float16), mask=mask)
     tl.store(outi_ptr + offs, x.to(tl.int32), mask=mask)
+
+
+@tilec.jit
+def _combine_max_abs(a, b):
+    return tl.maximum(tl.abs(a), tl.abs(b))
+
+
+@tilec.jit
+def grid3d_kernel(x_ptr, out_ptr, flag_ptr, n, BLOCK: tl.constexpr):
+    """out[z, y, :] = (x[z, y, :] * 2 if the row's flag else x + 1), then the row's max |.| in the last column
+    block position; exercises program_id on 3 axes, if/else yielding tiles, a custom reduce and bool loads."""
+    px, py, pz = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    ny = tl.num_programs(1)
+    row = (pz * ny + py) * n
+    offs = px * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + row + offs, mask=mask, other=0.0)
+    flag = tl.load(flag_ptr + pz * ny + py)
+    if flag:
+        y = x * 2.0
+    else:
+        y = x + 1.0
+    m = tl.reduce(tl.where(mask, y, 0.0), 0, _combine_max_abs)
+    y = tl.where(offs == n - 1, m, y)
+    tl.store(out_ptr + row + offs, y, mask=mask)

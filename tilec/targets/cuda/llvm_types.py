@@ -74,8 +74,8 @@ def to_memory(b: ir.IRBuilder, t, v):
         lsb = b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
         rounded = b.add(bits, b.add(ir.Constant(I32, 0x7FFF), lsb))
         isnan = b.fcmp_unordered("uno", v, v)
-        out = b.select(isnan, b.or_(bits, ir.Constant(I32, 0x400000)), rounded)
-        return b.trunc(b.lshr(out, ir.Constant(I32, 16)), I16)
+        out = b.trunc(b.lshr(rounded, ir.Constant(I32, 16)), I16)
+        return b.select(isnan, ir.Constant(I16, 0x7FC0), out)  # the canonical quiet NaN
     if name.startswith("f8"):
         raise BackendError("fp8 memory access is not supported by the CUDA backend yet")
     return v

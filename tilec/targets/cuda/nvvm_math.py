@@ -2,7 +2,8 @@
 
 f32 is computed directly: ``ex2.approx`` for exponentials (2 ulp), an own range-reduced log (the hardware
 ``lg2.approx`` loses relative accuracy near 1, which log1p/pow/expm1 need), Taylor polynomials where a formula
-cancels (tanh, erf, expm1 near 0). f16 is computed in f32 and rounded. f64 supports only what LLVM lowers exactly
+cancels (tanh, erf, expm1 near 0), sin/cos by Cody-Waite reduction to [-pi/4, pi/4] and polynomials (accurate
+to a few ulp for |x| up to ~1e5; ``sin.approx`` is only good to ~1e-5 relative). f16 is computed in f32 and rounded. f64 supports only what LLVM lowers exactly
 (sqrt, floor, ceil, trunc, rint); other f64 transcendentals raise a BackendError rather than lose precision.
 """
 from __future__ import annotations
@@ -146,10 +147,54 @@ def atan2(b, y, x):
 
 
 def pow_(b, x, y):
+    """C pow: |x|**y from exp2/log, the sign from an odd integer y, NaN for a negative base with a non-integer
+    exponent; pow(x, 0) = pow(1, y) = 1 and pow(-1, +-inf) = 1."""
     if x.type != F32:
         return _via_f32(b, lambda xx, yy: pow_(b, xx, yy), x, y)
-    r = exp2(b, b.fmul(y, b.fmul(log(b, x), _c(LOG2E))))
-    return b.select(b.fcmp_ordered("==", y, _c(0.0)), _c(1.0), r)
+    ax = _fabs(b, x)
+    r = exp2(b, b.fmul(y, b.fmul(log(b, ax), _c(LOG2E))))
+    neg = b.icmp_signed("<", b.bitcast(x, I32), ir.Constant(I32, 0))
+    is_int = b.fcmp_ordered("==", _call(b, "llvm.floor.f32", F32, [y]), y)
+    odd = b.fcmp_ordered("==", _fabs(b, b.frem(y, _c(2.0))), _c(1.0))
+    r = b.select(b.and_(neg, odd), b.fneg(r), r)
+    r = b.select(b.and_(b.and_(neg, b.not_(is_int)), b.fcmp_ordered("==", ax, ax)),
+                 b.select(b.fcmp_ordered("==", ax, _c(math.inf)), r, _c(math.nan)), r)
+    one = b.or_(b.fcmp_ordered("==", y, _c(0.0)), b.fcmp_ordered("==", x, _c(1.0)))
+    one = b.or_(one, b.and_(b.fcmp_ordered("==", ax, _c(1.0)), b.fcmp_ordered("==", _fabs(b, y), _c(math.inf))))
+    return b.select(one, _c(1.0), r)
+
+
+def _sincos_reduce(b, x):
+    """x = k * pi/2 + r with |r| <= pi/4 (three-part Cody-Waite constants); returns (r, k mod 4)."""
+    k = _call(b, "llvm.rint.f32", F32, [b.fmul(x, _c(2 / math.pi))])
+    r = _call(b, "llvm.fma.f32", F32, [b.fneg(k), _c(1.5703125), x])
+    r = _call(b, "llvm.fma.f32", F32, [b.fneg(k), _c(4.837512969970703125e-4), r])
+    r = _call(b, "llvm.fma.f32", F32, [b.fneg(k), _c(7.54978995489188216e-8), r])
+    q = b.and_(b.fptosi(k, I32), ir.Constant(I32, 3))
+    return r, q
+
+
+def _sin_poly(b, r):
+    r2 = b.fmul(r, r)
+    return b.fmul(r, _poly(b, r2, [1.0, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880, -1 / 39916800]))
+
+
+def _cos_poly(b, r):
+    r2 = b.fmul(r, r)
+    return _poly(b, r2, [1.0, -1 / 2, 1 / 24, -1 / 720, 1 / 40320, -1 / 3628800, 1 / 479001600])
+
+
+def _sincos(b, x, cos: bool):
+    r, q = _sincos_reduce(b, x)
+    if cos:
+        q = b.add(q, ir.Constant(I32, 1))
+    s, c = _sin_poly(b, r), _cos_poly(b, r)
+    odd = b.icmp_unsigned("!=", b.and_(q, ir.Constant(I32, 1)), ir.Constant(I32, 0))
+    v = b.select(odd, c, s)
+    negate = b.icmp_unsigned("!=", b.and_(q, ir.Constant(I32, 2)), ir.Constant(I32, 0))
+    v = b.select(negate, b.fneg(v), v)
+    inf = b.fcmp_ordered("==", _fabs(b, x), _c(math.inf))
+    return b.select(inf, _c(math.nan), v)
 
 
 def _via_f32(b, fn, *args):
@@ -168,10 +213,9 @@ F32_TABLE = {
     "sqrt": lambda b, x: _call(b, "llvm.sqrt.f32", F32, [x]),
     "sqrt_rn": lambda b, x: _call(b, "llvm.sqrt.f32", F32, [x]),
     "rsqrt": lambda b, x: b.fdiv(_c(1.0), _call(b, "llvm.sqrt.f32", F32, [x])),
-    "sin": lambda b, x: _call(b, "llvm.nvvm.sin.approx.f", F32, [x]),
-    "cos": lambda b, x: _call(b, "llvm.nvvm.cos.approx.f", F32, [x]),
-    "tan": lambda b, x: b.fdiv(_call(b, "llvm.nvvm.sin.approx.f", F32, [x]),
-                               _call(b, "llvm.nvvm.cos.approx.f", F32, [x])),
+    "sin": lambda b, x: _sincos(b, x, False),
+    "cos": lambda b, x: _sincos(b, x, True),
+    "tan": lambda b, x: b.fdiv(_sincos(b, x, False), _sincos(b, x, True)),
     "tanh": _tanh,
     "erf": _erf,
     "expm1": _expm1,
