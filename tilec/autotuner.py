@@ -221,6 +221,11 @@ class Autotuner(KernelInterface):
     def _tune(self, args, kwargs, key):
         pruned = self.prune_configs(kwargs)
         name = self.base_fn.__name__
+        if len(pruned) == 1:  # nothing to compare
+            self.cache[key] = pruned[0]
+            self.configs_timings = {pruned[0]: [math.nan] * 3}
+            self.bench_time = 0.0
+            return pruned[0]
         progress = _progress_enabled() and len(pruned) > 1
         t0 = time.perf_counter()
         timings, errors = {}, []
