@@ -238,3 +238,22 @@ def test_philox_random(seed):
     assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.05
     g = uni[n:]
     assert abs(g.mean()) < 0.15 and abs(g.std() - 1) < 0.1
+
+
+@tilec.jit
+def nan_kernel(X, Y, Out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    y = tl.load(Y + offs)
+    tl.store(Out + offs, tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL))
+    tl.store(Out + BLOCK + offs, tl.minimum(x, y))
+
+
+def test_propagate_nan():
+    x = rng.standard_normal(8).astype(np.float32)
+    y = rng.standard_normal(8).astype(np.float32)
+    x[2] = np.nan
+    out = np.zeros(16, np.float32)
+    launch(nan_kernel, 1, x, y, out, BLOCK=8)
+    np.testing.assert_array_equal(out[:8], np.maximum(x, y))
+    assert not np.isnan(out[8 + 2])

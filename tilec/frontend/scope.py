@@ -30,7 +30,7 @@ def allowed_global(v) -> bool:
     from .jit import JITFunction
     if v is None or isinstance(v, (bool, numbers.Number, str, constexpr, dtype, JITFunction, types.ModuleType)):
         return True
-    if tl.is_builtin(v):
+    if tl.is_builtin(v) or getattr(type(v), "__tilec_attr_ok__", False):
         return True
     if isinstance(v, type) and v in (tl.constexpr, tl.static_range, tl.range, tl.tensor, tl.dtype, tl.pointer_type,
                                      tl.block_type):

@@ -436,3 +436,18 @@ def tensor_method(fn):
     """Also expose a tl function as a tensor method (``x.sum(axis=0)``, ``x.exp()``)."""
     setattr(tensor, fn.__name__, fn)
     return fn
+
+
+class _Namespace:
+    """A read-only bag of compile-time constants kernels may read (``tl.PropagateNan.ALL``)."""
+    __tilec_attr_ok__ = True
+
+    def __init__(self, name, **values):
+        self.__name__ = name
+        self.__dict__.update(values)
+
+    def __repr__(self):
+        return f"tl.{self.__name__}"
+
+
+PropagateNan = _Namespace("PropagateNan", NONE=0, ALL=0xFFFF)
