@@ -157,7 +157,8 @@ def pow_(b, x, y):
     is_int = b.fcmp_ordered("==", _call(b, "llvm.floor.f32", F32, [y]), y)
     odd = b.fcmp_ordered("==", _fabs(b, b.frem(y, _c(2.0))), _c(1.0))
     r = b.select(b.and_(neg, odd), b.fneg(r), r)
-    r = b.select(b.and_(b.and_(neg, b.not_(is_int)), b.fcmp_ordered("==", ax, ax)),
+    below_zero = b.fcmp_ordered("<", x, _c(0.0))  # -0.0 keeps its sign for odd y but is no negative base
+    r = b.select(b.and_(b.and_(below_zero, b.not_(is_int)), b.fcmp_ordered("==", ax, ax)),
                  b.select(b.fcmp_ordered("==", ax, _c(math.inf)), r, _c(math.nan)), r)
     one = b.or_(b.fcmp_ordered("==", y, _c(0.0)), b.fcmp_ordered("==", x, _c(1.0)))
     one = b.or_(one, b.and_(b.fcmp_ordered("==", ax, _c(1.0)), b.fcmp_ordered("==", _fabs(b, y), _c(math.inf))))
