@@ -41,7 +41,7 @@ def run(target=None, args=(), module=None) -> None:
         raise SystemExit(f"python -m tilec run: can't open file '{target}': no such file")
     sys.argv = [target, *args]
     sys.path.insert(0, path if os.path.isdir(path) else os.path.dirname(path))
-    runpy.run_path(path, run_name="__main__")
+    runpy.run_path(target, run_name="__main__")
 
 
 def main(argv=None) -> int:

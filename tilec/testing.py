@@ -182,7 +182,7 @@ def assert_close(x, y, atol=None, rtol=None, err_msg=""):
     lines = [f"{err_msg + ': ' if err_msg else ''}not close (atol={atol}, rtol={rtol}): "
              f"{n_bad} of {a64.size} elements differ",
              f"  largest difference {float(diff[where]):.6g} at index {tuple(int(i) for i in where)}: "
-             f"{a64[where]!r} vs {b64[where]!r}",
+             f"{float(a64[where]):.8g} vs {float(b64[where]):.8g}",
              f"  largest relative difference {float(np.nanmax(rel)):.6g}"]
     first = np.argwhere(bad)[:5]
     if a64.ndim and len(first):

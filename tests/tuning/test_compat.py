@@ -1,0 +1,122 @@
+"""tilec.compat and ``python -m tilec``: Triton programs run unmodified on tilec."""
+import importlib
+import os
+import runpy
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tilec
+from tilec import compat
+
+SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_tilec(*args, env=None):
+    e = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "tilec", *args], capture_output=True, text=True, env=e, cwd=ROOT,
+                          timeout=300)
+
+
+@pytest.fixture
+def installed():
+    compat.install()
+    try:
+        yield
+    finally:
+        compat.uninstall()
+
+
+def test_vector_add_script_through_cli():
+    r = run_tilec("run", os.path.join("tests", "tuning", "scripts", "vector_add_triton.py"), "1537")
+    assert r.returncode == 0, r.stderr
+    lines = dict(part.split("=", 1) for line in r.stdout.split("\n") if line for part in line.split())
+    assert lines["device"] == "cpu" and lines["size"] == "1537"
+    assert float(lines["max_abs_err"]) < 1e-6
+    assert abs(float(lines["sum"]) - float(lines["expected_sum"])) < 1e-3
+
+
+def test_script_sees_what_python_would_give_it():
+    script = os.path.join("tests", "tuning", "scripts", "argv_probe.py")
+    r = run_tilec("run", script, "a", "--flag", "-x")
+    assert r.returncode == 0, r.stderr
+    assert "name=__main__" in r.stdout and "tilec_backed=True" in r.stdout
+    assert f"argv={[script, 'a', '--flag', '-x']!r}" in r.stdout
+    assert f"path0={os.path.normcase(os.path.join(ROOT, 'tests', 'tuning', 'scripts'))}" in r.stdout
+    assert run_tilec("run", script, "--fail").returncode == 3
+    missing = run_tilec("run", "no_such_script.py")
+    assert missing.returncode != 0 and "no_such_script.py" in missing.stderr
+
+
+def test_cli_help_and_version():
+    v = run_tilec("--version")
+    assert v.returncode == 0 and v.stdout.strip() == f"tilec {tilec.__version__}"
+    h = run_tilec("--help")
+    assert h.returncode == 0 and "run" in h.stdout and "--version" in h.stdout
+
+
+def test_importing_tilec_does_not_provide_triton():
+    r = subprocess.run([sys.executable, "-c", "import tilec, tilec.compat, sys; import importlib.util as u; "
+                        "print(any(f.__class__.__name__ == 'TritonFinder' for f in sys.meta_path))"],
+                       capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.stdout.strip() == "False", r.stderr
+
+
+def test_triton_names_resolve_to_tilec(installed):
+    import triton
+    import triton.language as tl
+    from triton import language as tl2
+    from triton.language.extra.cuda import libdevice
+    import triton.testing
+    from triton.runtime import driver
+
+    assert tl is tl2 and tl.constexpr is tilec.language.constexpr and tl.load is tilec.language.load
+    assert tl.math.exp is tilec.language.exp and libdevice.exp is tilec.language.exp
+    assert triton.jit is tilec.jit and triton.cdiv(10, 3) == 4 and triton.next_power_of_2(100) == 128
+    assert triton.Config is tilec.autotuner.Config and triton.autotune is tilec.autotuner.autotune
+    assert triton.testing.do_bench is tilec.testing.do_bench
+    assert driver.active.get_current_target().backend == "cpu"
+    assert driver.active.utils.get_device_properties(0)["multiprocessor_count"] >= 1
+    assert str(driver.active.get_active_torch_device()) == "cpu"
+    with pytest.raises(ModuleNotFoundError, match="triton.tools.*compatibility layer"):
+        importlib.import_module("triton.tools.nope")
+    with pytest.raises(AttributeError, match="tilec does not provide triton.language.no_such_op"):
+        tl.no_such_op
+
+
+def test_install_is_reversible(installed):
+    import triton
+    assert sys.modules["triton"] is triton
+    compat.uninstall()
+    assert "triton" not in sys.modules or not getattr(sys.modules["triton"], "__tilec_compat__", False)
+    compat.install()
+    import triton as again
+    assert again.__tilec_compat__
+
+
+def test_autotune_heuristics_libdevice_through_triton_names(installed, capsys):
+    g = runpy.run_path(os.path.join(SCRIPTS, "tuned_triton.py"))
+    for n in (1000, 256):
+        best = g["check"](n)
+        assert best.kwargs["BLOCK_SIZE"] in (32, 128)
+    assert len(g["exp_kernel"].cache) == 2
+    assert capsys.readouterr().err.count("[tilec autotune] exp_kernel") == 4
+
+
+def test_torch_tutorial_script():
+    pytest.importorskip("torch")
+    r = run_tilec("run", os.path.join("tests", "tuning", "scripts", "torch_tutorial.py"),
+                  env={"TILEC_PRINT_AUTOTUNING": "1"})
+    assert r.returncode == 0, r.stderr
+    assert "max difference 0.0" in r.stdout and "timed True" in r.stdout
+    assert "Autotuning kernel add_kernel finished after" in r.stdout
+
+
+def test_numpy_arrays_stay_numpy(installed):
+    """A kernel written against triton works with numpy arrays directly (no torch needed)."""
+    g = runpy.run_path(os.path.join(SCRIPTS, "vector_add_triton.py"))
+    x = np.random.default_rng(5).random(77, dtype=np.float32)
+    np.testing.assert_allclose(g["add"](x, x), 2 * x.astype(np.float64), rtol=1e-6)
