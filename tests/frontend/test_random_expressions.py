@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from helpers import launch
+from tilec.frontend.jit import JITFunction
 
 _counter = itertools.count()
 LEAVES = ["a", "b", "c", "1.5", "2", "-0.25"]
@@ -61,6 +62,10 @@ def test_random_expression(tmp_path_factory, expr, seed):
     b = rng.standard_normal(8).astype(np.float32)
     c = float(np.float32(rng.standard_normal()))
     out = np.zeros((4, 8), np.float32)
-    launch(make_kernel(tmp_path, expr), 1, a, b, out, c, M=4, N=8)
+    kernel = make_kernel(tmp_path, expr)
+    launch(kernel, 1, a, b, out, c, M=4, N=8)
     ref = numpy_eval(expr, a[:, None], b[None, :], c)
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5, err_msg=expr)
+    interpreted = np.zeros_like(out)
+    JITFunction(kernel.fn, interpret=True)[(1,)](a, b, interpreted, c, M=4, N=8)
+    np.testing.assert_array_equal(interpreted, out, err_msg=expr)

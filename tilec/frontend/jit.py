@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import inspect
+import os
 import threading
 
 from ..language.core import constexpr
@@ -51,8 +52,9 @@ class KernelLauncher:
 
 
 class JITFunction:
-    def __init__(self, fn, do_not_specialize=(), noinline=False, debug=None):
+    def __init__(self, fn, do_not_specialize=(), noinline=False, debug=None, interpret=None):
         self.fn = fn
+        self.interpret = os.environ.get("TILEC_INTERPRET", "0") not in ("", "0") if interpret is None else interpret
         self.__name__ = fn.__name__
         self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
         self.__doc__ = fn.__doc__
@@ -194,6 +196,8 @@ class JITFunction:
                     options = {}
                 options[k] = kwargs.pop(k)
         values = self._bind(args, kwargs)
+        if self.interpret:
+            return self._interpret(grid, values)
         key = self._fast_key(values)
         if options:
             key = (key, tuple(sorted(options.items())))
@@ -257,7 +261,19 @@ class JITFunction:
     def warmup(self, *args, grid=(1,), **kwargs):
         return self.run(*args, grid=grid, warmup=True, **kwargs)
 
+    def _interpret(self, grid, values):
+        from . import interpreter
+        if callable(grid):
+            grid = grid(dict(zip(self._names, values)))
+        grid = (grid,) if isinstance(grid, int) else tuple(grid)
+        if not 1 <= len(grid) <= 3:
+            raise ValueError(f"{self.__name__}: grid must have 1 to 3 dimensions, got {grid!r}")
+        interpreter.run(self, tuple(int(g) for g in grid) + (1,) * (3 - len(grid)), values)
+
     def __call__(self, *args, **kwargs):
+        from .interpreter import is_interpreting
+        if is_interpreting():  # a @jit function called from an interpreted kernel
+            return self.fn(*args, **kwargs)
         raise RuntimeError(f"{self.__name__} is a @tilec.jit kernel: launch it as {self.__name__}[grid](...)")
 
     def __repr__(self):
@@ -287,8 +303,10 @@ def _hashable(v):
         return repr(v)
 
 
-def jit(fn=None, *, do_not_specialize=(), noinline=False, debug=None, **_ignored):
-    """Decorator: ``@tilec.jit`` or ``@tilec.jit(do_not_specialize=["n"], noinline=True)``."""
+def jit(fn=None, *, do_not_specialize=(), noinline=False, debug=None, interpret=None, **_ignored):
+    """Decorator: ``@tilec.jit`` or ``@tilec.jit(do_not_specialize=["n"], noinline=True)``; ``interpret=True``
+    (or ``TILEC_INTERPRET=1`` when the function is decorated) runs launches in the numpy interpreter."""
     def deco(f):
-        return JITFunction(f, do_not_specialize=do_not_specialize, noinline=noinline, debug=debug)
+        return JITFunction(f, do_not_specialize=do_not_specialize, noinline=noinline, debug=debug,
+                           interpret=interpret)
     return deco(fn) if fn is not None else deco

@@ -371,11 +371,16 @@ class tensor:
         return n
 
     def __repr__(self):
-        return f"tensor({self.type})"
+        v = getattr(self.handle, "v", None)  # an interpreted value
+        return f"tensor({self.type})" if v is None else f"tensor({v!r}, {self.type})"
 
     def __bool__(self):
-        raise TypeError("a runtime tensor has no compile-time truth value; use a runtime `if` (scalars only) "
-                        "or tl.where")
+        return current().to_bool(self)
+
+    def __index__(self):
+        return current().to_index(self)
+
+    __int__ = __index__
 
     def __iter__(self):
         raise TypeError("tensors are not iterable")

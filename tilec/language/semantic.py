@@ -80,6 +80,13 @@ class Semantic:
             raise TypeError(f"cannot use {type(v).__name__} value {v!r} as a tensor")
         return tensor(self.b.constant(v, ty), ty)
 
+    def to_bool(self, x: tensor) -> bool:
+        raise TypeError("a runtime tensor has no compile-time truth value; use a runtime `if` (scalars only) "
+                        "or tl.where")
+
+    def to_index(self, x: tensor) -> int:
+        raise TypeError("a runtime tensor cannot be used where a compile-time int is needed")
+
     # -------------------------------------------------------------------------------------------------------
     # type promotion
     # -------------------------------------------------------------------------------------------------------

@@ -334,3 +334,6 @@ class range:  # noqa: A001 - Triton's name
         self.step = 1 if step is None else step
         self.num_stages = _unwrap(num_stages)
 
+    def __iter__(self):  # only the interpreter iterates; compiled loops become `for` ops
+        return iter(builtins.range(int(_unwrap(self.start)), int(_unwrap(self.end)), int(_unwrap(self.step))))
+

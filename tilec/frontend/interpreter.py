@@ -1,0 +1,167 @@
+"""Interpreter mode (``TILEC_INTERPRET=1`` or ``@tilec.jit(interpret=True)``): the kernel runs as plain Python,
+program by program, with every tl operation executed at once on numpy values.
+
+It drives the very same Semantic layer as compilation, only with :class:`EvalBuilder` in place of the IR builder:
+each op the Semantic emits is executed by the reference evaluator's implementation of that op, so promotion,
+broadcasting and op semantics are identical to compiled code. Python control flow runs natively (a scalar
+tensor has a truth value here), so ``print`` and breakpoints work inside kernels.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..ir import ops as irops
+from ..ir.core import OP_REGISTRY
+from ..ir.evaluator import IMPLS, Interpreter
+from ..ir.memory import Memory
+from ..ir.types import TileType
+from ..language import core as tlc
+from ..language.core import tensor, type_from_signature, use_semantic
+from ..language.semantic import Semantic
+from .tir_builder import TirBuilder
+
+
+class Value:
+    """An evaluated value: a numpy array (0-d for scalars) and its IR type."""
+    __slots__ = ("v", "type")
+
+    def __init__(self, v, type):
+        self.v, self.type = v, type
+
+    def __repr__(self):
+        return repr(self.v)
+
+
+class _Typed:
+    __slots__ = ("type",)
+
+    def __init__(self, t):
+        self.type = t
+
+
+class _Op:
+    """Just enough of an Operation for the evaluator's op implementations."""
+    __slots__ = ("name", "attrs", "operands", "results", "loc", "regions")
+
+    def __init__(self, name, attrs, operands, result_types):
+        self.name = name
+        self.attrs = attrs
+        self.operands = [_Typed(o.type) for o in operands]
+        self.results = [_Typed(t) for t in result_types]
+        self.loc = None
+        self.regions = []
+
+
+class EvalBuilder:
+    """The Semantic builder protocol, executing each op immediately."""
+
+    def __init__(self, memory, program_id, num_programs):
+        self.ip = Interpreter(None, memory, program_id, num_programs)
+        self.types = TirBuilder()
+
+    def constant(self, value, ty):
+        t = self.types.to_ir(ty)
+        return Value(IMPLS["constant"](self.ip, _Op("constant", {"value": value}, [], [t]), [])[0], t)
+
+    def create(self, opname, operands, ty, **attrs):
+        cls = OP_REGISTRY[opname]
+        full = dict(cls.attr_defaults, **attrs)
+        t = self.types.to_ir(ty) if ty is not None else None
+        if t is not None and "elementwise" in cls.traits:
+            # inside reduce/scan combines, "scalars" hold whole slices: keep the values' real shape
+            shape = np.broadcast_shapes(*[np.shape(o.v) for o in operands]) if operands else ()
+            if shape != t.shape:
+                t = TileType(shape, t.element) if shape else t.element
+        op = _Op(opname, full, operands, [t] if t is not None else [])
+        res = IMPLS[opname](self.ip, op, [o.v for o in operands])
+        return Value(res[0], t) if t is not None else None
+
+    @staticmethod
+    def _typed(arr, elt):
+        return Value(arr, TileType(arr.shape, elt) if arr.shape else elt)
+
+    def reduce(self, srcs, axis, result_types, combine):
+        elts = [s.type.element for s in srcs]
+        xs = [np.moveaxis(s.v, axis, 0) for s in srcs]
+        while xs[0].shape[0] > 1:
+            n = xs[0].shape[0]
+            m = n // 2
+            out = combine([self._typed(x[0:2 * m:2], e) for x, e in zip(xs, elts)],
+                          [self._typed(x[1:2 * m:2], e) for x, e in zip(xs, elts)])
+            out = [np.broadcast_to(o.v, x[0:2 * m:2].shape) for o, x in zip(out, xs)]
+            if n % 2:
+                out = [np.concatenate([o, x[n - 1:]]) for o, x in zip(out, xs)]
+            xs = out
+        return [Value(np.array(x[0]), self.types.to_ir(t)) for x, t in zip(xs, result_types)]
+
+    def scan(self, srcs, axis, reverse, combine):
+        elts = [s.type.element for s in srcs]
+        ys = [np.moveaxis(s.v, axis, 0) for s in srcs]
+        if reverse:
+            ys = [y[::-1] for y in ys]
+        ys = [np.array(y) for y in ys]
+        k = 1
+        while k < ys[0].shape[0]:
+            out = combine([self._typed(y[:-k], e) for y, e in zip(ys, elts)],
+                          [self._typed(y[k:], e) for y, e in zip(ys, elts)])
+            new = [y.copy() for y in ys]
+            for nw, o in zip(new, out):
+                nw[k:] = np.broadcast_to(o.v, nw[k:].shape)
+            ys = new
+            k *= 2
+        if reverse:
+            ys = [y[::-1] for y in ys]
+        return [Value(np.ascontiguousarray(np.moveaxis(y, 0, axis)), s.type) for y, s in zip(ys, srcs)]
+
+
+class EvalSemantic(Semantic):
+    """The Semantic with runtime values: scalar tensors have truth values and indices."""
+
+    def to_bool(self, x: tensor) -> bool:
+        v = np.asarray(x.handle.v)
+        if v.size != 1:
+            raise TypeError(f"the truth value of a tensor of shape {list(x.shape)} is ambiguous")
+        return bool(v.reshape(()))
+
+    def to_index(self, x: tensor) -> int:
+        if not x.dtype.is_int() or x.shape:
+            raise TypeError(f"cannot use a {x.type} tensor as an integer")
+        return int(np.asarray(x.handle.v).reshape(()))
+
+    def call_combine(self, fn, scalars):
+        out = fn.fn(*scalars) if hasattr(fn, "fn") else fn(*scalars)
+        return list(out) if isinstance(out, tuple) else [out]
+
+
+def _arg_tensor(sig: str, v, memory: Memory, tb: TirBuilder):
+    t = type_from_signature(sig)
+    it = tb.to_ir(t)
+    if t.is_ptr():
+        arr = v if isinstance(v, np.ndarray) else np.asarray(v)
+        return tensor(Value(np.asarray(memory.register(arr), dtype=np.uint64), it), t)
+    from ..ir.numerics import as_value
+    return tensor(Value(as_value(v, it), it), t)
+
+
+def run(jitfn, grid, values):
+    """Run ``jitfn`` over ``grid`` (3 ints) on bound parameter ``values``; arrays are updated in place."""
+    _, _, src = jitfn.specialize(values)
+    memory = Memory()
+    tb = TirBuilder()
+    args = []
+    for p, v in zip(jitfn.params, values):
+        sig = src.signature.get(p.name, "constexpr")
+        args.append(src.constexprs.get(p.name, v) if sig == "constexpr" else _arg_tensor(sig, v, memory, tb))
+    for z, y, x in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
+        sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid))
+        with use_semantic(sem), np.errstate(all="ignore"):
+            jitfn.fn(*args)
+
+
+def is_interpreting() -> bool:
+    return isinstance(getattr(tlc._state, "semantic", None), EvalSemantic)
+
+
+__all__ = ["run", "EvalBuilder", "EvalSemantic", "is_interpreting", "irops"]
