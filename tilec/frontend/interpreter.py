@@ -12,7 +12,6 @@ import itertools
 
 import numpy as np
 
-from ..ir import ops as irops
 from ..ir.core import OP_REGISTRY
 from ..ir.evaluator import IMPLS, Interpreter
 from ..ir.memory import Memory
@@ -164,4 +163,4 @@ def is_interpreting() -> bool:
     return isinstance(getattr(tlc._state, "semantic", None), EvalSemantic)
 
 
-__all__ = ["run", "EvalBuilder", "EvalSemantic", "is_interpreting", "irops"]
+__all__ = ["run", "EvalBuilder", "EvalSemantic", "is_interpreting"]
