@@ -107,10 +107,10 @@ def weak_scalar_kernel(X, Out, BLOCK: tl.constexpr, OP: tl.constexpr):
     tl.store(Out + tl.arange(0, BLOCK), z)
 
 
-# Python scalars are weak: they adopt the tensor's type unless their kind (bool < uint < int < float) is higher
+# Python scalars are weak: they adopt the tensor's type unless their kind (bool < integer < float) is higher
 @pytest.mark.parametrize("xt,op,expected", [
     ("int8", "add_int", "int8"), ("fp16", "mul_float", "fp16"), ("int32", "mul_float", "fp32"),
-    ("uint8", "add_int", "int32"), ("int16", "radd_int", "int16"), ("fp16", "rtruediv_int", "fp32"),
+    ("uint8", "add_int", "uint8"), ("int16", "radd_int", "int16"), ("fp16", "rtruediv_int", "fp32"),
     ("int64", "sub", "int64"),
 ])
 def test_python_scalars_are_weak(xt, op, expected):

@@ -116,3 +116,18 @@ def test_reductions_use_the_generic_reduce():
     assert r.shape == (4, 1) and r.dtype is tl.int32
     assert ("reduce", 1, ["<[4], int32>"], 1) in s.b.ops
     assert s.max(t(tl.float32, 8)).type is tl.float32
+
+
+def test_weak_integer_scalars_adopt_unsigned_types():
+    s = sem()
+    assert s.floordiv(t(tl.uint32, 16), 2).dtype is tl.uint32
+    assert s.add(t(tl.uint8, 16), 1).dtype is tl.uint8
+    assert s.add(t(tl.int8, 16), True).dtype is tl.int8
+    assert s.mul(t(tl.int16, 16), 2.0).dtype is tl.float32
+    with pytest.raises(ValueError, match="out of range for tl.int8"):
+        s.add(t(tl.int8, 16), 300)
+    with pytest.raises(ValueError, match="negative scalar"):
+        s.add(t(tl.uint16, 16), -1)
+    from tilec.language.semantic import scalar_type_of
+    assert [scalar_type_of(v) for v in (1, 2**31, 2**32, 2**63, True, 1.0)] == [
+        tl.int32, tl.uint32, tl.int64, tl.uint64, tl.int1, tl.float32]

@@ -130,8 +130,8 @@ class dtype:
 
     @property
     def kind_rank(self) -> int:
-        """bool < uint < int < float: a Python scalar of a kind at most the tensor's adopts the tensor's type."""
-        return {"bool": 0, "uint": 1, "int": 2, "float": 3}.get(self._kind, -1)
+        """bool < integer < float: a Python scalar of a kind at most the tensor's adopts the tensor's type."""
+        return {"bool": 0, "uint": 1, "int": 1, "float": 2}.get(self._kind, -1)
 
     @property
     def scalar(self):

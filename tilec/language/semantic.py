@@ -38,6 +38,8 @@ def scalar_type_of(v):
         v = int(v)
         if _I32[0] <= v <= _I32[1]:
             return tlc.int32
+        if 0 <= v < 2**32:
+            return tlc.uint32
         if _I64[0] <= v <= _I64[1]:
             return tlc.int64
         if 0 <= v < 2**64:
@@ -102,7 +104,7 @@ class Semantic:
 
     def computation_type(self, a: dtype, a_weak: bool, b: dtype, b_weak: bool, div_or_mod: bool) -> dtype:
         """Element type a binary arithmetic op computes in. ``*_weak``: the operand is a Python scalar, which
-        adopts the tensor's type when its kind (bool < uint < int < float) is not above the tensor's."""
+        adopts the tensor's type when its kind (bool < integer < float) is not above the tensor's."""
         if a_weak != b_weak:
             s, t = (a, b) if a_weak else (b, a)
             if s.kind_rank <= t.kind_rank:
