@@ -257,3 +257,31 @@ def test_propagate_nan():
     launch(nan_kernel, 1, x, y, out, BLOCK=8)
     np.testing.assert_array_equal(out[:8], np.maximum(x, y))
     assert not np.isnan(out[8 + 2])
+
+
+@tilec.jit
+def swizzle_kernel(Out, M: tl.constexpr, N: tl.constexpr, G: tl.constexpr):
+    i = tl.program_id(0)
+    j = tl.program_id(1)
+    a, b = tl.swizzle2d(i, j, M, N, G)
+    tl.store(Out + (i * N + j) * 2, a)
+    tl.store(Out + (i * N + j) * 2 + 1, b)
+    x = tl.arange(0, 4)[:, None] + tl.zeros([4, 2], tl.int32)
+    tl.static_assert(tl.ravel(x).shape == (8,))
+
+
+def test_swizzle2d():
+    M, N, G = 5, 3, 2
+    out = np.zeros(M * N * 2, np.int32)
+    launch(swizzle_kernel, (M, N), out, M=M, N=N, G=G)
+    got = {tuple(out[2 * k:2 * k + 2]) for k in range(M * N)}
+    assert got == {(i, j) for i in range(M) for j in range(N)}  # a permutation of the grid
+    ref = []
+    for i in range(M):
+        for j in range(N):
+            ij = i * N + j
+            off = ij // (G * N) * G
+            g = min(M - off, G)
+            ij %= G * N
+            ref.append((off + ij % g, ij // g))
+    assert [tuple(out[2 * k:2 * k + 2]) for k in range(M * N)] == ref

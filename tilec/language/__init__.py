@@ -11,7 +11,8 @@ from .standard import (program_id, num_programs, arange, full, zeros, zeros_like
                        sigmoid, fdiv, cdiv, sum, max, min, xor_sum, reduce, dot, multiple_of, max_contiguous,
                        max_constancy, static_assert, static_print, device_assert, device_print, debug_barrier,
                        static_range, range, argmax, argmin, cumsum, cumprod, associative_scan, atomic_add,
-                       atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas)
+                       atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, ravel,
+                       swizzle2d)
 from .random import randint, randint4x, rand, randn, umulhi, philox  # noqa: F401
 from . import semantic, standard, core  # noqa: F401
 

@@ -67,6 +67,12 @@ def reshape(input, *shape, can_reorder=False):
 
 
 @builtin
+@tensor_method
+def ravel(input):
+    return current().reshape(input, (input.numel,))
+
+
+@builtin
 def view(input, *shape):
     return reshape(input, *shape)
 
@@ -169,6 +175,20 @@ def cdiv(x, div):
     if not isinstance(x, tensor) and not isinstance(div, tensor):
         return (x + div - 1) // div
     return (x + div - 1) // div
+
+
+@builtin
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Re-map a row-major (i, j) grid position to column-major order within groups of ``size_g`` rows
+    (better cache reuse for tiled matmuls)."""
+    i, j, size_i, size_j, size_g = (_unwrap(v) for v in (i, j, size_i, size_j, size_g))
+    ij = i * size_j + j
+    size_gj = size_g * size_j
+    off_i = (ij // size_gj) * size_g
+    rows = size_i - off_i
+    g = minimum(rows, size_g) if isinstance(rows, tensor) or isinstance(size_g, tensor) else builtins.min(rows, size_g)
+    ij = ij % size_gj
+    return off_i + ij % g, ij // g
 
 
 # -- reductions, dot ---------------------------------------------------------------------------------------------
