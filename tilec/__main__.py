@@ -9,6 +9,7 @@ import argparse
 import os
 import runpy
 import sys
+import traceback
 
 from .version import __version__
 
@@ -44,16 +45,32 @@ def run(target=None, args=(), module=None) -> None:
     runpy.run_path(target, run_name="__main__")
 
 
+def _run_reporting(**kw) -> int:
+    """Run; on an uncaught exception print the traceback from the program's own frames (as python would, without
+    this launcher's) and exit with status 1."""
+    try:
+        run(**kw)
+    except SystemExit:
+        raise
+    except BaseException as e:  # noqa: BLE001 - reported like the interpreter does
+        tb = e.__traceback__
+        ours = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
+        while tb is not None and tb.tb_next is not None and (
+                tb.tb_frame.f_code.co_filename in ours or os.path.abspath(tb.tb_frame.f_code.co_filename) in ours):
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb)
+        return 1
+    return 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = _parser()
     # everything after the script (or -m module) belongs to it, options included
     if argv[:1] == ["run"] and len(argv) > 1 and not argv[1].startswith("-") and argv[1] not in ("-m",):
-        run(argv[1], argv[2:])
-        return 0
+        return _run_reporting(target=argv[1], args=argv[2:])
     if argv[:2] == ["run", "-m"] and len(argv) > 2:
-        run(module=argv[2], args=argv[3:])
-        return 0
+        return _run_reporting(module=argv[2], args=argv[3:])
     ns = parser.parse_args(argv)
     if ns.command != "run":
         parser.print_help()
@@ -61,10 +78,8 @@ def main(argv=None) -> int:
     if ns.module is None and ns.target is None:
         parser.parse_args(["run", "--help"])
     if ns.module is not None:
-        run(module=ns.module, args=[a for a in [ns.target, *ns.args] if a is not None])
-    else:
-        run(ns.target, ns.args)
-    return 0
+        return _run_reporting(module=ns.module, args=[a for a in [ns.target, *ns.args] if a is not None])
+    return _run_reporting(target=ns.target, args=ns.args)
 
 
 if __name__ == "__main__":

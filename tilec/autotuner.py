@@ -18,6 +18,11 @@ import time
 
 from .errors import BackendError, CompilationError, LaunchError
 
+# Compile options of other Triton backends that configs carry among their meta-parameters (AMD's, for instance);
+# tilec's backends have no such knobs, so these are dropped unless the kernel has a parameter of that name.
+FOREIGN_OPTIONS = frozenset({"waves_per_eu", "matrix_instr_nonkdim", "kpack", "instruction_sched_variant",
+                             "schedule_hint", "enable_fp_fusion_hip"})
+
 # Exceptions that mean "this config cannot run here" (skipped while tuning) rather than a bug in the caller.
 SKIPPABLE = (CompilationError, BackendError, LaunchError)
 
@@ -120,6 +125,7 @@ class Autotuner(KernelInterface):
                  cache_results=False):
         self.fn = fn
         self.base_fn = _base_fn(fn)
+        self.base_fn_params = frozenset(_arg_names(self.base_fn))
         self.arg_names = list(arg_names)
         self.configs = list(configs) if configs else [Config({}, num_warps=4, num_stages=3, num_ctas=1)]
         self.keys = list(key)
@@ -148,6 +154,11 @@ class Autotuner(KernelInterface):
         self.do_bench = do_bench
         self.__name__ = getattr(fn, "__name__", "kernel")
         self.__doc__ = getattr(fn, "__doc__", None)
+
+    def _launch_kwargs(self, config) -> dict:
+        kw = config.all_kwargs()
+        base = self.base_fn_params
+        return {k: v for k, v in kw.items() if k not in FOREIGN_OPTIONS or k in base}
 
     # -- hooks ---------------------------------------------------------------------------------------------------
     def _default_pre_hook(self, nargs, reset_only=False):
@@ -197,7 +208,7 @@ class Autotuner(KernelInterface):
     def _bench(self, *args, config, **meta):
         """Timings [median, p20, p80] in ms of one config (inf when it cannot compile/run here)."""
         self._check_conflicts(config, meta)
-        current = dict(meta, **config.all_kwargs())
+        current = dict(meta, **self._launch_kwargs(config))
         full_nargs = {**self.nargs, **current}
 
         def kernel_call():
@@ -271,7 +282,7 @@ class Autotuner(KernelInterface):
         self._check_conflicts(config, kwargs)
         if config.pre_hook is not None:
             config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
-        ret = self.fn.run(*args, **kwargs, **config.all_kwargs())
+        ret = self.fn.run(*args, **kwargs, **self._launch_kwargs(config))
         self.nargs = None
         return ret
 
@@ -280,7 +291,7 @@ class Autotuner(KernelInterface):
         self.nargs = dict(zip(self.arg_names, args))
         out = []
         for config in self.prune_configs(kwargs):
-            out.append(self.fn.warmup(*args, **kwargs, **config.all_kwargs()))
+            out.append(self.fn.warmup(*args, **kwargs, **self._launch_kwargs(config)))
         self.nargs = None
         return out
 

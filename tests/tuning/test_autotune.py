@@ -206,3 +206,15 @@ def test_warmup_compiles_every_config():
     x, o = data(50)
     compiled = k.warmup(x, o, 50, 1.0, grid=(1,))
     assert len(compiled) == 2 and all(c is not None for c in compiled)
+
+
+def test_other_backends_options_in_configs_are_ignored():
+    """Configs written for AMD GPUs carry e.g. waves_per_eu among the meta-parameters; tilec has no such knob."""
+    bench = FakeBench({32: 2.0, 64: 1.0})
+    configs = [Config({"BLOCK": b, "waves_per_eu": 2}, pre_hook=bench.hook) for b in (32, 64)]
+    k = autotune(configs, key=["n"], do_bench=bench, restore_value=["out_ptr"])(kernels.scale_add)
+    x, o = data(90)
+    want = x.astype(np.float64) + o
+    k[GRID](x, o, 90, 1.0)
+    np.testing.assert_allclose(o, want, rtol=1e-6, atol=1e-6)
+    assert k.best_config.kwargs == {"BLOCK": 64, "waves_per_eu": 2}

@@ -51,6 +51,19 @@ def test_script_sees_what_python_would_give_it():
     assert missing.returncode != 0 and "no_such_script.py" in missing.stderr
 
 
+def test_uncaught_exception_is_reported_like_python():
+    r = run_tilec("run", os.path.join("tests", "tuning", "scripts", "raises.py"))
+    assert r.returncode == 1
+    tb = r.stderr.splitlines()
+    assert tb[0] == "Traceback (most recent call last):" and "raises.py" in tb[1]
+    assert tb[-1] == "RuntimeError: boom from the script" and "runpy" not in r.stderr
+
+
+def test_run_module():
+    r = run_tilec("run", "-m", "json.tool", "--help")
+    assert r.returncode == 0 and "json.tool" in r.stdout
+
+
 def test_cli_help_and_version():
     v = run_tilec("--version")
     assert v.returncode == 0 and v.stdout.strip() == f"tilec {tilec.__version__}"
