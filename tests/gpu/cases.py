@@ -138,3 +138,14 @@ CASES = {
     "casts": (J.cast_kernel, casts, 1e-3),
     "grid3d": (J.grid3d_kernel, grid3d, 1e-6),
 }
+
+
+def matmul_f16(rng, M=70, N=50, K=45, dtype=np.float16):
+    args, cx, grid, outs, ref = matmul(rng, M, N, K)
+    args[0], args[1] = args[0].astype(dtype), args[1].astype(dtype)
+    cx = {"BM": 64, "BN": 32, "BK": 32}
+    grid = (math.ceil(M / 64), math.ceil(N / 32))
+    return args, cx, grid, outs, lambda x: [x[0].astype(np.float64) @ x[1].astype(np.float64)]
+
+
+CASES["matmul_f16"] = (J.matmul_kernel, matmul_f16, 1e-3)

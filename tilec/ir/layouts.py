@@ -272,6 +272,99 @@ class DotOperandLayout(Layout):
         return LinearLayout(tuple(shape), tuple(kbits) + p.reg, p.lane, p.warp)
 
 
+def _log_bases(dim, rank, start, count):
+    """``count`` basis vectors along ``dim``: start, 2*start, 4*start..."""
+    return [tuple((start << i) if d == dim else 0 for d in range(rank)) for i in range(count)]
+
+
+def _clip(bases, shape):
+    """Bases pointing outside ``shape`` broadcast (become zero)."""
+    return [tuple(v if v < s else 0 for v, s in zip(b, shape)) if any(v >= s for v, s in zip(b, shape)) and any(b)
+            else b for b in bases]
+
+
+def _repeat_bases(dim, rank, covered, size):
+    out, p = [], covered
+    while p < size:
+        out.append(tuple(p if d == dim else 0 for d in range(rank)))
+        p *= 2
+    return out
+
+
+@dataclass(frozen=True, repr=False)
+class MmaLayout(Layout):
+    """Accumulator of ``mma.sync.m16n8k*`` (sm_80+): per warp a 16x8 tile where lane ``4g + t`` holds rows g and
+    g+8, columns 2t and 2t+1; ``warps_per_cta`` tile warps over (rows, columns); the pattern repeats in
+    registers over larger shapes."""
+    warps_per_cta: tuple
+    name = "mma"
+
+    @property
+    def rank(self):
+        return 2
+
+    @property
+    def num_warps(self):
+        return self.warps_per_cta[0] * self.warps_per_cta[1]
+
+    def _body(self):
+        return f"wpc = {_fmt(self.warps_per_cta)}"
+
+    def _linear(self, shape):
+        M, N = shape
+        wm, wn = _log2(self.warps_per_cta[0]), _log2(self.warps_per_cta[1])
+        reg = [(0, 1), (8, 0)]
+        lane = [(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)]
+        warp = _log_bases(0, 2, 16, wm) + _log_bases(1, 2, 8, wn)
+        reg += _repeat_bases(1, 2, 8 << wn, N) + _repeat_bases(0, 2, 16 << wm, M)
+        return _linear_checked(shape, reg, lane, warp)
+
+
+@dataclass(frozen=True, repr=False)
+class MmaOperandLayout(Layout):
+    """Operand ``op_idx`` (0: A [M, K], 1: B [K, N]) of ``mma.sync.m16n8k16`` with 16-bit inputs for an
+    accumulator in ``parent``: A fragments hold (row g, k 2t..2t+1) with +8 on rows and k; B fragments hold
+    (k 2t..2t+1, column g) with +8 on k. Warps that split the other operand's dimension hold copies."""
+    op_idx: int
+    parent: MmaLayout
+    name = "mma_op"
+
+    @property
+    def rank(self):
+        return 2
+
+    @property
+    def num_warps(self):
+        return self.parent.num_warps
+
+    def _body(self):
+        return f"idx = {self.op_idx}, parent = {self.parent}"
+
+    def _linear(self, shape):
+        wm, wn = _log2(self.parent.warps_per_cta[0]), _log2(self.parent.warps_per_cta[1])
+        if self.op_idx == 0:
+            M, K = shape
+            reg = [(0, 1), (8, 0), (0, 8)]
+            lane = [(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)]
+            warp = _log_bases(0, 2, 16, wm) + [(0, 0)] * wn
+            reg += _repeat_bases(1, 2, 16, K) + _repeat_bases(0, 2, 16 << wm, M)
+        else:
+            K, N = shape
+            reg = [(1, 0), (8, 0)]
+            lane = [(2, 0), (4, 0), (0, 1), (0, 2), (0, 4)]
+            warp = [(0, 0)] * wm + _log_bases(1, 2, 8, wn)
+            reg += _repeat_bases(0, 2, 16, K) + _repeat_bases(1, 2, 8 << wn, N)
+        return _linear_checked(shape, reg, lane, warp)
+
+
+def _linear_checked(shape, reg, lane, warp):
+    for s in shape:
+        _log2(s)
+    if any(b[d] >= shape[d] for b in reg for d in range(len(shape))):
+        raise ValueError(f"shape {shape} is smaller than one mma tile")
+    return LinearLayout(tuple(shape), tuple(reg), tuple(_clip(lane, shape)), tuple(_clip(warp, shape)))
+
+
 @dataclass(frozen=True, repr=False)
 class SharedLayout(Layout):
     """Placement of a tile in shared memory: rows along ``order[0]``; groups of ``vec`` elements are XOR-
@@ -402,6 +495,8 @@ _BUILDERS = {
     "slice": lambda f: SliceLayout(f["dim"], f["parent"]),
     "dot_op": lambda f: DotOperandLayout(f["idx"], f["parent"]),
     "shared": lambda f: SharedLayout(f["vec"], f["per_phase"], f["max_phase"], f["order"]),
+    "mma": lambda f: MmaLayout(f["wpc"]),
+    "mma_op": lambda f: MmaOperandLayout(f["idx"], f["parent"]),
 }
 
 

@@ -8,7 +8,7 @@ same first-fit allocator. Each op gets an ``smem_offset`` attribute; the functio
 """
 from __future__ import annotations
 
-from ...ir.layouts import DotOperandLayout
+from ...ir.layouts import DotOperandLayout, MmaOperandLayout
 from .common import Pass
 
 ALIGN = 16
@@ -35,6 +35,9 @@ def scratch_bytes(op) -> int:
         if not s.is_tile:
             return 0
         return s.numel * _elem_bytes(s)
+    if op.name == "dot" and not isinstance(op.a.type.layout, (DotOperandLayout, MmaOperandLayout)):
+        a, b = op.a.type, op.b.type  # the FMA path: both operands staged in shared memory
+        return a.numel * _elem_bytes(a) + b.numel * _elem_bytes(b) + ALIGN
     if op.name == "reduce":
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)

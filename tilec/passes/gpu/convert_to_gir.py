@@ -10,7 +10,7 @@ improve on this; this pass only has to be correct.
 from __future__ import annotations
 
 from ...ir import ops as O
-from ...ir.layouts import BlockedLayout, DotOperandLayout, SliceLayout, default_blocked
+from ...ir.layouts import BlockedLayout, SliceLayout, default_blocked
 from .common import Pass, convert_before, layout_of, set_layout, tile_values
 
 SHAPE_FREE = ("reduce", "scan", "trans", "reshape", "convert_layout")
@@ -144,8 +144,7 @@ class ConvertToGIR(Pass):
             if not isinstance(acc_l, BlockedLayout):
                 acc_l = self.anchor(op.acc.type.rank)
                 convert_before(op, 2, acc_l)
-            convert_before(op, 0, DotOperandLayout(0, acc_l))
-            convert_before(op, 1, DotOperandLayout(1, acc_l))
+            # the FMA path reads its operands from shared memory, so they keep the layouts they have
             set_layout(op.result, acc_l)
             return
         if name in ("trans", "reshape"):

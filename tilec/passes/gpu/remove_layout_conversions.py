@@ -96,6 +96,25 @@ def _build(v, layout, builder, memo):
     return out
 
 
+def _carried_layout(op, i):
+    """The layout iter arg ``i`` of ``op`` would rather have: its body yields ``convert(x: L -> current)`` and
+    every use of the argument converts it to ``L``. None when there is no such L."""
+    arg = op.iter_args[i]
+    if not arg.type.is_tile or not arg.uses:
+        return None
+    y = op.body.terminator
+    v = y.operands[i]
+    if not (isinstance(v, OpResult) and v.op.name == "convert_layout"):
+        return None
+    want = v.op.src.type.layout
+    if want == arg.type.layout:
+        return None
+    for use_op, _ in arg.uses:
+        if use_op.name != "convert_layout" or use_op.result.type.layout != want:
+            return None
+    return want
+
+
 def _dce(func):
     changed = True
     while changed:
@@ -109,7 +128,36 @@ def _dce(func):
 
 
 class RemoveLayoutConversions(Pass):
+    """Also the loop rule: a ``for`` whose carried tile is converted to layout L at every use and converted
+    back from L before every yield carries it in L instead (conversions move to the loop's entry and exit)."""
     name = "remove-layout-conversions"
+
+    def loop_carried(self, op) -> bool:
+        changed = False
+        for i in range(len(op.iter_args)):
+            want = _carried_layout(op, i)
+            if want is None:
+                continue
+            arg, res = op.iter_args[i], op.results[i]
+            old = arg.type
+            b = Builder()
+            b.set_insertion_point_before(op)
+            b.loc = op.loc
+            init = b.op(O.ConvertLayoutOp, op.inits[i], result_type=old.with_layout(want))
+            op.set_operand(3 + i, init)
+            arg.type = old.with_layout(want)
+            for use_op, _ in list(arg.uses):
+                use_op.replace_with([arg])
+            y = op.body.terminator
+            y.set_operand(i, y.operands[i].op.src)
+            res.type = old.with_layout(want)
+            b.set_insertion_point_after(op)
+            back = b.op(O.ConvertLayoutOp, res, result_type=old)
+            for use_op, idx in list(res.uses):
+                if use_op is not back.op:
+                    use_op.set_operand(idx, back)
+            changed = True
+        return changed
 
     def run(self, module):
         for f in module.funcs:
@@ -120,6 +168,9 @@ class RemoveLayoutConversions(Pass):
 
     def sweep(self, f) -> bool:
         changed = False
+        for op in list(f.walk()):
+            if isinstance(op, O.ForOp) and op.parent is not None:
+                changed |= self.loop_carried(op)
         for op in list(f.walk()):
             if op.name != "convert_layout" or op.parent is None:
                 continue

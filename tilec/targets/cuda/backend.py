@@ -9,24 +9,26 @@ from __future__ import annotations
 from ...errors import BackendError
 from ...ir.printer import print_ir
 
-GPU_PASSES = ("convert-to-gir", "coalesce", "remove-layout-conversions", "allocate-shared", "insert-barriers")
+GPU_PASSES = ("convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions", "allocate-shared",
+              "insert-barriers")
 MAX_STATIC_SMEM = 48 * 1024
 
 
-def gpu_passes(num_warps: int, warp_size: int = 32):
+def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80):
     """The GPU pass pipeline, in order (each a ``Pass`` with a ``name`` and ``run``)."""
+    from ...passes.gpu.accelerate_dot import AccelerateDot
     from ...passes.gpu.allocate_shared import AllocateShared
     from ...passes.gpu.coalesce import Coalesce
     from ...passes.gpu.convert_to_gir import ConvertToGIR
     from ...passes.gpu.insert_barriers import InsertBarriers
     from ...passes.gpu.remove_layout_conversions import RemoveLayoutConversions
-    return [ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size), RemoveLayoutConversions(),
-            AllocateShared(), InsertBarriers()]
+    return [ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps),
+            RemoveLayoutConversions(), AllocateShared(), InsertBarriers()]
 
 
-def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str | None = None):
+def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str | None = None, arch: int = 80):
     """Run the GPU passes over a tir module in place, through the PassManager (dumps, timing, verification)."""
-    passes = gpu_passes(num_warps, warp_size)
+    passes = gpu_passes(num_warps, warp_size, arch)
     name = kernel_name or next((f.sym_name for f in module.funcs if f.attrs.get("kernel")), "module")
     try:
         from ...passes.manager import PassManager
@@ -90,7 +92,7 @@ class CUDABackend:
         return out
 
     def make_gir(self, module, metadata, options):
-        run_gpu_passes(module, options["num_warps"], self.warp_size, metadata.get("name"))
+        run_gpu_passes(module, options["num_warps"], self.warp_size, metadata.get("name"), self.arch)
         kernel = next((f for f in module.funcs if f.attrs.get("kernel")), None)
         metadata["shared"] = int(kernel.attrs.get("shared", 0)) if kernel is not None else 0
         metadata["num_warps"] = options["num_warps"]

@@ -14,7 +14,7 @@ import llvmlite.ir as ir
 
 from ...errors import BackendError
 from ...ir import ops as O
-from ...ir.layouts import LinearLayout
+from ...ir.layouts import LinearLayout, MmaOperandLayout
 from ...ir.types import i32 as T_I32
 from ...passes.gpu.axis_info import AxisAnalysis, vector_width
 from . import nvvm, scalar_ops
@@ -510,39 +510,92 @@ class FuncLowering:
             out[key] = acc
         return out
 
+    def _mma_dot(self, op):
+        """Tensor-core dot: one ``mma.sync.m16n8k16`` per (16-row, 8-column, 16-k) fragment of this thread's
+        registers. Fragments are found by coordinate: the accumulator's register constants give each fragment's
+        (row, column) base, the operands' give the A and B registers at (row, k) and (k, column)."""
+        b = self.b
+        at, bt, ct = op.a.type, op.b.type, op.acc.type
+        a_ll, b_ll, c_ll = _ll(at), _ll(bt), _ll(ct)
+        av, bv, acc = self.get(op.a), self.get(op.b), list(self.get(op.acc))
+        a_idx = {c: i for i, c in enumerate(a_ll.reg_coords())}
+        b_idx = {c: i for i, c in enumerate(b_ll.reg_coords())}
+        c_idx = {c: i for i, c in enumerate(c_ll.reg_coords())}
+        K = at.shape[1]
+        kind = "bf16" if at.element.name == "bf16" else "f16"
+        text = (f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, "
+                "{$8,$9}, {$10,$11,$12,$13};")
+        fty = ir.FunctionType(ir.LiteralStructType([ir.FloatType()] * 4), [I32] * 6 + [ir.FloatType()] * 4)
+        asm = ir.InlineAsm(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
+        packed: dict = {}
+
+        def pack(vals, lo, hi, t):
+            key = (id(vals), lo, hi)
+            if key not in packed:
+                x = b.zext(to_memory(b, t.element, vals[lo]) if t.element.name == "bf16"
+                           else b.bitcast(vals[lo], ir.IntType(16)), I32)
+                y = b.zext(to_memory(b, t.element, vals[hi]) if t.element.name == "bf16"
+                           else b.bitcast(vals[hi], ir.IntType(16)), I32)
+                packed[key] = b.or_(x, b.shl(y, ir.Constant(I32, 16)))
+            return packed[key]
+        bases = sorted({(m & ~8, n & ~1) for (m, n) in c_ll.reg_coords()})
+        for mb, nb in bases:
+            ci = [c_idx[(mb, nb)], c_idx[(mb, nb + 1)], c_idx[(mb + 8, nb)], c_idx[(mb + 8, nb + 1)]]
+            nrep = nb & ~7
+            for kb in range(0, K, 16):
+                a = [pack(av, a_idx[(mb + r, kb + k)], a_idx[(mb + r, kb + k + 1)], at)
+                     for r, k in ((0, 0), (8, 0), (0, 8), (8, 8))]
+                bb = [pack(bv, b_idx[(kb + k, nrep)], b_idx[(kb + k + 1, nrep)], bt) for k in (0, 8)]
+                r = b.call(asm, a + bb + [acc[i] for i in ci])
+                for j, i in enumerate(ci):
+                    acc[i] = b.extract_value(r, j)
+        self.bind(op.result, acc)
+
     def op_dot(self, op):
+        """FMA dot (when accelerate-dot left it alone): both operands go to shared memory (row-major), then each
+        thread accumulates its registers over K, reading each A row value and B column value it needs once per k."""
+        if isinstance(op.a.type.layout, MmaOperandLayout):
+            return self._mma_dot(op)
         b = self.b
         at, bt, ct = op.a.type, op.b.type, op.acc.type
         if len(ct.shape) != 2:
             raise BackendError("the CUDA backend supports 2-d dot only")
-        a_ll, b_ll, c_ll = _ll(at), _ll(bt), _ll(ct)
-        av, bv, cv = self.get(op.a), self.get(op.b), list(self.get(op.acc))
-        a_idx = {c: i for i, c in enumerate(a_ll.reg_coords())}
-        b_idx = {c: i for i, c in enumerate(b_ll.reg_coords())}
-        K = at.shape[1]
+        base = op.attrs.get("smem_offset")
+        if base is None:
+            raise BackendError("internal: dot without shared memory (run allocate-shared)")
+        M, K = at.shape
+        N = bt.shape[1]
+        ea, eb_ = memory_bytes(at.element), memory_bytes(bt.element)
+        base_b = base + (M * K * ea + 15) // 16 * 16
+        for vals, t, bs, eb in ((self.get(op.a), at, base, ea), (self.get(op.b), bt, base_b, eb_)):
+            offs = row_major_offsets(self, reg_coord_values(self, _ll(t)), t.shape)
+            for v, off in zip(vals, offs):
+                b.store(to_memory(b, t.element, v), smem_ptr(self, bs, off, eb))
+        nvvm.barrier(b)
+        c_ll = _ll(ct)
+        coords = reg_coord_values(self, c_ll)
+        rows, cols = {}, {}
+        for (m, n), rc in zip(coords, c_ll.reg_coords()):
+            rows.setdefault(rc[0], m)
+            cols.setdefault(rc[1], n)
         ce = ct.element
-        lt = llvm_type(ce)
+        acc = list(self.get(op.acc))
 
-        def up(x, t):
-            return x if t == ce else scalar_ops.cast(b, t, ce, x)
-        a_up, b_up = {}, {}
-        out = []
-        for r, (m, n) in enumerate(c_ll.reg_coords()):
-            acc = cv[r]
-            for k in range(K):
-                ai, bi = a_idx[(m, k)], b_idx[(k, n)]
-                if ai not in a_up:
-                    a_up[ai] = up(av[ai], at.element)
-                if bi not in b_up:
-                    b_up[bi] = up(bv[bi], bt.element)
-                x, y = a_up[ai], b_up[bi]
+        def read(t, bs, eb, off):
+            v = from_memory(b, t.element, b.load(smem_ptr(self, bs, off, eb), typ=memory_type(t.element)))
+            return v if t.element == ce else scalar_ops.cast(b, t.element, ce, v)
+        row_off = {r: b.mul(m, ir.Constant(I32, K)) for r, m in rows.items()}
+        regs = list(enumerate(c_ll.reg_coords()))
+        for k in range(K):
+            kk = ir.Constant(I32, k)
+            av = {r: read(at, base, ea, b.add(o, kk)) for r, o in row_off.items()}
+            bv = {c: read(bt, base_b, eb_, b.add(n, ir.Constant(I32, k * N))) for c, n in cols.items()}
+            for i, (rr, cc) in regs:
                 if ce.is_float:
-                    acc = scalar_ops.fma(b, ce, x, y, acc)
+                    acc[i] = scalar_ops.fma(b, ce, av[rr], bv[cc], acc[i])
                 else:
-                    acc = b.add(acc, b.mul(x, y))
-            out.append(acc)
-        del lt
-        self.bind(op.result, out)
+                    acc[i] = b.add(acc[i], b.mul(av[rr], bv[cc]))
+        self.bind(op.result, acc)
 
     # -- control flow ------------------------------------------------------------------------------------
     @staticmethod

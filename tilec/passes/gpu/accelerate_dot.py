@@ -1,0 +1,103 @@
+"""accelerate-dot: put ``dot`` on tensor cores (``mma.sync.m16n8k16``, sm_80+) where the types and shapes allow.
+
+The accumulator takes an :class:`MmaLayout` and the operands :class:`MmaOperandLayout`s; ``convert_layout`` ops
+bridge from and back to the surrounding layouts, and remove-layout-conversions then carries the accumulator of a
+``for`` loop in the mma layout (see its loop rule), so only the operands move per iteration. Dots that do not
+qualify keep the FMA path. First, for every dot, ``acc + dot(a, b, 0)`` becomes ``dot(a, b, acc)``.
+"""
+from __future__ import annotations
+
+from ...ir import ops as O
+from ...ir.layouts import MmaLayout, MmaOperandLayout
+from ...ir.core import OpResult
+from .common import Pass, convert_after, convert_before
+
+MMA_INPUTS = ("f16", "bf16")
+
+
+def mma_warps(M: int, N: int, num_warps: int):
+    """Warps over (rows, columns): split whichever per-warp extent is larger (in 16-row / 8-column tiles'
+    worth), keeping per-warp tiles near square so that operand traffic stays balanced."""
+    wm = wn = 1
+    while wm * wn < num_warps:
+        if M // (16 * wm) >= 2 and (M // wm >= N // wn or N // (8 * wn) < 2):
+            wm *= 2
+        elif N // (8 * wn) >= 2:
+            wn *= 2
+        else:
+            wm *= 2  # more warps than tiles: the extra ones hold copies
+    return wm, wn
+
+
+def qualifies(op, arch: int) -> bool:
+    a, b, c = op.a.type, op.b.type, op.acc.type
+    if arch < 80 or len(c.shape) != 2:
+        return False
+    if a.element.name not in MMA_INPUTS or b.element != a.element or c.element.name != "f32":
+        return False
+    M, K = a.shape
+    N = b.shape[1]
+    return M % 16 == 0 and N % 8 == 0 and K % 16 == 0
+
+
+def _is_zero(v) -> bool:
+    while isinstance(v, OpResult) and v.op.name == "convert_layout":
+        v = v.op.src
+    return isinstance(v, OpResult) and v.op.name == "constant" and v.op.attrs["value"] == 0
+
+
+def fold_add_into_acc(op):
+    """``x + dot(a, b, 0)`` -> ``dot(a, b, x)`` (through layout conversions), so that a loop's accumulator is
+    the dot's own and can stay in the dot's layout."""
+    if not _is_zero(op.acc) or len(op.result.uses) != 1:
+        return
+    v, user = op.result, op.result.uses[0][0]
+    chain = []
+    while user.name == "convert_layout" and len(user.result.uses) == 1:
+        chain.append(user)
+        v, user = user.result, user.result.uses[0][0]
+    if user.name != "add" or not user.result.type.is_float or user.parent is not op.parent:
+        return
+    other = user.operands[1] if user.operands[0] is v else user.operands[0]
+    if isinstance(other, OpResult) and other.op.parent is op.parent and \
+            op.parent.ops.index(other.op) > op.parent.ops.index(op):
+        return  # defined after the dot
+    convert_before_value = other if other.type.layout == op.acc.type.layout else None
+    if convert_before_value is None:
+        from ...ir.builder import Builder
+        b = Builder()
+        b.set_insertion_point_before(op)
+        b.loc = op.loc
+        convert_before_value = b.op(O.ConvertLayoutOp, other, result_type=other.type.with_layout(op.acc.type.layout))
+    op.set_operand(2, convert_before_value)
+    user.replace_with([v])
+
+
+class AccelerateDot(Pass):
+    name = "accelerate-dot"
+
+    def __init__(self, arch: int = 80, num_warps: int = 4):
+        self.arch, self.num_warps = arch, num_warps
+
+    def run(self, module):
+        for f in module.funcs:
+            nw = f.attrs.get("num_warps", self.num_warps)
+            for op in list(f.walk()):
+                if isinstance(op, O.DotOp):
+                    fold_add_into_acc(op)
+                    if qualifies(op, self.arch):
+                        self.rewrite(op, nw)
+
+    def rewrite(self, op, num_warps):
+        M, N = op.acc.type.shape
+        mma = MmaLayout(mma_warps(M, N, num_warps))
+        old = op.result.type.layout
+        convert_before(op, 0, MmaOperandLayout(0, mma))
+        convert_before(op, 1, MmaOperandLayout(1, mma))
+        convert_before(op, 2, mma)
+        r = op.result
+        r.type = r.type.with_layout(mma)
+        back = convert_after(r, old, op)
+        for use_op, idx in list(r.uses):
+            if use_op is not back.op:
+                use_op.set_operand(idx, back)
