@@ -339,3 +339,25 @@ def test_python_scalars_passed_to_jit_functions_stay_weak():
     out = np.zeros(16, np.float16)
     launch(weak_scalar_through_call, 1, x, out, BLOCK=16)
     np.testing.assert_allclose(out, x * 3, rtol=1e-3)
+
+
+@tilec.jit
+def tuples_through_control_flow(Out, n):
+    pair = (1, 2.0)
+    state = (tl.zeros([4], tl.int32), 0)
+    for i in range(n):
+        pair = (pair[0] + i, pair[1] * 2)
+        vec, count = state
+        state = (vec + i, count + 1)
+    if n > 3:
+        pair = (pair[0], pair[1] + 0.5)
+    tl.store(Out, pair[0])
+    tl.store(Out + 1, pair[1].to(tl.int32))
+    tl.store(Out + 2 + tl.arange(0, 4), state[0] + state[1])
+
+
+def test_tuples_are_carried_through_loops_and_ifs():
+    out = np.zeros(6, np.int32)
+    launch(tuples_through_control_flow, 1, out, 5)
+    assert out[0] == 1 + sum(range(5)) and out[1] == int(2.0 * 2 ** 5 + 0.5)
+    np.testing.assert_array_equal(out[2:], sum(range(5)) + 5)

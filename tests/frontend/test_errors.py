@@ -234,14 +234,15 @@ def test_launch_argument_errors():
 
 
 @tilec.jit
-def k_tuple_in_loop(X, n):
-    pair = (1, 2)
-    for i in range(n):  # E:tuple-loop
-        pair = (pair[1], pair[0])
+def k_static_in_loop(X, n):
+    ty = tl.float32
+    for i in range(n):  # E:dtype-loop
+        ty = tl.float16
 
 
 def test_compile_time_value_reassigned_in_loop():
-    check(compile_error(k_tuple_in_loop, X, 3), "# E:tuple-loop", "for", "variable 'pair' holds a compile-time tuple")
+    check(compile_error(k_static_in_loop, X, 3), "# E:dtype-loop", "for",
+          "variable 'ty' is tl.float32 before the loop but tl.float16 after an iteration")
 
 
 def test_constexpr_needs_compile_time_value():

@@ -1,8 +1,9 @@
 """Statements: assignments, compile-time folded control flow, and structured runtime control flow.
 
 Runtime ``if``/``for``/``while`` become region ops. Variables assigned in a region and live before it become
-results (``if``) or carried values (``for``/``while``); a variable first defined inside a region is not visible
-after it. Compile-time values (Python ints/floats) stay Python values until control flow forces them into the IR.
+results (``if``) or carried values (``for``/``while``), flattened to their tensors (``values.py``: tuples and
+aggregates such as block pointers work too); a variable first defined inside a region is not visible after it.
+Compile-time numbers stay Python values until control flow forces them into the IR.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..ir.core import Block, Region
 from ..ir import ops as irops
 from ..language.core import tensor
 from .scope import is_scalar_const, is_tensor
+from .values import describe, flatten, unflatten
 
 
 def assigned_names(stmts) -> list[str]:
@@ -160,85 +162,110 @@ class StmtGen:
         then_b, else_b = Block(), Block()
         s_then = self.child(node.body, then_b, before.copy())
         s_else = self.child(node.orelse, else_b, before.copy())
-        names, then_vals, else_vals = [], [], []
+        then_vals, else_vals, bindings = [], [], []
         for name in assigned_names(node.body + node.orelse):
             if name not in s_then.vars or name not in s_else.vars:
                 continue  # first defined in one branch only: not visible after the if
             a, b = s_then.vars[name], s_else.vars[name]
             if a is b:
                 continue
-            if not is_tensor(a) and not is_tensor(b) and type(a) is type(b) and a == b:
-                before.vars[name] = a
-                continue
-            tb = b.type if is_tensor(b) else None
-            try:
-                a = self.in_block(then_b, lambda: self.materialize(a, tb))
-                b = self.in_block(else_b, lambda: self.materialize(b, a.type))
-            except TypeError as e:
-                raise TypeError(f"variable '{name}' differs between the branches of a runtime if: {e}") from None
-            if a.type != b.type:
-                raise TypeError(f"variable '{name}' has type {a.type} in the then-branch but {b.type} in the "
+            la, da = flatten(a)
+            lb, db = flatten(b)
+            if da != db:
+                raise TypeError(f"variable '{name}' is {describe(da)} in the then-branch but {describe(db)} in the "
                                 "else-branch; both branches must agree")
-            names.append(name)
-            then_vals.append(a)
-            else_vals.append(b)
+            merged = []
+            for x, y in zip(la, lb):
+                if x is y or (not is_tensor(x) and not is_tensor(y) and type(x) is type(y) and x == y):
+                    merged.append(x)
+                    continue
+                x2 = self.in_block(then_b, lambda: self.materialize(x, y.type if is_tensor(y) else None))
+                y2 = self.in_block(else_b, lambda: self.materialize(y, x2.type))
+                if x2.type != y2.type:
+                    raise TypeError(f"variable '{name}' has type {x2.type} in the then-branch but {y2.type} in the "
+                                    "else-branch; both branches must agree")
+                merged.append(_Slot(len(then_vals)))
+                then_vals.append(x2)
+                else_vals.append(y2)
+            bindings.append((name, da, merged))
         with self.g.ir.at_end(then_b):
             self.g.ir.yield_(*[v.handle for v in then_vals])
         with self.g.ir.at_end(else_b):
             self.g.ir.yield_(*[v.handle for v in else_vals])
         op = self.g.ir.create(irops.IfOp, [cond.handle], [v.handle.type for v in then_vals],
                               regions=[Region([then_b]), Region([else_b])])
-        for name, r, v in zip(names, op.results, then_vals):
-            r.name_hint = name
-            before.vars[name] = tensor(r, v.type)
+        for name, d, merged in bindings:
+            leaves = []
+            for m in merged:
+                if isinstance(m, _Slot):
+                    r = op.results[m.index]
+                    r.name_hint = name
+                    m = tensor(r, then_vals[m.index].type)
+                leaves.append(m)
+            before.vars[name] = unflatten(d, leaves)
 
     # -- loops -------------------------------------------------------------------------------------------------
     def carried(self, stmts, extra=()):
-        """Live-in names the body may reassign: the loop's carried values."""
+        """Live-in variables the body may reassign: [(name, structure, leaves)]; the leaves are carried."""
         scope = self.g.scope
         out = []
         for n in assigned_names(stmts):
             if n in extra or n not in scope.vars:
                 continue
-            v = scope.vars[n]
-            if is_tensor(v) or is_scalar_const(v):
-                out.append(n)
+            leaves, d = flatten(scope.vars[n])
+            out.append((n, d, leaves))
         return out
 
-    def _loop(self, names, emit):
-        """Run ``emit(inits)`` (which builds the loop and returns the final body values, or raises
-        _TypeChange); when a compile-time init settles on another type in the body, retry with that type."""
-        scope = self.g.scope
+    @staticmethod
+    def slot_names(carried):
+        return [n for n, _, leaves in carried for _ in leaves]
+
+    def bind_carried(self, scope, carried, values, inits):
+        """Rebind the carried variables in ``scope`` to IR ``values`` (block arguments or op results)."""
+        k = 0
+        for n, d, leaves in carried:
+            ts = []
+            for _ in leaves:
+                v = values[k]
+                if getattr(v, "name_hint", "") is None:
+                    v.name_hint = n
+                ts.append(tensor(v, inits[k].type))
+                k += 1
+            scope.vars[n] = unflatten(d, ts)
+
+    def _loop(self, carried, emit):
+        """Run ``emit(inits)`` (which builds the loop, or raises _TypeChange); when a compile-time number settles
+        on another type in the body, retry with the number materialised as that type."""
+        flat = [leaf for _, _, leaves in carried for leaf in leaves]
+        owner = self.slot_names(carried)
         forced = {}
         for attempt in range(3):
-            inits = [self.materialize(scope.vars[n], forced.get(n)) for n in names]
+            inits = [self.materialize(v, forced.get(i)) for i, v in enumerate(flat)]
             try:
                 return emit(inits)
             except _TypeChange as tc:
-                if not is_scalar_const(scope.vars[tc.name]) or tc.name in forced or attempt == 2:
-                    raise TypeError(f"variable '{tc.name}' has type {tc.before} before the loop but {tc.after} "
+                i = tc.index
+                if not is_scalar_const(flat[i]) or i in forced or attempt == 2:
+                    raise TypeError(f"variable '{owner[i]}' has type {tc.before} before the loop but {tc.after} "
                                     "after an iteration; loop-carried variables must keep their type") from None
-                forced[tc.name] = tc.after
+                forced[i] = tc.after
 
-    def _check_uncarried(self, stmts, names, before, after):
-        """A compile-time value (tuple, dtype, ...) reassigned in a runtime loop cannot become loop-carried."""
-        for n in assigned_names(stmts):
-            if n in names or n not in before.vars:
-                continue
-            a, b = before.vars[n], after.vars.get(n)
-            if a is not b and not (type(a) is type(b) and not is_tensor(a) and a == b):
-                raise TypeError(f"variable '{n}' holds a compile-time {type(a).__name__} and is reassigned inside "
-                                "a runtime loop; only tensors and numbers can change across iterations")
-
-    def _finish_body(self, names, inits, scope_after):
+    def _finish_body(self, carried, inits, scope_after):
         outs = []
-        for n, init in zip(names, inits):
-            v = scope_after.vars[n]
-            if not is_tensor(v):
-                v = self.materialize(v, init.type)
-            if v.type != init.type:
-                raise _TypeChange(n, init.type, v.type)
-            outs.append(v)
+        k = 0
+        for n, d, _ in carried:
+            leaves, d2 = flatten(scope_after.vars[n])
+            if d2 != d:
+                raise TypeError(f"variable '{n}' is {describe(d)} before the loop but {describe(d2)} after an "
+                                "iteration; only tensors and numbers can change across iterations")
+            for x in leaves:
+                init = inits[k]
+                if not is_tensor(x):
+                    x = self.materialize(x, init.type)
+                if x.type != init.type:
+                    raise _TypeChange(k, init.type, x.type)
+                outs.append(x)
+                k += 1
         return outs
 
     def for_(self, node):
@@ -260,26 +287,22 @@ class StmtGen:
             if b.shape or not b.dtype.is_int():
                 raise TypeError(f"range bounds must be integer scalars, got {b.type}")
         ity = tl.int64 if any(b.dtype.int_bitwidth == 64 for b in bounds) else tl.int32
-        if any(b.dtype.is_int_unsigned() for b in bounds) and ity == tl.int64:
-            ity = tl.int64
         bounds = [self.g.sem.cast(b, ity) for b in bounds]
         if not is_tensor(step) and step == 0:
             raise ValueError("range step must not be zero")
         var = node.target.id
-        names = self.carried(node.body, extra=(var,))
+        carried = self.carried(node.body, extra=(var,))
         before = self.g.scope
 
         def emit(inits):
-            body = Block([self.g.tb.to_ir(ity)] + [v.handle.type for v in inits], [var] + names)
+            body = Block([self.g.tb.to_ir(ity)] + [v.handle.type for v in inits], [var] + self.slot_names(carried))
             s = before.copy()
             s.vars[var] = tensor(body.args[0], ity)
-            for n, a, v in zip(names, body.args[1:], inits):
-                s.vars[n] = tensor(a, v.type)
+            self.bind_carried(s, carried, body.args[1:], inits)
             try:
                 self.child(node.body, body, s)
-                self._check_uncarried(node.body, names + [var], before, s)
                 with self.g.ir.at_end(body):
-                    outs = self._finish_body(names, inits, s)
+                    outs = self._finish_body(carried, inits, s)
             except _TypeChange:
                 _discard(body)
                 raise
@@ -290,11 +313,9 @@ class StmtGen:
                                   [v.handle.type for v in inits], attrs, regions=[Region([body])])
             return op, inits
 
-        op, inits = self._loop(names, emit)
+        op, inits = self._loop(carried, emit)
         before.vars.pop(var, None)
-        for n, r, v in zip(names, op.results, inits):
-            r.name_hint = n
-            before.vars[n] = tensor(r, v.type)
+        self.bind_carried(before, carried, op.results, inits)
 
     def unrolled(self, node, seq):
         for i in seq:
@@ -304,16 +325,16 @@ class StmtGen:
     def while_(self, node):
         if node.orelse:
             raise self.g.src.error(node, "while ... else is not supported")
-        names = self.carried(node.body)
+        carried = self.carried(node.body)
         before = self.g.scope
 
         def emit(inits):
             types = [v.handle.type for v in inits]
+            names = self.slot_names(carried)
             cond_b = Block(types, names)
             body_b = Block(types, names)
             sc = before.copy()
-            for n, a, v in zip(names, cond_b.args, inits):
-                sc.vars[n] = tensor(a, v.type)
+            self.bind_carried(sc, carried, cond_b.args, inits)
             saved = self.g.scope
             self.g.scope = sc
             try:
@@ -330,13 +351,11 @@ class StmtGen:
             finally:
                 self.g.scope = saved
             sb = before.copy()
-            for n, a, v in zip(names, body_b.args, inits):
-                sb.vars[n] = tensor(a, v.type)
+            self.bind_carried(sb, carried, body_b.args, inits)
             try:
                 self.child(node.body, body_b, sb)
-                self._check_uncarried(node.body, names, before, sb)
                 with self.g.ir.at_end(body_b):
-                    outs = self._finish_body(names, inits, sb)
+                    outs = self._finish_body(carried, inits, sb)
             except _TypeChange:
                 _discard(cond_b)
                 _discard(body_b)
@@ -347,18 +366,24 @@ class StmtGen:
                                   regions=[Region([cond_b]), Region([body_b])])
             return op, inits
 
-        op, inits = self._loop(names, emit)
+        op, inits = self._loop(carried, emit)
         if op is None:
             return
-        for n, r, v in zip(names, op.results, inits):
-            r.name_hint = n
-            before.vars[n] = tensor(r, v.type)
+        self.bind_carried(before, carried, op.results, inits)
+
+
+class _Slot:
+    """Marks a leaf that became the if-op result ``index``."""
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
 
 
 class _TypeChange(Exception):
-    def __init__(self, name, before, after):
-        super().__init__(name)
-        self.name, self.before, self.after = name, before, after
+    def __init__(self, index, before, after):
+        super().__init__(index)
+        self.index, self.before, self.after = index, before, after
 
 
 def _discard(block: Block):

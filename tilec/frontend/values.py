@@ -1,0 +1,91 @@
+"""Flattening of kernel values for runtime control flow.
+
+A variable that changes inside a runtime ``if``/``for``/``while`` may hold a tensor, a Python number, a tuple, or
+an aggregate (an object with ``__tilec_flatten__``, such as a block pointer). Control flow only carries flat
+lists of tensors, so a value is split into *leaves* (tensors and numbers, which become region results or
+loop-carried values) and a *structure* (everything static: tuple shapes, aggregate types, compile-time parts),
+which must not change across branches or iterations.
+"""
+from __future__ import annotations
+
+from ..language.core import tensor
+
+LEAF = ("leaf",)
+
+
+def is_leaf(v) -> bool:
+    return isinstance(v, tensor) or (isinstance(v, (bool, int, float)))
+
+
+def flatten(v):
+    """(leaves, structure) of ``v``."""
+    if is_leaf(v):
+        return [v], LEAF
+    if isinstance(v, tuple):
+        leaves, defs = [], []
+        for x in v:
+            ls, d = flatten(x)
+            leaves += ls
+            defs.append(d)
+        return leaves, ("tuple", tuple(defs))
+    f = getattr(v, "__tilec_flatten__", None)
+    if f is not None:
+        children, static = f()
+        leaves, defs = [], []
+        for x in children:
+            ls, d = flatten(x)
+            leaves += ls
+            defs.append(d)
+        return leaves, ("agg", type(v), static, tuple(defs))
+    return [], ("static", _StaticKey(v))
+
+
+def unflatten(structure, leaves):
+    it = iter(leaves)
+    out = _build(structure, it)
+    return out
+
+
+def _build(d, it):
+    kind = d[0]
+    if kind == "leaf":
+        return next(it)
+    if kind == "tuple":
+        return tuple(_build(c, it) for c in d[1])
+    if kind == "agg":
+        return d[1].__tilec_unflatten__(d[2], [_build(c, it) for c in d[3]])
+    return d[1].value
+
+
+class _StaticKey:
+    """Compares compile-time values by identity or equality (never raising)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        a, b = self.value, other.value
+        if a is b:
+            return True
+        try:
+            return type(a) is type(b) and bool(a == b)
+        except Exception:
+            return False
+
+    def __hash__(self):
+        return 0
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def describe(structure) -> str:
+    kind = structure[0]
+    if kind == "leaf":
+        return "value"
+    if kind == "tuple":
+        return f"tuple of {len(structure[1])}"
+    if kind == "agg":
+        return structure[1].__name__
+    return repr(structure[1])
