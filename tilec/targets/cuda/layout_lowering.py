@@ -118,11 +118,52 @@ def smem_ptr(ctx, byte_offset: int, elem_offset, elem_bytes: int):
     return b.gep(ctx.smem, [off], source_etype=ir.IntType(8))
 
 
-def smem_shuffle(ctx, values, src_offsets, dst_offsets, mem_type, elem_bytes, base: int, to_mem, from_mem):
-    """Write ``values`` at ``src_offsets`` (elements), barrier, read back at ``dst_offsets``; a barrier before
-    the next shared-memory user is the insert-barriers pass's job."""
+def smem_vector_width(ll, shape, elem_bytes: int) -> int:
+    """Registers per shared-memory access for ``ll`` over a row-major buffer of ``shape``: the leading registers
+    that step along the last dimension, provided every other basis keeps groups aligned (<= 16 bytes)."""
+    last = len(shape) - 1
+    v = min(ll.contiguous_regs(last), max(1, 16 // elem_bytes))
+    k = v.bit_length() - 1
+    others = ll.reg[k:] + ll.lane + ll.warp
+    while v > 1 and any(b[last] % v for b in others):
+        v //= 2
+        k -= 1
+        others = ll.reg[k:] + ll.lane + ll.warp
+    return v
+
+
+def _vec_ptr_store(ctx, base, off, elem_bytes, vals):
     b = ctx.b
-    for v, off in zip(values, src_offsets):
-        b.store(to_mem(v), smem_ptr(ctx, base, off, elem_bytes))
-    nvvm.barrier(b)
-    return [from_mem(b.load(smem_ptr(ctx, base, off, elem_bytes), typ=mem_type)) for off in dst_offsets]
+    p = smem_ptr(ctx, base, off, elem_bytes)
+    if len(vals) == 1:
+        b.store(vals[0], p)
+        return
+    vt = ir.VectorType(vals[0].type, len(vals))
+    acc = ir.Constant(vt, ir.Undefined)
+    for i, v in enumerate(vals):
+        acc = b.insert_element(acc, v, _c(i))
+    b.store(acc, p, align=len(vals) * elem_bytes)
+
+
+def _vec_ptr_load(ctx, base, off, elem_bytes, mem_type, n):
+    b = ctx.b
+    p = smem_ptr(ctx, base, off, elem_bytes)
+    if n == 1:
+        return [b.load(p, typ=mem_type)]
+    v = b.load(p, typ=ir.VectorType(mem_type, n), align=n * elem_bytes)
+    return [b.extract_element(v, _c(i)) for i in range(n)]
+
+
+def smem_shuffle(ctx, values, src_offsets, dst_offsets, mem_type, elem_bytes, base: int, to_mem, from_mem,
+                 src_vec: int = 1, dst_vec: int = 1):
+    """Write ``values`` at ``src_offsets`` (elements), barrier, read back at ``dst_offsets``; groups of
+    ``src_vec``/``dst_vec`` consecutive registers are single vector accesses. A barrier before the next
+    shared-memory user is the insert-barriers pass's job."""
+    mem = [to_mem(v) for v in values]
+    for g in range(0, len(mem), src_vec):
+        _vec_ptr_store(ctx, base, src_offsets[g], elem_bytes, mem[g:g + src_vec])
+    nvvm.barrier(ctx.b)
+    out = []
+    for g in range(0, len(dst_offsets), dst_vec):
+        out.extend(from_mem(v) for v in _vec_ptr_load(ctx, base, dst_offsets[g], elem_bytes, mem_type, dst_vec))
+    return out

@@ -18,7 +18,8 @@ from ...ir.layouts import LinearLayout, MmaOperandLayout
 from ...ir.types import i32 as T_I32
 from ...passes.gpu.axis_info import AxisAnalysis, vector_width
 from . import nvvm, scalar_ops
-from .layout_lowering import owner_predicate, reg_coord_values, remap, row_major_offsets, smem_ptr, smem_shuffle
+from .layout_lowering import (owner_predicate, reg_coord_values, remap, row_major_offsets, smem_ptr, smem_shuffle,
+                              smem_vector_width)
 from .llvm_types import (GLOBAL_PTR, I1, I32, I8, constant, from_memory, llvm_type, memory_bytes, memory_type,
                          to_memory)
 
@@ -241,8 +242,11 @@ class FuncLowering:
                               tuple(tuple(fn(x)) for x in d_ll.lane), tuple(tuple(fn(x)) for x in d_ll.warp))
         dst_off = row_major_offsets(self, reg_coord_values(self, mapped), src_t.shape)
         mt = memory_type(elem_t)
-        return smem_shuffle(self, vals, src_off, dst_off, mt, memory_bytes(elem_t), base,
-                            lambda v: to_memory(self.b, elem_t, v), lambda v: from_memory(self.b, elem_t, v))
+        eb = memory_bytes(elem_t)
+        vec = (1, 1) if elem_t.is_ptr else (smem_vector_width(s_ll, src_t.shape, eb),
+                                            smem_vector_width(mapped, src_t.shape, eb))
+        return smem_shuffle(self, vals, src_off, dst_off, mt, eb, base,
+                            lambda v: to_memory(self.b, elem_t, v), lambda v: from_memory(self.b, elem_t, v), *vec)
 
     def op_convert_layout(self, op):
         s, d = op.src.type, op.result.type
