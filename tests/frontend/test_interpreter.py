@@ -86,3 +86,12 @@ def test_env_variable(monkeypatch):
     assert k.interpret
     monkeypatch.setenv("TILEC_INTERPRET", "0")
     assert not tilec.jit(kk.add_kernel.fn).interpret
+
+
+def test_block_pointers_interpreted():
+    M, N, K = 20, 17, 40
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    c = np.zeros((M, N), np.float32)
+    interpreted(kk.block_ptr_matmul)[(2, 2)](a, b, c, M, N, K, BM=16, BN=16, BK=16)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)

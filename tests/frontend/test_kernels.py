@@ -285,3 +285,36 @@ def test_swizzle2d():
             ij %= G * N
             ref.append((off + ij % g, ij // g))
     assert [tuple(out[2 * k:2 * k + 2]) for k in range(M * N)] == ref
+
+
+@tilec.jit
+def load_block(bp):
+    return tl.load(bp, boundary_check=(0, 1), padding_option="zero")
+
+
+@tilec.jit
+def block_ptr_matmul(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    a_bp = tl.make_block_ptr(A, (M, K), (K, 1), (pid_m * BM, 0), (BM, BK), (1, 0))
+    b_bp = tl.make_block_ptr(B, (K, N), (N, 1), (0, pid_n * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(load_block(a_bp), tl.load(b_bp, boundary_check=(0, 1), padding_option="zero"), acc,
+                     input_precision="ieee")
+        a_bp = tl.advance(a_bp, (0, BK))
+        b_bp = tl.advance(b_bp, (BK, 0))
+    c_bp = tl.make_block_ptr(C, (M, N), (N, 1), (pid_m * BM, pid_n * BN), (BM, BN), (1, 0))
+    tl.store(c_bp, acc, boundary_check=(0, 1))
+
+
+def test_block_pointers():
+    M, N, K = 37, 21, 50
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    c = np.zeros((M, N), np.float32)
+    launch(block_ptr_matmul, (3, 2), a, b, c, M, N, K, BM=16, BN=16, BK=16)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    c2 = np.zeros_like(c)
+    block_ptr_matmul[(3, 2)](a, b, c2, M, N, K, BM=16, BN=16, BK=16)
+    np.testing.assert_allclose(c2, c, rtol=1e-5, atol=1e-5)

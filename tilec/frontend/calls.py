@@ -9,6 +9,7 @@ from .. import language as tl
 from ..errors import CompilationError
 from ..language.core import constexpr, current, dtype, tensor
 from .scope import is_tensor, normalize
+from .values import Packed, flatten
 
 # Python builtins with kernel meanings (looked up by scope.python_builtins)
 
@@ -109,9 +110,22 @@ class CallGen:
             elif is_tensor(v):
                 values.append((p.name, v))
             else:
-                # compile-time values (Python numbers, dtypes, None, functions, tuples) specialise the callee
-                # like constexprs, so Python scalars stay weakly typed inside it
-                constexprs[p.name] = v
+                leaves, structure = flatten(v)
+                if not any(is_tensor(x) for x in leaves):
+                    # compile-time values (Python numbers, dtypes, None, functions, tuples of those) specialise
+                    # the callee like constexprs, so Python scalars stay weakly typed inside it
+                    constexprs[p.name] = v
+                    continue
+                # tuples/aggregates holding tensors: the tensors become parameters, the rest specialises
+                spec = []
+                for k, x in enumerate(leaves):
+                    if is_tensor(x):
+                        hole = f"{p.name}.{k}"
+                        values.append((hole, x))
+                        spec.append(("arg", hole))
+                    else:
+                        spec.append(("static", x))
+                constexprs[p.name] = Packed(structure, tuple(spec))
         try:
             callee = self.g.module.callee(fn, [(n, v.type) for n, v in values], constexprs, node)
         except CompilationError as e:

@@ -20,6 +20,7 @@ from .expressions import ExprGen
 from .scope import Scope, is_tensor, normalize
 from .statements import StmtGen
 from .tir_builder import TirBuilder
+from .values import Packed
 
 _USER_ERRORS = (TypeError, ValueError, NameError, AssertionError, IndexError, NotImplementedError, AttributeError,
                 RuntimeError, ZeroDivisionError, OverflowError)
@@ -129,6 +130,9 @@ class FunctionGen:
         self.scope = Scope(self.fn.fn, {k: normalize(v) for k, v in self.constexprs.items()})
         for (name, t, _, eq1), arg in zip(self.runtime, func.args):
             self.scope[name] = 1 if eq1 else tensor(arg, t)
+        for name, v in self.constexprs.items():
+            if isinstance(v, Packed):
+                self.scope[name] = v.rebuild(self.scope.vars)
         with use_semantic(self.sem):
             self._check_args(tree)
             self.stmt.block(tree.body)

@@ -89,3 +89,24 @@ def describe(structure) -> str:
     if kind == "agg":
         return structure[1].__name__
     return repr(structure[1])
+
+
+class Packed:
+    """A callee argument holding tensors inside a tuple/aggregate: its structure and, per leaf, either
+    ``("arg", parameter name)`` or ``("static", number)``. Part of the callee's specialisation key."""
+    __slots__ = ("structure", "spec")
+
+    def __init__(self, structure, spec):
+        self.structure, self.spec = structure, spec
+
+    def __eq__(self, other):
+        return isinstance(other, Packed) and self.structure == other.structure and \
+            [(k, _StaticKey(v)) for k, v in self.spec] == [(k, _StaticKey(v)) for k, v in other.spec]
+
+    def __hash__(self):
+        return hash(len(self.spec))
+
+    def rebuild(self, scope_vars):
+        """The value inside the callee: parameters (popped from ``scope_vars``) and static leaves."""
+        leaves = [scope_vars.pop(x) if kind == "arg" else x for kind, x in self.spec]
+        return unflatten(self.structure, leaves)

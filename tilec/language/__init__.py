@@ -4,7 +4,7 @@ Types and values live in ``core.py``, the semantics in ``semantic.py``, the func
 """
 from .core import (constexpr, tensor, dtype, pointer_type, block_type, void, int1, int8, int16, int32, int64,
                    uint8, uint16, uint32, uint64, float8e4nv, float8e5, float16, bfloat16, float32, float64,
-                   builtin, is_builtin, PropagateNan)
+                   builtin, is_builtin, PropagateNan, block_ptr)
 from .standard import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, load, store, reshape,
                        view, trans, permute, expand_dims, broadcast_to, broadcast, cast, where, maximum, minimum,
                        clamp, fma, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, sqrt_rn,
@@ -12,7 +12,7 @@ from .standard import (program_id, num_programs, arange, full, zeros, zeros_like
                        max_constancy, static_assert, static_print, device_assert, device_print, debug_barrier,
                        static_range, range, argmax, argmin, cumsum, cumprod, associative_scan, atomic_add,
                        atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, ravel,
-                       swizzle2d)
+                       swizzle2d, make_block_ptr, advance)
 from .random import randint, randint4x, rand, randn, umulhi, philox  # noqa: F401
 from . import semantic, standard, core  # noqa: F401
 

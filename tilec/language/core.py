@@ -437,6 +437,33 @@ for _d, _p in {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne":
 tensor.__hash__ = object.__hash__
 
 
+class block_ptr:
+    """A block pointer (``tl.make_block_ptr``): a base pointer, the parent tensor's shape and strides, the current
+    offsets of the block and its static shape. Loads and stores expand it into a tile of pointers plus a bounds
+    mask; in runtime control flow it travels as its tensors (see ``frontend/values.py``)."""
+
+    def __init__(self, base, shape, strides, offsets, block_shape, order):
+        self.base, self.shape, self.strides, self.offsets = base, tuple(shape), tuple(strides), tuple(offsets)
+        self.block_shape, self.order = tuple(block_shape), tuple(order)
+
+    def __tilec_flatten__(self):
+        return [self.base, *self.shape, *self.strides, *self.offsets], (self.block_shape, self.order)
+
+    @classmethod
+    def __tilec_unflatten__(cls, static, children):
+        block_shape, order = static
+        n = len(block_shape)
+        return cls(children[0], children[1:1 + n], children[1 + n:1 + 2 * n], children[1 + 2 * n:], block_shape,
+                   order)
+
+    @property
+    def dtype(self):
+        return self.base.dtype.element_ty
+
+    def __repr__(self):
+        return f"block_ptr<{list(self.block_shape)}, {self.dtype}>"
+
+
 def tensor_method(fn):
     """Also expose a tl function as a tensor method (``x.sum(axis=0)``, ``x.exp()``)."""
     setattr(tensor, fn.__name__, fn)

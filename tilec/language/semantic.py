@@ -16,7 +16,7 @@ from __future__ import annotations
 import numbers
 
 from . import core as tlc
-from .core import block_type, constexpr, dtype, pointer_type, tensor
+from .core import block_ptr, block_type, constexpr, dtype, pointer_type, tensor
 
 _I32 = (-2**31, 2**31 - 1)
 _I64 = (-2**63, 2**63 - 1)
@@ -518,6 +518,56 @@ class Semantic:
                 ptr, mask = self.broadcast_to(ptr, shape), self.broadcast_to(mask, shape)
         return ptr, mask
 
+    # -- block pointers: expanded here into pointer tiles and bounds masks ------------------------------------
+    def make_block_ptr(self, base, shape, strides, offsets, block_shape, order) -> block_ptr:
+        base = self.to_tensor(base)
+        if not base.dtype.is_ptr() or base.shape:
+            raise TypeError(f"make_block_ptr needs a scalar pointer base, got {base.type}")
+        shape, strides, offsets = (list(_unwrap(v)) for v in (shape, strides, offsets))
+        block_shape = [_unwrap(b) for b in _unwrap(block_shape)]
+        order = [_unwrap(o) for o in _unwrap(order)]
+        n = len(block_shape)
+        if not (len(shape) == len(strides) == len(offsets) == n):
+            raise ValueError(f"make_block_ptr: shape, strides, offsets and block_shape need {n} entries each")
+        self.check_block_shape(block_shape)
+        if sorted(order) != list(range(n)):
+            raise ValueError(f"make_block_ptr: order {order} is not a permutation of {n} dimensions")
+        shape = [self.cast(self.to_tensor(v), tlc.int64) for v in shape]
+        strides = [self.cast(self.to_tensor(v), tlc.int64) for v in strides]
+        offsets = [self.cast(self.to_tensor(v), tlc.int32) for v in offsets]
+        return block_ptr(base, shape, strides, offsets, block_shape, order)
+
+    def advance(self, bp, offsets) -> block_ptr:
+        if not isinstance(bp, block_ptr):
+            raise TypeError(f"advance needs a block pointer, got {type(bp).__name__}")
+        offsets = list(_unwrap(offsets))
+        if len(offsets) != len(bp.block_shape):
+            raise ValueError(f"advance needs {len(bp.block_shape)} offsets, got {len(offsets)}")
+        new = [o if (not isinstance(d, tensor) and d == 0) else self.add(o, self.cast(self.to_tensor(d), tlc.int32))
+               for o, d in zip(bp.offsets, (_unwrap(d) for d in offsets))]
+        return block_ptr(bp.base, bp.shape, bp.strides, new, bp.block_shape, bp.order)
+
+    def _expand_block_ptr(self, bp: block_ptr, boundary_check):
+        """The pointer tile of ``bp``'s block and the mask of its in-bounds elements along ``boundary_check``."""
+        n = len(bp.block_shape)
+        checks = sorted({_unwrap(d) for d in (_unwrap(boundary_check) or ())})
+        for d in checks:
+            if not isinstance(d, int) or not 0 <= d < n:
+                raise ValueError(f"boundary_check dimension {d} out of range for a {n}-d block pointer")
+        ptr, mask = bp.base, None
+        for d in range(n):
+            idx = self.add(self.arange(0, bp.block_shape[d]), bp.offsets[d])
+            view = [1] * n
+            view[d] = bp.block_shape[d]
+            idx = self.reshape(idx, view) if n > 1 else idx
+            ptr = self.add(ptr, self.mul(self.cast(idx, tlc.int64), bp.strides[d]))
+            if d in checks:
+                ok = self.logical_and(self.compare("ge", idx, 0),
+                                      self.compare("lt", self.cast(idx, tlc.int64), bp.shape[d]))
+                mask = ok if mask is None else self.logical_and(mask, ok)
+        shape = tuple(bp.block_shape)
+        return self.broadcast_to(ptr, shape), None if mask is None else self.broadcast_to(mask, shape)
+
     def load(self, ptr, mask=None, other=None, cache_modifier="", eviction_policy="", volatile=False,
              boundary_check=(), padding_option="") -> tensor:
         cache, evict, volatile = _unwrap(cache_modifier) or "", _unwrap(eviction_policy) or "", _unwrap(volatile)
@@ -525,8 +575,18 @@ class Semantic:
             raise ValueError(f"load cache_modifier must be one of {self.LOAD_CACHE}, got {cache!r}")
         if evict not in self.EVICTION:
             raise ValueError(f"eviction_policy must be one of {self.EVICTION}, got {evict!r}")
-        if _unwrap(boundary_check) or _unwrap(padding_option):
-            raise ValueError("boundary_check/padding_option are for block pointers, which are not supported yet")
+        ptr = _unwrap(ptr)
+        padding = _unwrap(padding_option) or ""
+        if isinstance(ptr, block_ptr):
+            if _unwrap(mask) is not None or _unwrap(other) is not None:
+                raise ValueError("load from a block pointer takes boundary_check/padding_option, not mask/other")
+            if padding not in ("", "zero", "nan"):
+                raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding!r}")
+            ptr, mask = self._expand_block_ptr(ptr, boundary_check)
+            if mask is not None and padding:
+                other = 0 if padding == "zero" else float("nan")
+        elif _unwrap(boundary_check) or padding:
+            raise ValueError("boundary_check/padding_option are only for block pointers (tl.make_block_ptr)")
         ptr, mask = self._pointer_and_mask(ptr, mask, "load")
         other = _unwrap(other)
         if other is not None and mask is None:
@@ -553,8 +613,17 @@ class Semantic:
             raise ValueError(f"store cache_modifier must be one of {self.STORE_CACHE}, got {cache!r}")
         if evict not in self.EVICTION:
             raise ValueError(f"eviction_policy must be one of {self.EVICTION}, got {evict!r}")
-        if _unwrap(boundary_check):
-            raise ValueError("boundary_check is for block pointers, which are not supported yet")
+        ptr = _unwrap(ptr)
+        if isinstance(ptr, block_ptr):
+            if _unwrap(mask) is not None:
+                raise ValueError("store to a block pointer takes boundary_check, not mask")
+            bshape = tuple(ptr.block_shape)
+            ptr, mask = self._expand_block_ptr(ptr, boundary_check)
+            v = _unwrap(value)
+            if isinstance(v, tensor) and v.shape != bshape:
+                raise ValueError(f"store: value of shape {list(v.shape)} does not match the block {list(bshape)}")
+        elif _unwrap(boundary_check):
+            raise ValueError("boundary_check is only for block pointers (tl.make_block_ptr)")
         ptr, mask = self._pointer_and_mask(ptr, mask, "store")
         value = _unwrap(value)
         elt = ptr.dtype.element_ty

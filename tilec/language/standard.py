@@ -57,6 +57,16 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     return current().store(pointer, value, mask, cache_modifier, eviction_policy, boundary_check)
 
 
+@builtin
+def make_block_ptr(base, shape, strides, offsets, block_shape, order):
+    return current().make_block_ptr(base, shape, strides, offsets, block_shape, order)
+
+
+@builtin
+def advance(base, offsets):
+    return current().advance(base, offsets)
+
+
 # -- shape -------------------------------------------------------------------------------------------------------
 @builtin
 @tensor_method
