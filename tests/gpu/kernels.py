@@ -191,3 +191,72 @@ def make_cast_sweep(src, dsts, block=128):
         b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, f.args[k + 1], result_type=PT), offs), r], [])
     b.create(O.ReturnOp, [], [])
     return m
+
+
+def make_reduce_sweep(elem, shape, axis, combine="add"):
+    """out = reduce(x, axis) for a row-major x of ``shape`` (a power of two per dimension); out is row-major
+    over the remaining dimensions (one element when x is 1-d)."""
+    from tilec.ir.types import PointerType as _P
+    P = _P(elem)
+    m, f, b = _kernel(f"reduce_{elem}_{axis}", [P, P], ["x_ptr", "out_ptr"], (16, 16))
+    x_ptr, out_ptr = f.args
+    rank = len(shape)
+    offs = None
+    for d in range(rank):
+        r = b.op(O.ArangeOp, start=0, end=shape[d])
+        stride = 1
+        for s in shape[d + 1:]:
+            stride *= s
+        if stride != 1:
+            r = b.op(O.MulOp, r, b.constant(stride, TileType((shape[d],), i32)))
+        for e in range(rank):
+            if e != d:
+                r = b.op(O.ExpandDimsOp, r, axis=e)
+        if rank > 1:
+            r = b.op(O.BroadcastOp, r, result_type=TileType(shape, i32))
+        offs = r if offs is None else b.op(O.AddOp, offs, r)
+    x = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, x_ptr, result_type=TileType(shape, P)), offs))
+    op_cls = {"add": O.AddOp, "max": O.MaxOp, "min": O.MinOp, "xor": O.XorOp}[combine]
+    s = reduce(b, x, axis, op_cls)
+    out_shape = tuple(n for d, n in enumerate(shape) if d != axis)
+    if not out_shape:
+        b.create(O.StoreOp, [out_ptr, s], [])
+    else:
+        ooffs = None
+        for d in range(len(out_shape)):
+            r = b.op(O.ArangeOp, start=0, end=out_shape[d])
+            stride = 1
+            for n in out_shape[d + 1:]:
+                stride *= n
+            if stride != 1:
+                r = b.op(O.MulOp, r, b.constant(stride, TileType((out_shape[d],), i32)))
+            for e in range(len(out_shape)):
+                if e != d:
+                    r = b.op(O.ExpandDimsOp, r, axis=e)
+            if len(out_shape) > 1:
+                r = b.op(O.BroadcastOp, r, result_type=TileType(out_shape, i32))
+            ooffs = r if ooffs is None else b.op(O.AddOp, ooffs, r)
+        OP = TileType(out_shape, P)
+        b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, out_ptr, result_type=OP), ooffs), s], [])
+    b.create(O.ReturnOp, [], [])
+    return m
+
+
+def make_atomic_sweep(elem, kind, block=256, slots=13):
+    """old = atomic_<kind>(out + (i % slots), x[i]) for every i (many lanes per slot), also keeping the old
+    values: ``olds[i]``. Returns the module."""
+    from tilec.ir.types import PointerType as _P
+    P = _P(elem)
+    m, f, b = _kernel(f"atomic_{kind}_{elem}", [P, P, P], ["x_ptr", "out_ptr", "old_ptr"], (16, 16, 16))
+    x_ptr, out_ptr, old_ptr = f.args
+    T = TileType((block,), i32)
+    PT = TileType((block,), P)
+    offs = b.op(O.ArangeOp, start=0, end=block)
+    x = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, x_ptr, result_type=PT), offs))
+    slot = b.op(O.RemOp, offs, b.constant(slots, T))
+    mask = b.op(O.CmpOp, offs, b.constant(block - 3, T), predicate="lt")
+    old = b.create(O.AtomicRMWOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, out_ptr, result_type=PT), slot), x, mask], None,
+                   {"kind": kind}).result
+    b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, old_ptr, result_type=PT), offs), old, mask], [])
+    b.create(O.ReturnOp, [], [])
+    return m
