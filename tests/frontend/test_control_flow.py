@@ -361,3 +361,21 @@ def test_tuples_are_carried_through_loops_and_ifs():
     launch(tuples_through_control_flow, 1, out, 5)
     assert out[0] == 1 + sum(range(5)) and out[1] == int(2.0 * 2 ** 5 + 0.5)
     np.testing.assert_array_equal(out[2:], sum(range(5)) + 5)
+
+
+@tilec.jit
+def side_effect_if(Out, n):
+    pid = tl.program_id(0)
+    if pid == 0:
+        tl.store(Out, n)
+    elif pid == 1:
+        pass
+    else:
+        tl.store(Out + pid, -1)
+
+
+def test_if_without_results():
+    out = np.zeros(4, np.int32)
+    module = launch(side_effect_if, (4,), out, 9)
+    np.testing.assert_array_equal(out, [9, 0, -1, -1])
+    assert " if " in print_ir(module)
