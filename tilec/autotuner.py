@@ -92,21 +92,28 @@ def _base_fn(fn):
     return fn
 
 
-# -- array helpers: numpy arrays and torch tensors alike ---------------------------------------------------------
+# -- array helpers: torch tensors, numpy arrays and tilec's CUDA device arrays alike -------------------------------
 def _zero(a):
     if hasattr(a, "zero_"):
         a.zero_()
+    elif hasattr(a, "copy_from_numpy"):
+        import numpy as np
+        a.copy_from_numpy(np.zeros(a.shape, a.dtype))
     else:
         a[...] = 0
 
 
 def _snapshot(a):
-    return a.clone() if hasattr(a, "clone") else a.copy()
+    if hasattr(a, "clone"):
+        return a.clone()
+    return a.numpy() if hasattr(a, "copy_from_numpy") else a.copy()
 
 
 def _restore(a, saved):
     if hasattr(a, "copy_"):
         a.copy_(saved)
+    elif hasattr(a, "copy_from_numpy"):
+        a.copy_from_numpy(saved)
     else:
         a[...] = saved
 
@@ -156,9 +163,12 @@ class Autotuner(KernelInterface):
         self.__doc__ = getattr(fn, "__doc__", None)
 
     def _launch_kwargs(self, config) -> dict:
+        """What a launch with ``config`` passes down: its values and options, less other backends' options and
+        ``num_ctas=1`` (the only value tilec's backends have, and not every backend takes the option)."""
         kw = config.all_kwargs()
         base = self.base_fn_params
-        return {k: v for k, v in kw.items() if k not in FOREIGN_OPTIONS or k in base}
+        return {k: v for k, v in kw.items()
+                if (k not in FOREIGN_OPTIONS or k in base) and not (k == "num_ctas" and v == 1 and k not in base)}
 
     # -- hooks ---------------------------------------------------------------------------------------------------
     def _default_pre_hook(self, nargs, reset_only=False):
