@@ -7,8 +7,12 @@ splat / expand_dims / broadcast, reductions, nested ``for`` (constant or data-de
 zero and negative steps) and ``if`` with results, and calls. Undefined behaviour is avoided by construction:
 integer divisors are forced into [1, 8], shift amounts into [0, 7].
 
-``arguments(func)`` draws argument values for a function; ``same_results`` compares evaluator outputs exactly
-(bit patterns for floats, NaNs equal).
+Every function also takes two pointers (to ``i32`` and ``f32`` buffers of 8 elements) that masked loads, stores
+and atomics address in bounds, and bodies may hold counted ``while`` loops.
+
+``arguments(func)`` draws argument values for a function (arrays for the buffers); ``run_main`` evaluates
+``@main`` on copies and returns its results plus the buffers' final contents; ``same_results`` compares such
+outputs exactly (bit patterns for floats, NaNs equal).
 """
 from __future__ import annotations
 
@@ -17,9 +21,11 @@ from hypothesis import strategies as st
 
 from tilec.ir import Builder, FuncOp, ModuleOp
 from tilec.ir.core import Block, Region
-from tilec.ir.ops import (BINARY_OPS, UNARY_OPS, BroadcastOp, CallOp, CastOp, CmpOp, ExpandDimsOp, ReduceOp,
-                          ReturnOp, SelectOp, SplatOp, YieldOp)
-from tilec.ir.types import TileType, f32, f64, i1, i8, i32, u32
+from tilec.ir.evaluator import evaluate_function
+from tilec.ir.ops import (BINARY_OPS, UNARY_OPS, AddPtrOp, ArangeOp, AtomicRMWOp, BroadcastOp, CallOp, CastOp,
+                          CmpOp, ConditionOp, ExpandDimsOp, LoadOp, ReduceOp, ReturnOp, SelectOp, SplatOp, StoreOp,
+                          YieldOp)
+from tilec.ir.types import PointerType, TileType, f32, f64, i1, i8, i32, u32
 
 ELEMS = (i32, u32, f32)
 CAST_ELEMS = (i8, i32, u32, f32, f64)
@@ -35,7 +41,10 @@ INT_CONSTS = (0, 1, -1, 2, 3, 7, -8, 100)
 UINT_CONSTS = (0, 1, 2, 3, 7, 255, 4294967295)
 FLOAT_CONSTS = (0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 3.25, -7.5)
 KINDS = ("const", "binary", "binary", "binary", "unary", "cmp", "select", "cast", "shape", "reduce", "for",
-         "if", "call")
+         "if", "call", "load", "store", "while")
+# every function takes these first: small buffers that loads, stores and atomics address with offsets in [0, 8)
+POINTERS = (PointerType(i32), PointerType(f32))
+BUFFER_SIZE = 8
 
 
 def tile(shape, elem):
@@ -61,7 +70,7 @@ class _FuncGen:
     def value(self, t):
         """A visible value of type ``t``; a fresh constant (or splat, or comparison) when none is chosen."""
         vs = self.visible(t)
-        if vs and self.draw(st.integers(0, 4)) > 0:
+        if vs and (t.is_ptr or self.draw(st.integers(0, 4)) > 0):
             return self.draw(st.sampled_from(vs))
         return self.fresh(t)
 
@@ -197,9 +206,76 @@ class _FuncGen:
         for r in op.results:
             self.add(r)
 
+    def _pointers(self, elem, shape):
+        """Pointers into the ``elem`` buffer at offsets in [0, 8), of the given shape."""
+        p = self.value(PointerType(elem))
+        offs = self._binary("and", self.value(tile(shape, i32)), self.b.constant(BUFFER_SIZE - 1, tile(shape, i32)))
+        if shape and self.draw(st.booleans()):  # the usual tl.arange form: base + arange (+ scalar) in bounds
+            n = shape[-1]
+            offs = self.b.op(ArangeOp, start=0, end=n)
+            if len(shape) == 2:
+                offs = self.b.op(BroadcastOp, self.b.op(ExpandDimsOp, offs, axis=0), result_type=tile(shape, i32))
+        if shape:
+            p = self.b.op(SplatOp, p, result_type=tile(shape, p.type))
+        return self.b.op(AddPtrOp, p, offs)
+
+    def _mask(self, shape):
+        return self.value(tile(shape, i1)) if self.draw(st.booleans()) else None
+
+    def gen_load(self, depth):
+        elem = self.draw(st.sampled_from((i32, f32)))
+        shape = self.draw(st.sampled_from(SHAPES))
+        ptrs = self._pointers(elem, shape)
+        mask = self._mask(shape)
+        operands = [ptrs] + ([mask, self.value(tile(shape, elem))] if mask is not None else [])
+        self.add(self.b.op(LoadOp, *operands))
+
+    def gen_store(self, depth):
+        elem = self.draw(st.sampled_from((i32, f32)))
+        shape = self.draw(st.sampled_from(SHAPES))
+        ptrs = self._pointers(elem, shape)
+        val = self.value(tile(shape, elem))
+        mask = self._mask(shape)
+        if elem == i32 and self.draw(st.booleans()):
+            kind = self.draw(st.sampled_from(("add", "max", "xchg")))
+            ops = [ptrs, val] + ([mask] if mask is not None else [])
+            self.add(self.b.create(AtomicRMWOp, ops, None, {"kind": kind}).result)
+            return
+        self.b.create(StoreOp, [ptrs, val] + ([mask] if mask is not None else []), [])
+
+    def gen_while(self, depth):
+        """``i = 0; while i < limit: ...; i += 1`` with extra carried values."""
+        if depth >= self.max_depth:
+            return self.gen_binary(depth)
+        types = [i32] + [self.any_type() for _ in range(self.draw(st.integers(0, 2)))]
+        inits = [self.b.constant(0, i32)] + [self.value(t) for t in types[1:]]
+        limit = self.draw(st.integers(0, 3))
+        op = self.b.while_(inits, types)
+        before, after = op.regions[0].block, op.regions[1].block
+        with self.b.at_end(before):
+            self.scopes.append({})
+            for a in before.args:
+                self.add(a)
+            if self.draw(st.booleans()):
+                self.ops(depth + 1)
+            go = self.b.op(CmpOp, before.args[0], self.b.constant(limit, i32), predicate="lt")
+            fwd = [before.args[0]] + [self.value(t) for t in types[1:]]
+            self.b.create(ConditionOp, [go] + fwd, [])
+            self.scopes.pop()
+        with self.b.at_end(after):
+            self.scopes.append({})
+            for a in after.args[1:]:
+                self.add(a)
+            self.ops(depth + 1)
+            nxt = self._binary("add", after.args[0], self.b.constant(1, i32))
+            self.b.create(YieldOp, [nxt] + [self.value(t) for t in types[1:]], [])
+            self.scopes.pop()
+        for r in op.results[1:]:
+            self.add(r)
+
     # -- functions -----------------------------------------------------------------------------------------
     def function(self, name):
-        args = [self.any_type() for _ in range(self.draw(st.integers(1, 4)))]
+        args = list(POINTERS) + [self.any_type() for _ in range(self.draw(st.integers(1, 4)))]
         results = [self.any_type(ELEMS + (i1,)) for _ in range(self.draw(st.integers(1, 3)))]
         f = FuncOp.create(name, args, results, arg_names=[f"a{i}" for i in range(len(args))])
         self.b.set_insertion_point_to_end(f.body)
@@ -240,7 +316,10 @@ def arguments(draw, func):
     out = []
     for t in func.function_type.inputs:
         e = t.element
-        if t.is_tile:
+        if isinstance(t, PointerType):
+            vals = [_scalar(draw, t.pointee) for _ in range(BUFFER_SIZE)]
+            out.append(np.array(vals, dtype=t.pointee.numpy))
+        elif t.is_tile:
             vals = [_scalar(draw, e) for _ in range(int(np.prod(t.shape)))]
             out.append(np.array(vals, dtype=e.numpy).reshape(t.shape))
         else:
@@ -261,3 +340,10 @@ def same_results(a, b) -> bool:
         elif not np.array_equal(x, y):
             return False
     return True
+
+
+def run_main(module, args):
+    """Evaluate ``@main`` on copies of ``args``; returns (results, the buffers' final contents)."""
+    args = [np.array(a) if isinstance(a, np.ndarray) and a.ndim else a for a in args]
+    results = evaluate_function(module.lookup("main"), args)
+    return list(results) + [a for a in args if isinstance(a, np.ndarray) and a.ndim]

@@ -4,8 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strategies import arguments, programs, same_results
-from tilec.ir.evaluator import evaluate_function
+from strategies import arguments, programs, run_main, same_results
 from tilec.ir.printer import print_ir
 from tilec.ir.verifier import verify
 from tilec.passes import PassManager, tir_pipeline
@@ -16,9 +15,9 @@ def _check(module, data, passes):
     main = module.lookup("main")
     args = data.draw(arguments(main))
     before_text = print_ir(module)
-    expected = evaluate_function(main, args)
+    expected = run_main(module, args)
     PassManager("main", verify=True).run(module, passes)
-    got = evaluate_function(module.lookup("main"), args)
+    got = run_main(module, args)
     assert same_results(expected, got), f"{before_text}\n-- after --\n{print_ir(module)}\n{expected}\n{got}"
     return module
 

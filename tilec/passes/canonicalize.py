@@ -21,7 +21,7 @@ from ..ir.ops import BroadcastOp, ConstantOp, SplatOp
 from ..ir.types import ScalarType, Type
 from .manager import Pass
 from .rewrite import FunctionPattern, apply_patterns_greedily, pattern
-from .utils import constant_value, is_empty_region_op, remove_for_iter_args
+from .utils import constant_value, is_empty_region_op, remove_results
 
 SHAPE_OPS = ("splat", "broadcast", "expand_dims", "reshape", "trans")
 
@@ -340,7 +340,7 @@ def for_invariant_iter_args(op, rw):
             drop.append(i)
     if not drop:
         return False
-    remove_for_iter_args(op, drop)
+    remove_results(op, drop)
     rw.modified(op)
     return True
 

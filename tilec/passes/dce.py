@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..ir.core import Block, BlockArgument, Operation, OpResult, Value
 from .manager import Pass
-from .utils import (CONTROL, REGION_TERMINATORS, is_removable_load, remove_for_iter_args, remove_if_results)
+from .utils import CONTROL, REGION_TERMINATORS, finish_pruning, is_removable_load, prune_yields
 
 
 def _is_root(op: Operation) -> bool:
@@ -130,12 +130,11 @@ class DCE(Pass):
         for op in dead:
             for o in op.walk(post_order=True):
                 o.drop_operands()
-        for op in reversed(pruned):  # innermost first: inner yields may use outer loop-carried values
-            if op.name == "for":
-                drop = [i for i, r in enumerate(op.results) if id(r) not in live.values]
-                remove_for_iter_args(op, drop)
-            else:
-                remove_if_results(op, [i for i, r in enumerate(op.results) if id(r) not in live.values])
+        keeps = [[i for i, r in enumerate(op.results) if id(r) in live.values] for op in pruned]
+        for op, keep in zip(pruned, keeps):
+            prune_yields(op, keep)
+        for op, keep in zip(pruned, keeps):
+            finish_pruning(op, keep)
         for op in dead:
             op.detach()
         return bool(dead or pruned)

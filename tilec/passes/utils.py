@@ -7,7 +7,7 @@ unknown ops) is a side effect. ``for``/``if``/``while`` have exactly the effects
 from __future__ import annotations
 
 from ..ir.core import IRError, Operation, Value
-from ..ir.ops import ConstantOp, ForOp, IfOp, WhileOp
+from ..ir.ops import ConstantOp
 
 CONTROL = frozenset({"for", "if", "while"})
 REGION_TERMINATORS = frozenset({"yield", "condition"})
@@ -77,37 +77,42 @@ def _drop_results(op: Operation, keep: list[int]):
         r.index = j
 
 
-def remove_for_iter_args(op: ForOp, drop):
-    """Remove the loop-carried values at ``drop`` (indices into inits); their results and block arguments
-    must be unused."""
-    drop = set(drop)
-    if not drop:
-        return
-    n = len(op.inits)
-    keep = [i for i in range(n) if i not in drop]
-    body = op.body
-    y = body.terminator
-    y.set_operands([y.operands[i] for i in keep])
-    for i in sorted(drop, reverse=True):
-        if body.args[1 + i].uses:
-            raise IRError("dropping a used loop-carried value")
-    for i in sorted(drop, reverse=True):
-        body.erase_arg(1 + i)
-    op.set_operands([op.lb, op.ub, op.step] + [op.inits[i] for i in keep])
-    _drop_results(op, keep)
-
-
-def remove_if_results(op: IfOp, drop):
-    """Remove the results of an ``if`` at ``drop`` (they must be unused) and the matching yielded values."""
-    drop = set(drop)
-    if not drop:
-        return
-    keep = [i for i in range(len(op.results)) if i not in drop]
+def prune_yields(op: Operation, keep: list[int]):
+    """First half of dropping results of a ``for``/``if``: its terminators keep only the values at ``keep``.
+    Split from :func:`finish_pruning` so that nested ops feeding each other can all release their uses before
+    any of them checks that a dropped value is unused."""
     for r in op.regions:
-        if r.blocks and r.block.terminator is not None and r.block.terminator.operands:
-            y = r.block.terminator
-            y.set_operands([y.operands[i] for i in keep])
+        t = r.block.terminator if r.blocks else None
+        if t is not None and (t.operands or op.name == "for"):
+            t.set_operands([t.operands[i] for i in keep])
+
+
+def finish_pruning(op: Operation, keep: list[int]):
+    """Second half: drop the loop-carried block arguments and inits (``for``) and the results not in ``keep``;
+    they must be unused by now."""
+    n = len(op.results)
+    drop = [i for i in range(n) if i not in keep]
+    if op.name == "for":
+        body = op.body
+        for i in reversed(drop):
+            if body.args[1 + i].uses:
+                raise IRError("dropping a used loop-carried value")
+        for i in reversed(drop):
+            body.erase_arg(1 + i)
+        op.set_operands([op.lb, op.ub, op.step] + [op.inits[i] for i in keep])
     _drop_results(op, keep)
+
+
+def remove_results(op: Operation, drop):
+    """Remove the results at ``drop`` of a ``for`` (with their loop-carried values) or an ``if`` (with the
+    yielded values)."""
+    keep = [i for i in range(len(op.results)) if i not in set(drop)]
+    if len(keep) == len(op.results):
+        return
+    prune_yields(op, keep)
+    finish_pruning(op, keep)
+
+
 
 
 def is_empty_region_op(op: Operation) -> bool:
@@ -118,5 +123,4 @@ def is_empty_region_op(op: Operation) -> bool:
 
 
 __all__ = ["has_side_effects", "is_speculatable", "is_removable_load", "constant_value", "defined_outside",
-           "values_used_from_outside", "remove_for_iter_args", "remove_if_results", "is_empty_region_op",
-           "WhileOp"]
+           "values_used_from_outside", "remove_results", "prune_yields", "finish_pruning", "is_empty_region_op"]
