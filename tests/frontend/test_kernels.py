@@ -318,3 +318,26 @@ def test_block_pointers():
     c2 = np.zeros_like(c)
     block_ptr_matmul[(3, 2)](a, b, c2, M, N, K, BM=16, BN=16, BK=16)
     np.testing.assert_allclose(c2, c, rtol=1e-5, atol=1e-5)
+
+
+@tilec.jit
+def make_tiles(A, K, BK: tl.constexpr):
+    bp = tl.make_block_ptr(A, (K,), (1,), (0,), (BK,), (0,))
+    return bp, (tl.float32, 2.0)
+
+
+@tilec.jit
+def aggregate_returns(A, Out, K, BK: tl.constexpr):
+    bp, (ty, scale) = make_tiles(A, K, BK)
+    acc = tl.zeros([BK], ty)
+    for k in range(0, K, BK):
+        acc += tl.load(bp, boundary_check=(0,), padding_option="zero") * scale
+        bp = tl.advance(bp, (BK,))
+    tl.store(Out + tl.arange(0, BK), acc)
+
+
+def test_aggregates_returned_from_callees():
+    a = rng.standard_normal(50).astype(np.float32)
+    out = np.zeros(16, np.float32)
+    launch(aggregate_returns, 1, a, out, 50, BK=16)
+    np.testing.assert_allclose(out, 2 * np.pad(a, (0, 14)).reshape(4, 16).sum(axis=0), rtol=1e-5)

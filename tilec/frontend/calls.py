@@ -9,7 +9,7 @@ from .. import language as tl
 from ..errors import CompilationError
 from ..language.core import constexpr, current, dtype, tensor
 from .scope import is_tensor, normalize
-from .values import Packed, flatten
+from .values import Packed, flatten, unflatten
 
 # Python builtins with kernel meanings (looked up by scope.python_builtins)
 
@@ -134,9 +134,4 @@ class CallGen:
             line, col = self.g.src.position(node)
             raise CompilationError(f"{e.message} (in {fn.__name__}, called from {self.g.src.file}:{line}:{col})",
                                    e.file, e.line, e.col, e.source_line) from e
-        results = self.g.ir_call(callee, [v for _, v in values])
-        if callee.ret_kind == "none":
-            return None
-        if callee.ret_kind == "single":
-            return results[0]
-        return tuple(results)
+        return unflatten(callee.ret_structure, self.g.ir_call(callee, [v for _, v in values]))

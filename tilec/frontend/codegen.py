@@ -20,17 +20,18 @@ from .expressions import ExprGen
 from .scope import Scope, is_tensor, normalize
 from .statements import StmtGen
 from .tir_builder import TirBuilder
-from .values import Packed
+from .values import Packed, flatten
 
 _USER_ERRORS = (TypeError, ValueError, NameError, AssertionError, IndexError, NotImplementedError, AttributeError,
                 RuntimeError, ZeroDivisionError, OverflowError)
 
 
 class CalleeInfo:
-    __slots__ = ("sym_name", "ret_kind", "ret_types")
+    """A generated callee: its symbol, result types, and the structure its results rebuild into."""
+    __slots__ = ("sym_name", "ret_structure", "ret_types")
 
     def __init__(self, sym_name):
-        self.sym_name, self.ret_kind, self.ret_types = sym_name, "none", []
+        self.sym_name, self.ret_structure, self.ret_types = sym_name, None, []
 
 
 class ModuleGen:
@@ -153,23 +154,9 @@ class FunctionGen:
             self.ir.create(irops.ReturnOp, [], [])
             return
         info = self.info
-        if ret is None:
-            values = []
-        elif isinstance(ret, tuple):
-            info.ret_kind = "tuple"
-            values = list(ret)
-        else:
-            info.ret_kind = "single"
-            values = [ret]
+        leaves, info.ret_structure = flatten(ret)
         with self.ir.at_loc(self.src.loc(tree.body[-1])):
-            ts = []
-            for v in values:
-                if not is_tensor(v):
-                    if not isinstance(v, (bool, int, float)):
-                        raise self.src.error(tree.body[-1], f"cannot return a {type(v).__name__} from a @jit "
-                                                             "function called from a kernel")
-                    v = self.sem.to_tensor(v)
-                ts.append(v)
+            ts = [v if is_tensor(v) else self.sem.to_tensor(v) for v in leaves]
             self.ir.create(irops.ReturnOp, [t.handle for t in ts], [])
         info.ret_types = [t.type for t in ts]
         func.attrs["function_type"] = FunctionType(func.function_type.inputs, [t.handle.type for t in ts])
