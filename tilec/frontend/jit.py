@@ -12,9 +12,9 @@ import inspect
 import os
 import threading
 
-from ..language.core import constexpr
 import numpy as np
 
+from ..language.core import constexpr
 from .args import KEYERS, describer, host_value
 from .specialize import describe
 
@@ -25,6 +25,7 @@ _EMPTY = inspect.Parameter.empty
 
 
 class Param:
+    """A kernel parameter as the launch path needs it: constexpr or runtime, default, whether to specialise."""
     __slots__ = ("name", "index", "is_constexpr", "has_default", "default", "specialize")
 
     def __init__(self, p: inspect.Parameter, index: int, do_not_specialize):
@@ -52,6 +53,9 @@ class KernelLauncher:
 
 
 class JITFunction:
+    """A kernel (or a helper called from kernels). Compiled variants are cached per specialisation key in
+    ``self.cache``; ``cache_key`` identifies the source for the on-disk cache."""
+
     def __init__(self, fn, do_not_specialize=(), noinline=False, debug=None, interpret=None):
         self.fn = fn
         self.interpret = os.environ.get("TILEC_INTERPRET", "0") not in ("", "0") if interpret is None else interpret
