@@ -105,7 +105,7 @@ def test_arange_power_of_two():
 
 @tilec.jit
 def k_undefined_name(X):
-    tl.store(X, undefined_thing)  # E:undefined
+    tl.store(X, undefined_thing)  # E:undefined  # noqa: F821
 
 
 def test_undefined_name():
