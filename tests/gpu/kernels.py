@@ -260,3 +260,19 @@ def make_atomic_sweep(elem, kind, block=256, slots=13):
     b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, old_ptr, result_type=PT), offs), old, mask], [])
     b.create(O.ReturnOp, [], [])
     return m
+
+
+def make_cas(block=64, elem=i32):
+    """old[i] = atomic_cas(out + i, cmp[i], new[i]) for every i."""
+    from tilec.ir.types import PointerType as _P
+    P = _P(elem)
+    m, f, b = _kernel("cas_kernel", [P, P, P, P], ["out_ptr", "cmp_ptr", "new_ptr", "old_ptr"], (16,) * 4)
+    PT = TileType((block,), P)
+    offs = b.op(O.ArangeOp, start=0, end=block)
+    ptr = lambda a: b.op(O.AddPtrOp, b.op(O.SplatOp, a, result_type=PT), offs)  # noqa: E731
+    cmp = b.op(O.LoadOp, ptr(f.args[1]))
+    new = b.op(O.LoadOp, ptr(f.args[2]))
+    old = b.create(O.AtomicCASOp, [ptr(f.args[0]), cmp, new], None, {}).result
+    b.create(O.StoreOp, [ptr(f.args[3]), old], [])
+    b.create(O.ReturnOp, [], [])
+    return m

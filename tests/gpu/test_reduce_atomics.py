@@ -80,3 +80,24 @@ def test_atomics_match_evaluator(case):
             left = sorted([int(init[slot])] + [int(v) for v in olds[idx] + x[idx]])
             right = sorted([int(v) for v in olds[idx]] + [int(got[slot])])
             assert left == right, f"slot {slot}: old values do not chain"
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_cas_compiles(arch):
+    compile_ir(K.make_cas(), arch)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("elem", [i32, f32], ids=str)
+def test_cas_swaps_only_where_the_comparison_holds(elem):
+    rng = np.random.default_rng(2)
+    init = _data(elem, 64, rng)
+    new = _data(elem, 64, rng)
+    cmp = init.copy()
+    cmp[::3] = new[::3]  # these compare unequal (almost surely): no swap
+    keep = cmp != init
+    k = compile_ir(K.make_cas(elem=elem), device_arch())
+    dev = to_device([init, cmp, new, np.zeros_like(init)])
+    k.run((1, 1, 1), dev)
+    np.testing.assert_array_equal(dev[0].numpy(), np.where(keep, init, new))
+    np.testing.assert_array_equal(dev[3].numpy(), init)

@@ -79,3 +79,30 @@ def test_large_dynamic_shared_memory():
     k.run((2, 3), case_runtime_args(kernel, dev))
     np.testing.assert_array_equal(dev[1].numpy(), x.T)
     del cuda
+
+
+def test_dlpack_and_cuda_array_interface_arguments():
+    torch = pytest.importorskip("torch")
+    kernel, make, _ = CASES["vector_add"]
+    args, constexprs, grid, *_ = make(np.random.default_rng(4))
+    k = compile_case(kernel, args, device_arch(), **constexprs)
+    x, y = torch.from_numpy(args[0]).cuda(), torch.from_numpy(args[1]).cuda()
+    out = torch.full_like(x, float("nan"))
+
+    class DLPackOnly:
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    class CAIOnly:
+        def __init__(self, t):
+            self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+    k.run(grid, [DLPackOnly(x), CAIOnly(y), out, args[3]])
+    torch.cuda.synchronize()
+    assert torch.equal(out, x + y)
