@@ -57,20 +57,30 @@ class PatternRewriter:
 
     def __init__(self, listener=None):
         self.listener = listener
-        self.builder = Builder()
+        self._builder = Builder()
+        self._anchor: Operation | None = None  # insertion point "before this op", resolved on first use
         self.op: Operation | None = None
 
     # -- insertion point -----------------------------------------------------------------------------------
+    @property
+    def builder(self) -> Builder:
+        """The builder at the current insertion point (for building nested regions by hand)."""
+        if self._anchor is not None:
+            self._builder.set_insertion_point_before(self._anchor)
+            self._anchor = None
+        return self._builder
+
     def set_insertion_point_before(self, op: Operation):
-        self.builder.set_insertion_point_before(op)
+        self._anchor = op
 
     def set_insertion_point_after(self, op: Operation):
-        self.builder.set_insertion_point_after(op)
+        self._anchor = None
+        self._builder.set_insertion_point_after(op)
 
     def _at(self, op: Operation):
         self.op = op
-        self.builder.set_insertion_point_before(op)
-        self.builder.loc = op.loc
+        self._anchor = op  # finding op's index costs O(block size): only done when a pattern creates ops
+        self._builder.loc = op.loc
 
     # -- creation ------------------------------------------------------------------------------------------
     def insert(self, op: Operation) -> Operation:
