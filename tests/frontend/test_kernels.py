@@ -341,3 +341,66 @@ def test_aggregates_returned_from_callees():
     out = np.zeros(16, np.float32)
     launch(aggregate_returns, 1, a, out, 50, BK=16)
     np.testing.assert_allclose(out, 2 * np.pad(a, (0, 14)).reshape(4, 16).sum(axis=0), rtol=1e-5)
+
+
+@tilec.jit
+def attention_fwd(Q, K, V, Out, seq, scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """Online-softmax attention for one block of queries (FlashAttention's forward recurrence)."""
+    start_m = tl.program_id(0) * BM
+    offs_m = start_m + tl.arange(0, BM)
+    offs_d = tl.arange(0, D)
+    q = tl.load(Q + offs_m[:, None] * D + offs_d[None, :], mask=offs_m[:, None] < seq, other=0.0)
+    m_i = tl.full([BM], float("-inf"), tl.float32)
+    l_i = tl.zeros([BM], tl.float32)
+    acc = tl.zeros([BM, D], tl.float32)
+    for start_n in range(0, seq, BN):
+        offs_n = start_n + tl.arange(0, BN)
+        k = tl.load(K + offs_n[None, :] * D + offs_d[:, None], mask=offs_n[None, :] < seq, other=0.0)
+        s = tl.dot(q, k, input_precision="ieee") * scale
+        s = tl.where(offs_n[None, :] < seq, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        v = tl.load(V + offs_n[:, None] * D + offs_d[None, :], mask=offs_n[:, None] < seq, other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        m_i = m_new
+    tl.store(Out + offs_m[:, None] * D + offs_d[None, :], acc / l_i[:, None], mask=offs_m[:, None] < seq)
+
+
+def test_attention_forward():
+    seq, d = 45, 16
+    q, k, v = (rng.standard_normal((seq, d)).astype(np.float32) for _ in range(3))
+    out = np.zeros((seq, d), np.float32)
+    scale = 1 / np.sqrt(d)
+    launch(attention_fwd, (tilec.cdiv(seq, 16),), q, k, v, out, seq, scale, D=d, BM=16, BN=16)
+    s = q.astype(np.float64) @ k.T * scale
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    ref = (p / p.sum(axis=1, keepdims=True)) @ v
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5)
+    out2 = np.zeros_like(out)
+    attention_fwd[(tilec.cdiv(seq, 16),)](q, k, v, out2, seq, scale, D=d, BM=16, BN=16)
+    np.testing.assert_allclose(out2, ref, rtol=1e-4, atol=1e-5)
+
+
+@tilec.jit
+def dropout_kernel(X, Out, n, p, seed, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(X + offs, mask=mask)
+    keep = tl.rand(seed, offs) > p
+    tl.store(Out + offs, tl.where(keep, x / (1 - p), 0.0), mask=mask)
+
+
+def test_seeded_dropout_is_reproducible():
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32) + 5
+    a, b, c = (np.zeros_like(x) for _ in range(3))
+    dropout_kernel[(tilec.cdiv(n, 256),)](x, a, n, 0.3, 123, BLOCK=256)
+    dropout_kernel[(tilec.cdiv(n, 256),)](x, b, n, 0.3, 123, BLOCK=256)
+    launch(dropout_kernel, (tilec.cdiv(n, 256),), x, c, n, 0.3, 123, BLOCK=256)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(a, c, rtol=1e-6)
+    kept = a != 0
+    assert 0.6 < kept.mean() < 0.8
+    np.testing.assert_allclose(a[kept], x[kept] / 0.7, rtol=1e-6)
