@@ -118,10 +118,11 @@ def smem_ptr(ctx, byte_offset: int, elem_offset, elem_bytes: int):
     return b.gep(ctx.smem, [off], source_etype=ir.IntType(8))
 
 
-def smem_vector_width(ll, shape, elem_bytes: int) -> int:
-    """Registers per shared-memory access for ``ll`` over a row-major buffer of ``shape``: the leading registers
-    that step along the last dimension, provided every other basis keeps groups aligned (<= 16 bytes)."""
-    last = len(shape) - 1
+def smem_vector_width(ll, shape, elem_bytes: int, last: int | None = None) -> int:
+    """Registers per shared-memory access for ``ll`` over a buffer whose fastest dimension is ``last`` (default:
+    row-major): the leading registers that step along it, provided every other basis keeps groups aligned
+    (<= 16 bytes)."""
+    last = len(shape) - 1 if last is None else last
     v = min(ll.contiguous_regs(last), max(1, 16 // elem_bytes))
     k = v.bit_length() - 1
     others = ll.reg[k:] + ll.lane + ll.warp
@@ -130,6 +131,64 @@ def smem_vector_width(ll, shape, elem_bytes: int) -> int:
         k -= 1
         others = ll.reg[k:] + ll.lane + ll.warp
     return v
+
+
+def _fast_dim(ll):
+    """The dimension the layout's first register steps along (None: no register steps)."""
+    if not ll.reg:
+        return None
+    nz = [d for d, v in enumerate(ll.reg[0]) if v]
+    return nz[0] if len(nz) == 1 and ll.reg[0][nz[0]] == 1 else None
+
+
+class StagingBuffer:
+    """A tile laid out in shared memory for a layout conversion: dimensions ordered so that the reader's
+    registers are contiguous (else the writer's), and 16-byte-wide groups of the fastest dimension XOR-swizzled
+    by the next dimension's index, so that threads reading down a column hit different banks. Offsets are a
+    bijection on the buffer and keep every access group contiguous and aligned."""
+
+    def __init__(self, src_ll, dst_ll, shape, elem_bytes, vector=True):
+        rank = len(shape)
+        fast = _fast_dim(dst_ll)
+        if fast is None or (dst_ll.contiguous_regs(fast) < 2 and _fast_dim(src_ll) is not None):
+            fast = _fast_dim(src_ll)
+        if fast is None:
+            fast = rank - 1
+        self.order = [fast] + [d for d in range(rank - 1, -1, -1) if d != fast]
+        self.shape = shape
+        self.src_vec = smem_vector_width(src_ll, shape, elem_bytes, fast) if vector else 1
+        self.dst_vec = smem_vector_width(dst_ll, shape, elem_bytes, fast) if vector else 1
+        unit = max(self.src_vec, self.dst_vec)
+        width = shape[fast]
+        self.unit, self.per_phase, self.max_phase = unit, 1, 1
+        if rank >= 2 and width >= 2 * unit:
+            row_bytes = width * elem_bytes
+            self.per_phase = max(1, 128 // row_bytes)
+            self.max_phase = max(1, min(width // unit, 128 // (unit * elem_bytes)))
+
+    def offsets(self, ctx, coords):
+        b = ctx.b
+        strides, st = {}, 1
+        for d in self.order:
+            strides[d] = st
+            st *= self.shape[d]
+        fast = self.order[0]
+        out = []
+        for c in coords:
+            col = c[fast]
+            if self.max_phase > 1:
+                row = c[self.order[1]]
+                phase = b.and_(b.lshr(row, _c(self.per_phase.bit_length() - 1)), _c(self.max_phase - 1))
+                col = b.xor(col, b.shl(phase, _c(self.unit.bit_length() - 1)))
+            off = col
+            for d in self.order[1:]:
+                off = b.add(off, b.mul(c[d], _c(strides[d])))
+            out.append(off)
+        return out
+
+
+def staging_buffer(src_ll, dst_ll, shape, elem_bytes, vector=True) -> StagingBuffer:
+    return StagingBuffer(src_ll, dst_ll, shape, elem_bytes, vector)
 
 
 def _vec_ptr_store(ctx, base, off, elem_bytes, vals):

@@ -19,7 +19,7 @@ from ...ir.types import i32 as T_I32
 from ...passes.gpu.axis_info import AxisAnalysis, vector_width
 from . import nvvm, scalar_ops
 from .layout_lowering import (owner_predicate, reg_coord_values, remap, row_major_offsets, smem_ptr, smem_shuffle,
-                              smem_vector_width)
+                              staging_buffer)
 from .llvm_types import (GLOBAL_PTR, I1, I32, I8, constant, from_memory, llvm_type, memory_bytes, memory_type,
                          to_memory)
 
@@ -236,17 +236,16 @@ class FuncLowering:
         if base is None:
             raise BackendError(f"internal: '{op.name}' needs shared memory but none was allocated "
                                "(run the allocate-shared pass)")
-        src_off = row_major_offsets(self, reg_coord_values(self, s_ll), src_t.shape)
         # the map is linear over GF(2), so the destination registers' source coordinates form a linear layout
         mapped = LinearLayout(tuple(src_t.shape), tuple(tuple(fn(x)) for x in d_ll.reg),
                               tuple(tuple(fn(x)) for x in d_ll.lane), tuple(tuple(fn(x)) for x in d_ll.warp))
-        dst_off = row_major_offsets(self, reg_coord_values(self, mapped), src_t.shape)
-        mt = memory_type(elem_t)
         eb = memory_bytes(elem_t)
-        vec = (1, 1) if elem_t.is_ptr else (smem_vector_width(s_ll, src_t.shape, eb),
-                                            smem_vector_width(mapped, src_t.shape, eb))
-        return smem_shuffle(self, vals, src_off, dst_off, mt, eb, base,
-                            lambda v: to_memory(self.b, elem_t, v), lambda v: from_memory(self.b, elem_t, v), *vec)
+        buf = staging_buffer(s_ll, mapped, src_t.shape, eb, vector=not elem_t.is_ptr)
+        src_off = buf.offsets(self, reg_coord_values(self, s_ll))
+        dst_off = buf.offsets(self, reg_coord_values(self, mapped))
+        return smem_shuffle(self, vals, src_off, dst_off, memory_type(elem_t), eb, base,
+                            lambda v: to_memory(self.b, elem_t, v), lambda v: from_memory(self.b, elem_t, v),
+                            buf.src_vec, buf.dst_vec)
 
     def op_convert_layout(self, op):
         s, d = op.src.type, op.result.type
