@@ -50,6 +50,17 @@ def get_pass(name: str, **options) -> Pass:
     """An instance of the pass registered as ``name`` (options go to its constructor)."""
     _load_builtin_passes()
     cls = PASS_REGISTRY.get(name)
+    if cls is None:  # target pass packages register their passes when imported
+        import importlib
+        import pkgutil
+        for sub in ("gpu",):
+            try:
+                pkg = importlib.import_module(f"{__package__}.{sub}")
+                for info in pkgutil.iter_modules(pkg.__path__):
+                    importlib.import_module(f"{pkg.__name__}.{info.name}")
+            except Exception:  # a target package that cannot load has no passes to offer
+                continue
+        cls = PASS_REGISTRY.get(name)
     if cls is None:
         raise KeyError(f"unknown pass {name!r}; known: {', '.join(sorted(PASS_REGISTRY))}")
     return cls(**options)
