@@ -74,6 +74,10 @@ class KernelInterface:
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
 
+    def __call__(self, *args, **kwargs):
+        name = getattr(self, "__name__", "kernel")
+        raise RuntimeError(f"{name} is a kernel: launch it as {name}[grid](...)")
+
 
 def _arg_names(fn) -> list:
     """Parameter names of the innermost kernel (wrappers keep ``arg_names``; a JITFunction has ``_names``)."""
@@ -159,6 +163,7 @@ class Autotuner(KernelInterface):
             do_bench = functools.partial(default_bench, warmup=25 if warmup is None else warmup,
                                          rep=100 if rep is None else rep)
         self.do_bench = do_bench
+        self.cache_results = cache_results or os.environ.get("TILEC_CACHE_AUTOTUNING") == "1"
         self.__name__ = getattr(fn, "__name__", "kernel")
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -239,9 +244,50 @@ class Autotuner(KernelInterface):
         t = self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
         return list(t) if isinstance(t, (list, tuple)) else [t, t, t]
 
+    # -- results kept on disk (cache_results=True) ------------------------------------------------------------
+    def _disk_path(self, key, pruned):
+        """One file per (kernel source, tuning key, candidate configs, target): any change retunes."""
+        import hashlib
+        from . import cache
+        from .compiler import default_target
+        from .version import __version__
+        payload = repr((getattr(self.base_fn, "cache_key", self.base_fn.__name__), key, [str(c) for c in pruned],
+                        str(default_target()), __version__))
+        digest = hashlib.sha256(payload.encode()).hexdigest()
+        return os.path.join(cache.cache_dir(), "autotune", digest[:2], digest + ".json")
+
+    def _load_result(self, path, pruned):
+        import json
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            best = pruned[data["best"]]
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            return None
+        self.configs_timings = {c: t for c, t in zip(pruned, data.get("timings", []))}
+        self.bench_time = 0.0
+        return best
+
+    def _store_result(self, path, pruned, best, timings):
+        import json
+        import tempfile
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        data = {"best": pruned.index(best), "configs": [str(c) for c in pruned],
+                "timings": [[None if math.isinf(v) or math.isnan(v) else v for v in timings[c]] for c in pruned]}
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)  # readers see the old file or the whole new one
+
     def _tune(self, args, kwargs, key):
         pruned = self.prune_configs(kwargs)
         name = self.base_fn.__name__
+        path = self._disk_path(key, pruned) if self.cache_results and len(pruned) > 1 else None
+        if path is not None:
+            best = self._load_result(path, pruned)
+            if best is not None:
+                self.cache[key] = best
+                return best
         if len(pruned) == 1:  # nothing to compare
             self.cache[key] = pruned[0]
             self.configs_timings = {pruned[0]: [math.nan] * 3}
@@ -269,6 +315,11 @@ class Autotuner(KernelInterface):
         best = builtins.min(timings, key=lambda c: timings[c][0])
         self.cache[key] = best
         self.configs_timings = timings
+        if path is not None:
+            try:
+                self._store_result(path, pruned, best, timings)
+            except OSError:
+                pass  # a read-only cache costs a retune next time, nothing more
         return best
 
     def run(self, *args, **kwargs):

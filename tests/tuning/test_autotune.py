@@ -218,3 +218,32 @@ def test_other_backends_options_in_configs_are_ignored():
     k[GRID](x, o, 90, 1.0)
     np.testing.assert_allclose(o, want, rtol=1e-6, atol=1e-6)
     assert k.best_config.kwargs == {"BLOCK": 64, "waves_per_eu": 2}
+
+
+def test_cache_results_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    bench = FakeBench({32: 2.0, 64: 1.0, 128: 3.0})
+
+    def fresh(blocks):
+        return autotune(bench.configs(blocks), key=["n"], do_bench=bench, cache_results=True,
+                        restore_value=["out_ptr"])(kernels.scale_add)
+
+    x, o = data(333)
+    want = x.astype(np.float64) + o
+    fresh([32, 64, 128])[GRID](x, o, 333, 1.0)
+    assert bench.timed == [32, 64, 128]
+    assert len(list(tmp_path.glob("autotune/*/*.json"))) == 1
+
+    second = fresh([32, 64, 128])  # a new process would look like this: nothing in memory
+    second[GRID](x, o, 333, 1.0)
+    assert bench.timed == [32, 64, 128] and second.best_config.kwargs == {"BLOCK": 64}
+    np.testing.assert_allclose(o, want + x, rtol=1e-6, atol=1e-6)  # two real launches, no tuning runs
+
+    fresh([32, 128])[GRID](x, o, 333, 1.0)  # other candidates: tuned again
+    assert bench.timed[3:] == [32, 128]
+
+
+def test_calling_without_grid_says_how():
+    k = autotune([Config({"BLOCK": 32})], key=["n"])(kernels.scale_add)
+    with pytest.raises(RuntimeError, match=r"launch it as scale_add\[grid\]"):
+        k(1, 2)
