@@ -135,3 +135,10 @@ def grid3d_kernel(x_ptr, out_ptr, flag_ptr, n, BLOCK: tl.constexpr):
     m = tl.reduce(tl.where(mask, y, 0.0), 0, _combine_max_abs)
     y = tl.where(offs == n - 1, m, y)
     tl.store(out_ptr + row + offs, y, mask=mask)
+
+
+@tilec.jit
+def print_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.device_print("x=", x)

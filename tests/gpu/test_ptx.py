@@ -56,3 +56,10 @@ def test_num_warps_option_sets_block_size():
     args, constexprs, *_ = make(np.random.default_rng(0))
     k = compile_jit(kernel, args, 90, options={"num_warps": 8}, **constexprs)
     assert "wpc = [8]" in k.asm["gir"] and k.metadata["num_warps"] == 8
+
+
+def test_device_print_compiles_to_vprintf():
+    from jit_kernels import print_kernel
+    x = np.arange(8, dtype=np.int32)
+    k = compile_jit(print_kernel, [x], 90, BLOCK=8)
+    assert "vprintf" in k.asm["ptx"]

@@ -106,3 +106,16 @@ def test_dlpack_and_cuda_array_interface_arguments():
     k.run(grid, [DLPackOnly(x), CAIOnly(y), out, args[3]])
     torch.cuda.synchronize()
     assert torch.equal(out, x + y)
+
+
+def test_device_print(capfd):
+    from jit_kernels import print_kernel
+    from tilec.targets.cuda import array as cuda
+    x = np.arange(100, 108, dtype=np.int32)
+    k = compile_case(print_kernel, [x], device_arch(), BLOCK=8)
+    d = cuda.from_numpy(x)
+    k.run((1, 1, 1), [d])
+    cuda.synchronize()
+    out = capfd.readouterr().out
+    lines = sorted(line for line in out.splitlines() if "x=" in line)
+    assert len(lines) == 8 and "pid (0, 0, 0) idx (3) x=103" in lines

@@ -37,6 +37,14 @@ def _num_regs(t):
     return _ll(t).num_regs
 
 
+class _Inline:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def lower_module_text(module, options) -> str:
     """LLVM IR text of a gir module, with each kernel's block size stated (``nvvm.maxntid`` lets
     ptxas budget registers for the real block size; llvmlite cannot attach string attributes itself)."""
@@ -742,7 +750,60 @@ class FuncLowering:
             nvvm.intrinsic(self.b, "llvm.trap", ir.VoidType(), [])
 
     def op_print(self, op):
-        raise BackendError("print is not supported by the CUDA backend yet")
+        """``vprintf`` per element (from the thread that owns it; scalars from thread 0):
+        ``pid (x, y, z) idx (i, j) <prefix><value>``."""
+        b = self.b
+        pids = [nvvm.sreg(self.entry, f"ctaid.{a}") for a in "xyz"]
+        for v in op.operands:
+            t = v.type
+            lowered = self.get(v)
+            e = t.element
+            if e.is_float:
+                spec, conv = ("%a" if op.attrs["hex"] else "%f"), (lambda x: b.fpext(x, ir.DoubleType())
+                                                                   if x.type != ir.DoubleType() else x)
+            elif e.is_ptr:
+                spec, conv = "%p", (lambda x: x)
+            else:
+                wide = e.bits > 32
+                spec = ("0x%llx" if wide else "0x%x") if op.attrs["hex"] else \
+                    (("%lld" if wide else "%d") if e.is_signed else ("%llu" if wide else "%u"))
+                conv = (lambda x, wide=wide, signed=e.is_signed: x if x.type.width == (64 if wide else 32) else
+                        (b.sext if signed else b.zext)(x, ir.IntType(64 if wide else 32)))
+            if t.is_tile:
+                ll = _ll(t)
+                coords = reg_coord_values(self, ll)
+                guard = owner_predicate(self, ll)
+                items = [(list(c), x) for c, x in zip(coords, lowered)]
+            else:
+                guard, items = self._scalar_owner(), [([], lowered)]
+            idx = ("idx (" + ", ".join(["%d"] * len(items[0][0])) + ") ") if items[0][0] else ""
+            fmt = f"pid (%u, %u, %u) {idx}{op.attrs['prefix']}{spec}\n"
+            for coord, x in items:
+                self._vprintf(fmt, pids + coord + [conv(x)], guard)
+
+    def _vprintf(self, fmt: str, args, guard):
+        b, m = self.b, self.module
+        data = bytearray(fmt.encode()) + b"\0"
+        name = f"tilec_fmt_{abs(hash(fmt)) % 10**12}"
+        g = m.globals.get(name)
+        if g is None:
+            g = ir.GlobalVariable(m, ir.ArrayType(I8, len(data)), name, addrspace=1)
+            g.global_constant = True
+            g.linkage = "internal"
+            g.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
+            g.type = ir.PointerType(addrspace=1)
+        fn = m.globals.get("vprintf")
+        if fn is None:
+            fn = ir.Function(m, ir.FunctionType(I32, [ir.PointerType(), ir.PointerType()]), "vprintf")
+        st = ir.LiteralStructType([a.type for a in args])
+        buf = self.entry.alloca(st)
+        buf.type = ir.PointerType()  # opaque, like every other pointer here
+        start = b.block
+        with b.if_then(guard) if guard is not None else _Inline():
+            for i, a in enumerate(args):
+                b.store(a, b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=st))
+            b.call(fn, [b.addrspacecast(g, ir.PointerType()), buf])
+        del start
 
     def op_call(self, op):
         raise BackendError(f"call to @{op.attrs['callee']} reached the CUDA backend; run the inliner first")
