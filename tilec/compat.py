@@ -66,13 +66,14 @@ class _DriverUtils:
 
 class ActiveDriver:
     """``triton.runtime.driver.active``: the device tilec launches on (the CPU unless its CUDA backend is on).
-    ``get_active_torch_device()`` is a ``torch.device`` when the program uses torch, else the device's name."""
+    ``get_active_torch_device()`` is a ``torch.device`` when torch is installed, else the device's name."""
     utils = _DriverUtils()
 
     def get_active_torch_device(self):
         name = "cuda" if _backend() == "cuda" else "cpu"
-        torch = sys.modules.get("torch")  # a program passing torch tensors has imported it; never import it here
-        if torch is None:
+        try:
+            import torch  # the program asks for a torch device: it uses torch (imported on this call only)
+        except ImportError:
             return name
         return torch.device(name, 0) if name == "cuda" else torch.device("cpu")
 

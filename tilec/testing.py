@@ -129,6 +129,12 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
     return _summarize(timer.measure(fn, n_repeat, before), quantiles, return_mode)
 
 
+def do_bench_cudagraph(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
+    """Triton's CUDA-graph timer; tilec does not capture graphs, so this times ``fn`` like ``do_bench``."""
+    return do_bench(fn, warmup=max(1, rep // 4), rep=rep, grad_to_none=grad_to_none, quantiles=quantiles,
+                    return_mode=return_mode)
+
+
 def _cache_flusher(timer):
     """On a GPU, overwrite a buffer larger than L2 between timed runs so each starts cold (as kernels meet data in
     a real program); on the CPU this is left out: the wall-clock overhead would dominate small kernels."""
