@@ -12,7 +12,8 @@ from .standard import (program_id, num_programs, arange, full, zeros, zeros_like
                        max_constancy, static_assert, static_print, device_assert, device_print, debug_barrier,
                        static_range, range, argmax, argmin, cumsum, cumprod, associative_scan, atomic_add,
                        atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, ravel,
-                       swizzle2d, make_block_ptr, advance)
+                       swizzle2d, make_block_ptr, advance, join, split, interleave, cat, gather, flip, histogram,
+                       sort, topk, softmax, reduce_or, div_rn, assume, add, sub, mul)
 from .random import randint, randint4x, rand, randn, umulhi, philox  # noqa: F401
 from . import semantic, standard, core  # noqa: F401
 

@@ -367,3 +367,101 @@ class range:  # noqa: A001 - Triton's name
     def __iter__(self):  # only the interpreter iterates; compiled loops become `for` ops
         return iter(builtins.range(int(_unwrap(self.start)), int(_unwrap(self.end)), int(_unwrap(self.step))))
 
+
+
+# -- composed shape and data-movement ops (see composite.py) -------------------------------------------------------
+from . import composite as _composite  # noqa: E402
+
+
+@builtin
+@tensor_method
+def join(a, b):
+    return _composite.join(current(), a, b)
+
+
+@builtin
+@tensor_method
+def split(a):
+    return _composite.split(current(), a)
+
+
+@builtin
+def interleave(a, b):
+    return _composite.interleave(current(), a, b)
+
+
+@builtin
+def cat(input, other, can_reorder=False, dim=0):
+    """Concatenation along ``dim``; tilec keeps the order, so ``can_reorder`` only relaxes nothing."""
+    return _composite.cat(current(), input, other, dim)
+
+
+@builtin
+@tensor_method
+def gather(src, index, axis):
+    return _composite.gather(current(), src, index, axis)
+
+
+@builtin
+@tensor_method
+def flip(x, dim=None):
+    return _composite.flip(current(), x, dim)
+
+
+@builtin
+@tensor_method
+def histogram(input, num_bins, mask=None):
+    return _composite.histogram(current(), input, num_bins, mask)
+
+
+@builtin
+@tensor_method
+def sort(x, dim=None, descending=False):
+    return _composite.sort(current(), x, dim, descending)
+
+
+@builtin
+@tensor_method
+def topk(x, k, dim=None):
+    return _composite.topk(current(), x, k, dim)
+
+
+@builtin
+@tensor_method
+def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
+    return _composite.softmax(current(), x, dim, keep_dims, ieee_rounding)
+
+
+@builtin
+@tensor_method
+def reduce_or(input, axis=None, keep_dims=False):
+    return _composite.reduce_or(current(), input, axis, _unwrap(keep_dims))
+
+
+@builtin
+def div_rn(x, y):
+    """Division rounded to nearest even (every backend's float division already is)."""
+    return current().truediv(x, y)
+
+
+@builtin
+def assume(cond):
+    """An optimisation hint; a compile-time False is an error, a runtime condition is accepted and dropped."""
+    c = _unwrap(cond)
+    if not isinstance(c, tensor) and not c:
+        raise AssertionError("tl.assume of a condition that is false at compile time")
+
+
+@builtin
+def add(x, y, sanitize_overflow=True):
+    return current().add(x, y)
+
+
+@builtin
+def sub(x, y, sanitize_overflow=True):
+    return current().sub(x, y)
+
+
+@builtin
+def mul(x, y, sanitize_overflow=True):
+    return current().mul(x, y)

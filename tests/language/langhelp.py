@@ -1,0 +1,44 @@
+"""Launch a kernel in one of the suite's modes; arrays are numpy in and out whatever the mode."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def launch(kernel, grid, mode, *args, **constexprs):
+    """``kernel[grid](*args, **constexprs)`` in ``mode`` ("cpu", "interpret" or "cuda"); numpy arrays among
+    ``args`` are updated in place (copied to and from the GPU in "cuda" mode)."""
+    saved = kernel.interpret
+    kernel.interpret = mode == "interpret"
+    host = list(args)
+    if mode == "cuda":
+        from tilec.targets.cuda import array as cuda_array
+        args = [cuda_array.from_numpy(a) if isinstance(a, np.ndarray) else a for a in host]
+    try:
+        kernel[grid](*args, **constexprs)
+    finally:
+        kernel.interpret = saved
+    if mode == "cuda":
+        cuda_array.synchronize()
+        for h, d in zip(host, args):
+            if isinstance(h, np.ndarray):
+                h[...] = d.numpy().reshape(h.shape)
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def random_array(r, shape, dtype):
+    """Random non-zero data of ``dtype``: ints over a range that exercises signs, floats of mixed magnitude."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return r.integers(0, 2, shape).astype(bool)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = max(info.min, -100), min(info.max, 100)
+        x = r.integers(lo, hi, shape, endpoint=True).astype(dtype)
+        x[x == 0] = 1
+        return x
+    x = r.standard_normal(shape) * 4
+    x[x == 0] = 0.5
+    return x.astype(dtype)

@@ -1,0 +1,237 @@
+"""Shape-rearranging and data-dependent ops composed from the IR's existing ops.
+
+join/split/interleave/cat/flip/gather/histogram/sort/topk need no IR op of their own: each is built from
+``select``, ``broadcast``, ``reshape``/``trans`` and ``reduce``. That keeps every backend (CPU, CUDA, the
+evaluator) correct for free, at the price of work quadratic in the gathered axis for gather/sort; tiles are
+small, so this is the right trade until a backend wants a native op.
+
+The key building block is :func:`_pick`: a reduction over an axis whose combine keeps the element whose flag is
+set. It moves values exactly (no arithmetic), so it is correct for every dtype, NaN payloads and -0.0 included.
+"""
+from __future__ import annotations
+
+from . import core as tlc
+from .core import tensor, _unwrap
+
+
+def _axis(x: tensor, axis, what: str) -> int:
+    axis = _unwrap(axis)
+    rank = len(x.shape)
+    if not isinstance(axis, int) or isinstance(axis, bool) or not -rank <= axis < rank:
+        raise ValueError(f"{what}: axis {axis!r} out of range for a tensor of shape {list(x.shape)}")
+    return axis % rank
+
+
+def _iota(s, n: int, axis: int, rank: int) -> tensor:
+    """``arange(0, n)`` laid along ``axis`` of a rank-``rank`` tensor (size 1 elsewhere)."""
+    idx = s.arange(0, n)
+    if rank > 1:
+        shape = [1] * rank
+        shape[axis] = n
+        idx = s.reshape(idx, shape)
+    return idx
+
+
+def _insert(s, x: tensor, axis: int) -> tensor:
+    """``x`` with a new size-1 dimension at ``axis``."""
+    return s.expand_dims(x, axis)
+
+
+def _pick(s, values: tensor, flags: tensor, axis: int) -> tensor:
+    """Reduce ``axis`` keeping the value whose flag is set (the first one if several are)."""
+    def combine(a, b):
+        av, af = a
+        bv, bf = b
+        return [s.where(af, av, bv), s.logical_or(af, bf)]
+    return s.reduce([values, flags], axis, combine)[0]
+
+
+def join(s, a, b) -> tensor:
+    """A new minor dimension of size 2 holding ``a`` at 0 and ``b`` at 1 (after broadcasting)."""
+    a, b = s.to_tensor(a), s.to_tensor(b)
+    if a.dtype != b.dtype:
+        raise TypeError(f"join needs two tensors of one dtype, got {a.dtype!r} and {b.dtype!r}")
+    a, b = s.broadcast_pair(a, b)
+    rank = len(a.shape)
+    shape = a.shape + (2,)
+    a, b = (s.broadcast_to(_insert(s, v, rank), shape) for v in (a, b))
+    first = s.compare("eq", s.broadcast_to(_iota(s, 2, rank, rank + 1), shape), 0)
+    return s.where(first, a, b)
+
+
+def split(s, a) -> tuple:
+    """The inverse of :func:`join`: two tensors from a minor dimension of size 2."""
+    a = s.to_tensor(a)
+    if not a.shape or a.shape[-1] != 2:
+        raise ValueError(f"split needs a tensor whose last dimension is 2, got shape {list(a.shape)}")
+    axis = len(a.shape) - 1
+    first = s.reduce(a, axis, lambda x, y: [x[0]])
+    second = s.reduce(a, axis, lambda x, y: [y[0]])
+    return first, second
+
+
+def interleave(s, a, b) -> tensor:
+    """``a`` and ``b`` interleaved along their last dimension (``a0 b0 a1 b1 ...``)."""
+    j = join(s, a, b)
+    shape = j.shape[:-2] + (j.shape[-2] * 2,) if len(j.shape) > 1 else (2,)
+    return s.reshape(j, shape)
+
+
+def cat(s, a, b, dim=0) -> tensor:
+    """``a`` then ``b`` along ``dim`` (the result's size there must be a power of two, as every tile's is)."""
+    a, b = s.to_tensor(a), s.to_tensor(b)
+    if a.shape != b.shape or not a.shape:
+        raise ValueError(f"cat needs two tensors of one shape, got {list(a.shape)} and {list(b.shape)}")
+    if a.dtype != b.dtype:
+        a, b = s.binary_operands(a, b, arithmetic=False)
+    dim = _axis(a, dim, "cat")
+    rank = len(a.shape)
+    j = join(s, a, b)                                   # (..., 2)
+    order = list(range(rank + 1))
+    order.insert(dim, order.pop())                      # the pair axis just before `dim`
+    j = s.trans(j, tuple(order))
+    shape = list(a.shape)
+    shape[dim] *= 2
+    return s.reshape(j, tuple(shape))
+
+
+def gather(s, src, index, axis) -> tensor:
+    """``out[..., i, ...] = src[..., index[..., i, ...], ...]`` along ``axis``; other dimensions must match."""
+    src, index = s.to_tensor(src), s.to_tensor(index)
+    if not index.dtype.is_int() or index.dtype.is_bool():
+        raise TypeError(f"gather index must be an integer tensor, got {index.dtype!r}")
+    if len(src.shape) != len(index.shape) or not src.shape:
+        raise ValueError(f"gather: src {list(src.shape)} and index {list(index.shape)} need one rank >= 1")
+    axis = _axis(src, axis, "gather")
+    for d, (p, q) in enumerate(zip(src.shape, index.shape)):
+        if d != axis and p != q:
+            raise ValueError(f"gather: src {list(src.shape)} and index {list(index.shape)} differ in dimension {d}")
+    rank = len(src.shape)
+    n = src.shape[axis]
+    shape = list(index.shape)
+    shape.insert(axis + 1, n)                           # the output's axis, then the source axis
+    vals = s.broadcast_to(_insert(s, src, axis), tuple(shape))
+    idx = s.broadcast_to(_insert(s, s.cast(index, tlc.int32), axis + 1), tuple(shape))
+    hit = s.compare("eq", idx, s.broadcast_to(_iota(s, n, axis + 1, rank + 1), tuple(shape)))
+    return _pick(s, vals, hit, axis + 1)
+
+
+def flip(s, x, dim=None) -> tensor:
+    """``x`` reversed along ``dim`` (every dimension when ``dim`` is None)."""
+    x = s.to_tensor(x)
+    if not x.shape:
+        return x
+    dims = range(len(x.shape)) if _unwrap(dim) is None else [_axis(x, dim, "flip")]
+    for d in dims:
+        n = x.shape[d]
+        if n == 1:
+            continue
+        rev = s.sub(n - 1, _iota(s, n, d, len(x.shape)))
+        x = gather(s, x, s.broadcast_to(rev, x.shape), d)
+    return x
+
+
+def histogram(s, x, num_bins, mask=None) -> tensor:
+    """int32 counts of the values ``0 .. num_bins-1`` in the 1-d integer tensor ``x`` (others are ignored)."""
+    x = s.to_tensor(x)
+    num_bins = _unwrap(num_bins)
+    if len(x.shape) != 1 or not x.dtype.is_int():
+        raise TypeError(f"histogram needs a 1-d integer tensor, got {x.type}")
+    if not isinstance(num_bins, int) or num_bins < 1:
+        raise TypeError(f"histogram num_bins must be a positive compile-time int, got {num_bins!r}")
+    n = x.shape[0]
+    shape = (n, num_bins)
+    xv = s.broadcast_to(_insert(s, s.cast(x, tlc.int64), 1), shape)
+    hit = s.compare("eq", xv, s.broadcast_to(_insert(s, s.arange(0, num_bins), 0), shape))
+    mask = _unwrap(mask)
+    if mask is not None:
+        hit = s.logical_and(hit, s.broadcast_to(_insert(s, s.cast(s.to_tensor(mask), tlc.int1), 1), shape))
+    return s.sum(s.cast(hit, tlc.int32), 0)
+
+
+def _before(s, a: tensor, b: tensor, descending: bool) -> tensor:
+    """Strict total order of values: ``a`` sorts before ``b``; NaN is the greatest float (numpy's order)."""
+    if descending:
+        a, b = b, a
+    lt = s.compare("lt", a, b)
+    if a.dtype.is_floating():
+        lt = s.logical_or(lt, s.logical_and(s.compare("eq", a, a), s.compare("ne", b, b)))
+    return lt
+
+
+def _ranks(s, x: tensor, dim: int, descending: bool) -> tensor:
+    """Each element's position in the sorted order along ``dim`` (ties broken by index, so a permutation)."""
+    rank = len(x.shape)
+    shape = list(x.shape)
+    shape.insert(dim + 1, x.shape[dim])                 # dim: element i, dim+1: element j
+    shape = tuple(shape)
+    xi = s.broadcast_to(_insert(s, x, dim + 1), shape)
+    xj = s.broadcast_to(_insert(s, x, dim), shape)
+    n = x.shape[dim]
+    ii = s.broadcast_to(_iota(s, n, dim, rank + 1), shape)
+    jj = s.broadcast_to(_iota(s, n, dim + 1, rank + 1), shape)
+    tie = s.logical_and(s.logical_not(_before(s, xi, xj, descending)),
+                        s.logical_and(s.logical_not(_before(s, xj, xi, descending)), s.compare("lt", jj, ii)))
+    earlier = s.logical_or(_before(s, xj, xi, descending), tie)
+    return s.sum(s.cast(earlier, tlc.int32), dim + 1)
+
+
+def _scatter_by_rank(s, x: tensor, ranks: tensor, dim: int, k: int) -> tensor:
+    """``out[r] = x[i]`` where ``ranks[i] == r``, for ``r < k``, along ``dim``."""
+    rank = len(x.shape)
+    shape = list(x.shape)
+    shape[dim] = k
+    shape.insert(dim + 1, x.shape[dim])                 # dim: output slot r, dim+1: source i
+    shape = tuple(shape)
+    vals = s.broadcast_to(_insert(s, x, dim), shape)
+    rk = s.broadcast_to(_insert(s, ranks, dim), shape)
+    hit = s.compare("eq", rk, s.broadcast_to(_iota(s, k, dim, rank + 1), shape))
+    return _pick(s, vals, hit, dim + 1)
+
+
+def _sort_dim(x: tensor, dim, what: str) -> int:
+    dim = _unwrap(dim)
+    if dim is None:
+        return len(x.shape) - 1
+    return _axis(x, dim, what)
+
+
+def sort(s, x, dim=None, descending=False) -> tensor:
+    """``x`` sorted along ``dim`` (default: the last); NaN sorts last ascending, first descending."""
+    x = s.to_tensor(x)
+    if not x.shape:
+        return x
+    dim = _sort_dim(x, dim, "sort")
+    desc = bool(_unwrap(descending))
+    return _scatter_by_rank(s, x, _ranks(s, x, dim, desc), dim, x.shape[dim])
+
+
+def topk(s, x, k, dim=None) -> tensor:
+    """The ``k`` largest values along ``dim`` (default: the last), in descending order."""
+    x = s.to_tensor(x)
+    k = _unwrap(k)
+    dim = _sort_dim(x, dim, "topk")
+    if not isinstance(k, int) or not 1 <= k <= x.shape[dim]:
+        raise ValueError(f"topk: k must be a compile-time int in [1, {x.shape[dim]}], got {k!r}")
+    s.check_block_shape((k,))
+    return _scatter_by_rank(s, x, _ranks(s, x, dim, True), dim, k)
+
+
+def softmax(s, x, dim=None, keep_dims=False, ieee_rounding=False) -> tensor:
+    """exp(x - max) / sum(exp(x - max)) along ``dim`` (default 0)."""
+    x = s.to_tensor(x)
+    dim = 0 if _unwrap(dim) is None else _unwrap(dim)
+    z = s.sub(x, s.max(x, dim, True))
+    num = s.math("exp", z)
+    return s.truediv(num, s.sum(num, dim, True))
+
+
+def reduce_or(s, x, axis=None, keep_dims=False) -> tensor:
+    x = s.to_tensor(x)
+    if not x.dtype.is_int():
+        raise TypeError(f"reduce_or needs integers, got {x.dtype!r}")
+    return s.reduce(x, axis, lambda a, b: [s.or_(a[0], b[0])], keep_dims)
+
+
+__all__ = ["join", "split", "interleave", "cat", "gather", "flip", "histogram", "sort", "topk", "softmax",
+           "reduce_or"]
