@@ -152,6 +152,7 @@ class Autotuner(KernelInterface):
                 raise ValueError(f"autotune: '{name}' is not a parameter of {self.base_fn.__name__} "
                                  f"(parameters: {', '.join(self.arg_names)})")
         self._restore_copies: dict = {}
+        self._user_pre_hook = pre_hook is not None
         self.pre_hook = pre_hook or self._default_pre_hook
         self.post_hook = post_hook or self._default_post_hook
         prune_configs_by = prune_configs_by or {}
@@ -332,7 +333,8 @@ class Autotuner(KernelInterface):
                 used_cache = False
                 self._tune(args, {k: v for k, v in kwargs.items() if k not in ("warmup",)}, key)
                 # the real launch below starts from zeroed outputs, as the timed runs did
-                self.pre_hook({**self.nargs, **kwargs, **self.cache[key].all_kwargs()}, reset_only=True)
+                if not self._user_pre_hook:
+                    self.pre_hook({**self.nargs, **kwargs, **self.cache[key].all_kwargs()}, reset_only=True)
             config = self.cache[key]
         else:
             config = self.configs[0]

@@ -247,3 +247,15 @@ def test_calling_without_grid_says_how():
     k = autotune([Config({"BLOCK": 32})], key=["n"])(kernels.scale_add)
     with pytest.raises(RuntimeError, match=r"launch it as scale_add\[grid\]"):
         k(1, 2)
+
+
+def test_user_hooks_run_around_every_timed_launch():
+    bench = FakeBench({32: 2.0, 64: 1.0})
+    events = []
+    k = autotune(bench.configs([32, 64]), key=["n"], do_bench=bench,
+                 pre_hook=lambda nargs: events.append(("pre", nargs["BLOCK"])),
+                 post_hook=lambda nargs, exception: events.append(("post", nargs["BLOCK"], exception)))(
+        kernels.scale_add)
+    x, o = data(64)
+    k[GRID](x, o, 64, 1.0)
+    assert events == [("pre", 32), ("post", 32, None), ("pre", 64), ("post", 64, None)]

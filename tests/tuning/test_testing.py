@@ -4,6 +4,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tilec.testing import Benchmark, assert_close, do_bench, perf_report
 
@@ -113,3 +115,18 @@ def test_perf_report_rejects_bad_x_vals():
 
     with pytest.raises(ValueError, match="does not match x_names"):
         bench.run()
+
+
+@settings(max_examples=40)
+@given(st.integers(1, 40), st.floats(0, 1), st.floats(0, 0.5), st.integers(0, 2**32 - 1))
+def test_assert_close_agrees_with_the_tolerance_rule(n, atol, rtol, seed):
+    """assert_close raises exactly when some |x - y| > atol + rtol * |y|, and then counts those elements."""
+    rng = np.random.default_rng(seed)
+    y = rng.standard_normal(n)
+    x = y + rng.standard_normal(n) * rng.choice([0.0, 1e-3, 0.3, 2.0], n)
+    bad = int((np.abs(x - y) > atol + rtol * np.abs(y)).sum())
+    if bad == 0:
+        assert_close(x, y, atol=atol, rtol=rtol)
+    else:
+        with pytest.raises(AssertionError, match=f"{bad} of {n} elements differ"):
+            assert_close(x, y, atol=atol, rtol=rtol)
