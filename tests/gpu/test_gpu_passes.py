@@ -9,9 +9,9 @@ from tilec.ir import ops as O
 from tilec.ir.layouts import BlockedLayout, SliceLayout
 from tilec.ir.parser import parse_module
 from tilec.ir.printer import print_ir
-from tilec.ir.verifier import verify
 from tilec.passes.gpu.allocate_shared import allocate
 from tilec.passes.gpu.axis_info import AxisAnalysis
+from tilec.passes.gpu.verify_gir import GIRError, check_layouts, verify_gir
 from tilec.passes.manager import PassManager, tir_pipeline
 from tilec.targets.cuda.backend import run_gpu_passes
 
@@ -47,29 +47,10 @@ def ops_named(m, name):
     return [op for op in m.walk() if op.name == name]
 
 
-def verify_without_layouts(m):
-    """Verify a copy of gir with the layouts dropped (some ops' verify_ compare against layout-free inferred
-    types, so the IR verifier does not accept gir as such yet)."""
-    c = parse_module(print_ir(m))
-    for op in c.walk():
-        for r in op.regions:
-            for b in r.blocks:
-                for a in b.args:
-                    if a.type.is_tile:
-                        a.type = a.type.with_layout(None)
-        for v in op.results:
-            if v.type.is_tile:
-                v.type = v.type.with_layout(None)
-    for op in list(c.walk()):
-        if op.name == "convert_layout":
-            op.replace_with([op.src])
-    verify(c)
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_every_tile_has_a_layout_and_gir_round_trips(name):
     m = case_gir(name)
-    verify_without_layouts(m)
+    verify_gir(m)
     for op in m.walk():
         for v in op.results:
             if v.type.is_tile:
@@ -167,3 +148,17 @@ def test_dump_ir_names_gpu_passes(monkeypatch, capsys):
     err = capsys.readouterr().err
     for name in ("convert-to-gir", "coalesce", "remove-layout-conversions", "allocate-shared", "insert-barriers"):
         assert f"IR after {name}" in err
+
+
+def test_gir_verifier_catches_mixed_layouts():
+    m = case_gir("softmax2d")
+    add = next(op for op in m.walk() if op.name == "sub" and op.result.type.is_tile)
+    other = BlockedLayout((1, 1), (32, 1), (1, 4), (0, 1))
+    add.result.type = add.result.type.with_layout(other)
+    with pytest.raises(GIRError, match="mixes layouts"):
+        check_layouts(m)
+
+
+def test_debug_mode_verifies_gir(monkeypatch):
+    monkeypatch.setenv("TILEC_DEBUG", "1")
+    case_gir("matmul_f16")

@@ -87,4 +87,4 @@ class AllocateShared(Pass):
             f.attrs["shared"] = total
 
 
-__all__ = ["AllocateShared", "scratch_bytes", "allocate", "DotOperandLayout"]
+__all__ = ["AllocateShared", "scratch_bytes", "allocate"]

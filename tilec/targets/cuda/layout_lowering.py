@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from .llvm_types import I32, SHARED_PTR  # noqa: F401
+from .llvm_types import I32
 from . import nvvm
 
 

@@ -15,12 +15,11 @@ import llvmlite.ir as ir
 from ...errors import BackendError
 from ...ir import ops as O
 from ...ir.layouts import LinearLayout, MmaOperandLayout
-from ...ir.types import i32 as T_I32
 from ...passes.gpu.axis_info import AxisAnalysis, vector_width
 from . import nvvm, scalar_ops
 from .layout_lowering import (owner_predicate, reg_coord_values, remap, row_major_offsets, smem_ptr, smem_shuffle,
                               staging_buffer)
-from .llvm_types import (GLOBAL_PTR, I1, I32, I8, constant, from_memory, llvm_type, memory_bytes, memory_type,
+from .llvm_types import (I32, I8, constant, from_memory, llvm_type, memory_bytes, memory_type,
                          to_memory)
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -809,4 +808,4 @@ class FuncLowering:
         raise BackendError(f"call to @{op.attrs['callee']} reached the CUDA backend; run the inliner first")
 
 
-__all__ = ["lower_module", "TRIPLE", "DATA_LAYOUT", "GLOBAL_PTR", "I1", "T_I32"]
+__all__ = ["lower_module", "lower_module_text", "TRIPLE", "DATA_LAYOUT"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from .llvm_types import F16, F32, F64, GLOBAL_PTR, I1, I16, I32, I64, I8, VOID
+from .llvm_types import F16, F32, F64, I16, I32, I64, VOID
 
 
 def intrinsic(b: ir.IRBuilder, name, ret, args):
@@ -179,4 +179,4 @@ def _scalar_store(b, ptr, value, pred):
         b.store(value, ptr)
 
 
-__all__ = ["sreg", "barrier", "shfl_xor", "vector_load", "vector_store", "intrinsic", "GLOBAL_PTR", "I1", "I8"]
+__all__ = ["sreg", "barrier", "shfl_xor", "vector_load", "vector_store", "intrinsic"]
