@@ -299,12 +299,11 @@ class Mark:
         matplotlib is importable); with ``return_df`` return the table(s) (pandas DataFrames when importable)."""
         benches = self.benchmarks if isinstance(self.benchmarks, list) else [self.benchmarks]
         tables = [self._run(b, save_path, show_plots, print_data, **kwargs) for b in benches]
-        if save_path:
+        pngs = [f"{b.plot_name}.png" for b in benches
+                if save_path and os.path.exists(os.path.join(save_path, f"{b.plot_name}.png"))]
+        if pngs:
             with open(os.path.join(save_path, "results.html"), "w") as f:
-                f.write("<html><body>\n")
-                for b in benches:
-                    f.write(f'<image src="{b.plot_name}.png"/>\n')
-                f.write("</body></html>\n")
+                f.write("<html><body>\n" + "".join(f'<img src="{p}"/>\n' for p in pngs) + "</body></html>\n")
         if not return_df:
             return None
         try:

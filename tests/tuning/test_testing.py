@@ -130,3 +130,16 @@ def test_assert_close_agrees_with_the_tolerance_rule(n, atol, rtol, seed):
     else:
         with pytest.raises(AssertionError, match=f"{bad} of {n} elements differ"):
             assert_close(x, y, atol=atol, rtol=rtol)
+
+
+def test_perf_report_plots_when_matplotlib_is_there(tmp_path):
+    pytest.importorskip("matplotlib")
+
+    @perf_report(Benchmark(x_names=["n"], x_vals=[1, 2, 4], line_arg="p", line_vals=["a", "b"], line_names=["A", "B"],
+                           styles=[("red", "-"), ("blue", "--")], ylabel="ms", plot_name="plotted", x_log=True))
+    def bench(n, p):
+        return (2.0 * n, 1.5 * n, 2.5 * n) if p == "a" else float(n)
+
+    bench.run(save_path=str(tmp_path))
+    assert (tmp_path / "plotted.png").stat().st_size > 1000 and (tmp_path / "plotted.csv").exists()
+    assert "plotted.png" in (tmp_path / "results.html").read_text()
