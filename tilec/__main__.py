@@ -21,7 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     r = sub.add_parser("run", help="run a Triton script (or -m module) with 'import triton' resolving to tilec",
                        description="Run a Triton program unmodified on tilec. Environment: TILEC_BACKEND=cpu|cuda, "
-                       "TILEC_PRINT_AUTOTUNING=1, TILEC_CACHE_DIR, TILEC_ALWAYS_COMPILE=1.")
+                       "TILEC_PRINT_AUTOTUNING=1, TILEC_AUTOTUNE_PROGRESS=0, TILEC_CACHE_AUTOTUNING=1, "
+                       "TILEC_CACHE_DIR, TILEC_ALWAYS_COMPILE=1.")
     r.add_argument("-m", dest="module", metavar="MODULE", help="run a module as 'python -m MODULE' would")
     r.add_argument("target", nargs="?", help="the script to run")
     r.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
@@ -76,7 +77,7 @@ def main(argv=None) -> int:
         parser.print_help()
         return 0 if ns.command is None and not argv else 2
     if ns.module is None and ns.target is None:
-        parser.parse_args(["run", "--help"])
+        parser.error("run: give a script to run (python -m tilec run script.py [args]) or -m MODULE")
     if ns.module is not None:
         return _run_reporting(module=ns.module, args=[a for a in [ns.target, *ns.args] if a is not None])
     return _run_reporting(target=ns.target, args=ns.args)

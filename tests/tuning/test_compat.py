@@ -133,3 +133,8 @@ def test_numpy_arrays_stay_numpy(installed):
     g = runpy.run_path(os.path.join(SCRIPTS, "vector_add_triton.py"))
     x = np.random.default_rng(5).random(77, dtype=np.float32)
     np.testing.assert_allclose(g["add"](x, x), 2 * x.astype(np.float64), rtol=1e-6)
+
+
+def test_run_without_a_script_is_a_usage_error():
+    r = run_tilec("run")
+    assert r.returncode == 2 and "give a script to run" in r.stderr
