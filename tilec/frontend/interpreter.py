@@ -144,7 +144,7 @@ def _arg_tensor(sig: str, v, memory: Memory, tb: TirBuilder):
     return tensor(Value(as_value(v, it), it), t)
 
 
-def run(jitfn, grid, values):
+def run(jitfn, grid, values, debug=False):
     """Run ``jitfn`` over ``grid`` (3 ints) on bound parameter ``values``; arrays are updated in place."""
     _, _, src = jitfn.specialize(values)
     memory = Memory()
@@ -154,7 +154,7 @@ def run(jitfn, grid, values):
         sig = src.signature.get(p.name, "constexpr")
         args.append(src.constexprs.get(p.name, v) if sig == "constexpr" else _arg_tensor(sig, v, memory, tb))
     for z, y, x in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
-        sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid))
+        sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid), {"debug": bool(debug)})
         with use_semantic(sem), np.errstate(all="ignore"):
             jitfn.fn(*args)
 

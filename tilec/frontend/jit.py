@@ -201,7 +201,7 @@ class JITFunction:
                 options[k] = kwargs.pop(k)
         values = self._bind(args, kwargs)
         if self.interpret:
-            return self._interpret(grid, values)
+            return self._interpret(grid, values, (options or {}).get("debug"))
         key = self._fast_key(values)
         if options:
             key = (key, tuple(sorted(options.items())))
@@ -257,22 +257,31 @@ class JITFunction:
             kernel = self.cache.get(okey)
             if kernel is None:
                 _, _, src = self.specialize(values)
-                kernel = tilec_compile(src, options.get("target"), {k: v for k, v in options.items()
-                                                                     if k != "target"})
+                opts = {k: v for k, v in options.items() if k != "target"}
+                opts["debug"] = self.debug_enabled(opts.get("debug"))
+                kernel = tilec_compile(src, options.get("target"), opts)
                 self.cache[okey] = kernel
         return kernel
+
+    def debug_enabled(self, launch_debug=None) -> bool:
+        """Debug builds (device_assert checked): the launch's ``debug=``, else the decorator's, else TILEC_DEBUG."""
+        for d in (launch_debug, self.debug):
+            if d is not None:
+                return bool(d)
+        return os.environ.get("TILEC_DEBUG", "0") not in ("", "0")
 
     def warmup(self, *args, grid=(1,), **kwargs):
         return self.run(*args, grid=grid, warmup=True, **kwargs)
 
-    def _interpret(self, grid, values):
+    def _interpret(self, grid, values, debug=None):
         from . import interpreter
         if callable(grid):
             grid = grid(dict(zip(self._names, values)))
         grid = (grid,) if isinstance(grid, int) else tuple(grid)
         if not 1 <= len(grid) <= 3:
             raise ValueError(f"{self.__name__}: grid must have 1 to 3 dimensions, got {grid!r}")
-        interpreter.run(self, tuple(int(g) for g in grid) + (1,) * (3 - len(grid)), values)
+        interpreter.run(self, tuple(int(g) for g in grid) + (1,) * (3 - len(grid)), values,
+                        debug=self.debug_enabled(debug))
 
     def __call__(self, *args, **kwargs):
         from .interpreter import is_interpreting

@@ -16,6 +16,8 @@ from .standard import (program_id, num_programs, arange, full, zeros, zeros_like
                        sort, topk, softmax, reduce_or, div_rn, assume, add, sub, mul)
 from .random import (randint, randint4x, rand, rand4x, randn, randn4x, umulhi, philox, philox_impl,  # noqa: F401
                      uint_to_uniform_float, pair_uniform_to_normal)
+from .descriptor import (tensor_descriptor, make_tensor_descriptor, load_tensor_descriptor,  # noqa: F401
+                         store_tensor_descriptor)
 from . import semantic, standard, core  # noqa: F401
 
 

@@ -14,10 +14,13 @@ Errors are ``TypeError``/``ValueError`` with a user-facing message; the code gen
 from __future__ import annotations
 
 import numbers
+import os
+import sys
 
 from . import core as tlc
 from .core import block_ptr, block_type, constexpr, dtype, pointer_type, tensor
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tilec/
 _I32 = (-2**31, 2**31 - 1)
 _I64 = (-2**63, 2**63 - 1)
 
@@ -746,6 +749,9 @@ class Semantic:
 
     def atomic_rmw(self, kind, ptr, val, mask=None, sem=None, scope=None) -> tensor:
         sem_, scope_ = _unwrap(sem) or "acq_rel", _unwrap(scope) or "gpu"
+        p = self.to_tensor(_unwrap(ptr))
+        if kind in ("max", "min") and p.dtype.is_ptr() and p.dtype.element_ty in (tlc.float32, tlc.float64):
+            return self._float_atomic_minmax(kind, p, val, mask, sem_, scope_)
         if sem_ not in self.ATOMIC_SEM:
             raise ValueError(f"atomic sem must be one of {self.ATOMIC_SEM}, got {sem_!r}")
         if scope_ not in self.ATOMIC_SCOPE:
@@ -763,6 +769,36 @@ class Semantic:
                                 ptr.shape)
         ops = [ptr.handle, val.handle] + ([mask.handle] if mask is not None else [])
         return tensor(self.b.create("atomic_rmw", ops, val.type, kind=kind, sem=sem_, scope=scope_), val.type)
+
+    def _float_atomic_minmax(self, kind, ptr, val, mask, sem, scope) -> tensor:
+        """Triton's float atomic max/min, built on integer atomics over the bit patterns: IEEE floats of one sign
+        order like their bits read as signed ints when non-negative and in reverse of their bits read as unsigned
+        ints when negative, so max is a signed max for non-negative values and an unsigned min for negative ones
+        (min the mirror image). A NaN value takes neither branch and leaves memory alone; -0.0 counts as
+        non-negative."""
+        elt = ptr.dtype.element_ty
+        bits = elt.primitive_bitwidth
+        sint, uint = (tlc.int32, tlc.uint32) if bits == 32 else (tlc.int64, tlc.uint64)
+        ptr, mask = self._pointer_and_mask(ptr, mask, f"atomic_{kind}")
+        val = _unwrap(val)
+        val = self.cast(self.to_tensor(val, None if isinstance(val, tensor) else elt), elt)
+        if ptr.shape != val.shape:
+            shape = self.broadcast_shapes(ptr.shape, val.shape)
+            ptr, val = self.broadcast_to(ptr, shape), self.broadcast_to(val, shape)
+            mask = None if mask is None else self.broadcast_to(mask, shape)
+        nonneg = self.compare("ge", val, 0.0)
+        neg = self.compare("lt", val, 0.0)
+        if mask is not None:
+            nonneg, neg = self.logical_and(mask, nonneg), self.logical_and(mask, neg)
+        # max: non-negative -> signed max, negative -> unsigned min; min: non-negative -> signed min, negative ->
+        # unsigned max
+        signed_kind, unsigned_kind = ("max", "min") if kind == "max" else ("min", "max")
+        sp = self.cast(ptr, pointer_type(sint, ptr.dtype.address_space))
+        up = self.cast(ptr, pointer_type(uint, ptr.dtype.address_space))
+        a = self.atomic_rmw(signed_kind, sp, self.cast(val, sint, bitcast=True), nonneg, sem, scope)
+        b = self.atomic_rmw(unsigned_kind, up, self.cast(val, uint, bitcast=True), neg, sem, scope)
+        old = self.where(nonneg, self.cast(a, elt, bitcast=True), self.cast(b, elt, bitcast=True))
+        return old
 
     def atomic_cas(self, ptr, cmp, val, sem=None, scope=None) -> tensor:
         sem_, scope_ = _unwrap(sem) or "acq_rel", _unwrap(scope) or "gpu"
@@ -884,9 +920,29 @@ class Semantic:
                 raise TypeError(f"{kind} values must be positive compile-time ints, got {v!r}")
         return tensor(self.b.create("hint", [x.handle], x.type, **{kind: values}), x.type)
 
+    def debug_enabled(self) -> bool:
+        """``device_assert`` is checked only in debug builds: ``debug=True`` (jit or launch) or TILEC_DEBUG=1."""
+        d = self.options.get("debug")
+        if d is None:
+            d = os.environ.get("TILEC_DEBUG", "0") not in ("", "0")
+        return bool(d)
+
+    def source_location(self) -> str:
+        """``file:line`` of the kernel statement being built (compiled) or run (interpreted)."""
+        loc = getattr(getattr(self.b, "ir", None), "loc", None)
+        if loc is not None:
+            return f"{loc.file}:{loc.line}"
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+            f = f.f_back
+        return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<kernel>"
+
     def device_assert(self, cond, msg=""):
+        if not self.debug_enabled():
+            return
         cond = self.cast(self.to_tensor(cond), tlc.int1)
-        self.b.create("assert", [cond.handle], None, message=str(_unwrap(msg)))
+        text = str(_unwrap(msg)) or "assertion failed"
+        self.b.create("assert", [cond.handle], None, message=f"{self.source_location()}: {text}")
 
     def device_print(self, prefix, *args, hex=False):
         handles = [self.to_tensor(a).handle for a in args]

@@ -1,0 +1,93 @@
+"""Tensor descriptors (``tl.make_tensor_descriptor``): a global tensor's base, shape and strides plus a block
+shape; ``desc.load(offsets)`` / ``desc.store(offsets, value)`` move one block.
+
+On NVIDIA hardware these map to TMA. Their meaning is a bounds-checked block access, so tilec expands them in
+the semantic layer into the same pointer tile and mask as a block pointer with every dimension checked:
+out-of-bounds elements load as the padding value (zero, or NaN with ``padding_option="nan"``) and are not
+stored. Every backend gets them for free; a backend with TMA can pattern-match the expansion later.
+"""
+from __future__ import annotations
+
+from .core import builtin, current, tensor, _unwrap
+
+
+class tensor_descriptor:
+    """The value ``tl.make_tensor_descriptor`` returns; it travels through control flow as its tensors."""
+    __tilec_attr_ok__ = True
+
+    def __init__(self, base, shape, strides, block_shape, padding):
+        self.base, self.shape, self.strides = base, tuple(shape), tuple(strides)
+        self.block_shape, self.padding = tuple(block_shape), padding
+
+    def __tilec_flatten__(self):
+        return [self.base, *self.shape, *self.strides], (self.block_shape, self.padding)
+
+    @classmethod
+    def __tilec_unflatten__(cls, static, children):
+        block_shape, padding = static
+        n = len(block_shape)
+        return cls(children[0], children[1:1 + n], children[1 + n:], block_shape, padding)
+
+    @property
+    def dtype(self):
+        return self.base.dtype.element_ty
+
+    def _block_ptr(self, offsets):
+        s = current()
+        offsets = [_unwrap(o) for o in _unwrap(offsets)]
+        if len(offsets) != len(self.block_shape):
+            raise ValueError(f"a {len(self.block_shape)}-d tensor descriptor needs {len(self.block_shape)} offsets, "
+                             f"got {len(offsets)}")
+        order = tuple(reversed(range(len(self.block_shape))))
+        return s.make_block_ptr(self.base, self.shape, self.strides, offsets, self.block_shape, order)
+
+    @builtin
+    def load(self, offsets):
+        s = current()
+        checks = tuple(range(len(self.block_shape)))
+        return s.load(self._block_ptr(offsets), boundary_check=checks, padding_option=self.padding)
+
+    @builtin
+    def store(self, offsets, value):
+        s = current()
+        checks = tuple(range(len(self.block_shape)))
+        return s.store(self._block_ptr(offsets), value, boundary_check=checks)
+
+    def __repr__(self):
+        return f"tensor_descriptor<{list(self.block_shape)}, {self.dtype}>"
+
+
+@builtin
+def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):
+    """A descriptor of the ``shape``/``strides`` tensor at ``base``, moving ``block_shape`` blocks."""
+    s = current()
+    base = s.to_tensor(_unwrap(base))
+    if not base.dtype.is_ptr() or base.shape:
+        raise TypeError(f"make_tensor_descriptor needs a scalar pointer base, got {base.type}")
+    shape, strides = list(_unwrap(shape)), list(_unwrap(strides))
+    block_shape = [_unwrap(b) for b in _unwrap(block_shape)]
+    n = len(block_shape)
+    if not (len(shape) == len(strides) == n) or n == 0:
+        raise ValueError(f"make_tensor_descriptor: shape, strides and block_shape need {n} entries each, got "
+                         f"{len(shape)}, {len(strides)} and {n}")
+    s.check_block_shape(block_shape)
+    last = _unwrap(strides[-1])
+    if not isinstance(last, tensor) and last != 1:
+        raise ValueError(f"make_tensor_descriptor: the last dimension must be contiguous (stride 1), got {last}")
+    padding = _unwrap(padding_option) or "zero"
+    if padding not in ("zero", "nan"):
+        raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding!r}")
+    from . import core as tlc
+    shape = [s.cast(s.to_tensor(_unwrap(v)), tlc.int64) for v in shape]
+    strides = [s.cast(s.to_tensor(_unwrap(v)), tlc.int64) for v in strides]
+    return tensor_descriptor(base, shape, strides, block_shape, padding)
+
+
+@builtin
+def load_tensor_descriptor(desc, offsets):
+    return desc.load(offsets)
+
+
+@builtin
+def store_tensor_descriptor(desc, offsets, value):
+    return desc.store(offsets, value)
