@@ -14,7 +14,7 @@ import triton.language as ttl
 
 sys.path.insert(0, os.path.dirname(__file__))
 import tilec  # noqa: E402
-from jit_kernels import add_kernel, softmax_kernel  # noqa: E402
+from gpu_jit_kernels import add_kernel, softmax_kernel  # noqa: E402
 
 
 @triton.jit
@@ -83,7 +83,7 @@ def main():
         t1, t2 = bench(f1), bench(f2)
         gb = 2 * 4 * r * c / 1e9
         rows.append((f"softmax {r}x{c}", t1, t2, gb / t1 * 1e3, gb / t2 * 1e3))
-    from jit_kernels import matmul_kernel
+    from gpu_jit_kernels import matmul_kernel
     for dt, (M, N, K) in ((torch.float16, (2048, 2048, 2048)), (torch.float32, (1024, 1024, 1024))):
         a, b = torch.randn(M, K, device="cuda", dtype=dt), torch.randn(K, N, device="cuda", dtype=dt)
         c1, c2 = torch.empty(M, N, device="cuda"), torch.empty(M, N, device="cuda")

@@ -15,8 +15,8 @@ from tilec.passes.gpu.verify_gir import GIRError, check_layouts, verify_gir
 from tilec.passes.manager import PassManager, tir_pipeline
 from tilec.targets.cuda.backend import run_gpu_passes
 
-import jit_kernels as J
-from cases import CASES
+import gpu_jit_kernels as J
+from gpu_cases import CASES
 
 
 def tir(kernel, args, **constexprs):

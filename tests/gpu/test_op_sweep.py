@@ -7,8 +7,8 @@ import pytest
 from tilec.ir.evaluator import run_kernel
 from tilec.ir.types import bf16, f16, f32, f64, i8, i16, i32, i64, u8, u32, u64
 
-import kernels as K
-from helpers import ARCHS, compile_ir, device_arch, to_device
+import gpu_ir_kernels as K
+from gpu_helpers import ARCHS, compile_ir, device_arch, to_device
 
 ELEMS = [i8, i16, i32, i64, u8, u32, u64, f16, bf16, f32, f64]
 CAST_TYPES = [i8, i32, i64, u8, u32, f16, bf16, f32, f64]

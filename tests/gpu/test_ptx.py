@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from cases import CASES
-from helpers import ARCHS, HAVE_PTXAS, compile_case, compile_jit
+from gpu_cases import CASES
+from gpu_helpers import ARCHS, HAVE_PTXAS, compile_case, compile_jit
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -30,7 +30,7 @@ def test_aligned_vector_add_uses_16_byte_accesses():
 
 def test_f16_vector_add_uses_16_byte_accesses():
     x = np.zeros(4096, np.float16)
-    from jit_kernels import add_kernel
+    from gpu_jit_kernels import add_kernel
     ptx = compile_jit(add_kernel, [x, x, x, 4096], 90, BLOCK=1024).asm["ptx"]
     assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx
 
@@ -59,7 +59,7 @@ def test_num_warps_option_sets_block_size():
 
 
 def test_device_print_compiles_to_vprintf():
-    from jit_kernels import print_kernel
+    from gpu_jit_kernels import print_kernel
     x = np.arange(8, dtype=np.int32)
     k = compile_jit(print_kernel, [x], 90, BLOCK=8)
     assert "vprintf" in k.asm["ptx"]

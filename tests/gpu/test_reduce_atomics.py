@@ -6,8 +6,8 @@ import pytest
 from tilec.ir.evaluator import run_kernel
 from tilec.ir.types import f16, f32, f64, i32, i64, u32
 
-import kernels as K
-from helpers import ARCHS, compile_ir, device_arch, to_device
+import gpu_ir_kernels as K
+from gpu_helpers import ARCHS, compile_ir, device_arch, to_device
 
 REDUCE_CASES = [(f32, (1024,), 0, "add"), (f32, (64,), 0, "max"), (i32, (8, 256), 1, "add"), (i32, (256, 8), 0, "min"),
                 (f32, (32, 64), 0, "add"), (f32, (32, 64), 1, "max"), (i64, (16, 32), 1, "xor"),

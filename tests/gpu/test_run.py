@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from cases import CASES
-from helpers import case_runtime_args, compile_case, device_arch, to_device
+from gpu_cases import CASES
+from gpu_helpers import case_runtime_args, compile_case, device_arch, to_device
 
 pytestmark = pytest.mark.gpu
 
@@ -35,7 +35,7 @@ def test_case_matches_numpy(name, num_warps):
 def test_torch_tensors_through_jit():
     torch = pytest.importorskip("torch")
     import tilec
-    from jit_kernels import add_kernel
+    from gpu_jit_kernels import add_kernel
     n = 98_765
     x = torch.randn(n, device="cuda")
     y = torch.randn(n, device="cuda")
@@ -109,7 +109,7 @@ def test_dlpack_and_cuda_array_interface_arguments():
 
 
 def test_device_print(capfd):
-    from jit_kernels import print_kernel
+    from gpu_jit_kernels import print_kernel
     from tilec.targets.cuda import array as cuda
     x = np.arange(100, 108, dtype=np.int32)
     k = compile_case(print_kernel, [x], device_arch(), BLOCK=8)

@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-import jit_kernels as J
-import kernels as K
+import gpu_jit_kernels as J
+import gpu_ir_kernels as K
 
 
 def _softmax_ref(x):
