@@ -465,3 +465,41 @@ def sub(x, y, sanitize_overflow=True):
 @builtin
 def mul(x, y, sanitize_overflow=True):
     return current().mul(x, y)
+
+
+@builtin
+def map_elementwise(scalar_fn, *args, pack=1):
+    """``scalar_fn`` (a @jit function of scalars) applied to every element of the broadcast ``args``. Its body is
+    built once on whole tiles, which is the same computation for straight-line elementwise code."""
+    s = current()
+    ts = [s.to_tensor(_unwrap(a)) for a in args]
+    shape = ()
+    for t in ts:
+        shape = s.broadcast_shapes(shape, t.shape)
+    ts = [s.broadcast_to(t, shape) for t in ts]
+    out = s.call_combine(scalar_fn, ts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+
+@builtin
+def tuple(args=()):  # noqa: A001 - Triton's name
+    """``tl.tuple((a, b))``: a tuple of kernel values (the same as a Python tuple inside kernels)."""
+    return builtins.tuple(_unwrap(args))
+
+
+
+class const:
+    """Annotation of a read-only pointer parameter (``p: tl.const``); tilec needs no extra information from it."""
+
+
+class constexpr_type:
+    """The type of a compile-time value (``tl.constexpr_type(3)``)."""
+
+    def __init__(self, value=None):
+        self.value = _unwrap(value)
+
+    def __repr__(self):
+        return f"constexpr_type[{self.value!r}]"
