@@ -485,9 +485,12 @@ TRITON_MAX_TENSOR_NUMEL = 1048576
 
 
 @builtin
-def tuple(args=()):  # noqa: A001 - Triton's name
+def tl_tuple(args=()):
     """``tl.tuple((a, b))``: a tuple of kernel values (the same as a Python tuple inside kernels)."""
     return builtins.tuple(_unwrap(args))
+
+
+tl_tuple.__name__ = tl_tuple.__qualname__ = "tuple"
 
 
 
