@@ -149,3 +149,14 @@ def matmul_f16(rng, M=70, N=50, K=45, dtype=np.float16):
 
 
 CASES["matmul_f16"] = (J.matmul_kernel, matmul_f16, 1e-3)
+
+
+def cumsum_argmax(rng, rows=21, cols=300):
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    cs = np.full_like(x, np.nan)
+    am = np.full(rows, -1, np.int32)
+    return [x, cs, am, cols, cols], {"BLOCK": 512}, (rows,), [1, 2], \
+        lambda a: [np.cumsum(a[0].astype(np.float64), axis=1), np.argmax(a[0], axis=1).astype(np.int32)]
+
+
+CASES["cumsum_argmax"] = (J.cumsum_argmax_kernel, cumsum_argmax, 1e-5)

@@ -276,3 +276,39 @@ def make_cas(block=64, elem=i32):
     b.create(O.StoreOp, [ptr(f.args[3]), old], [])
     b.create(O.ReturnOp, [], [])
     return m
+
+
+def make_scan(elem, shape, axis, combine="add", reverse=False):
+    """out = inclusive scan of a row-major x of ``shape`` along ``axis`` (same shape)."""
+    from tilec.ir.types import PointerType as _P
+    P = _P(elem)
+    m, f, b = _kernel(f"scan_{elem}_{axis}", [P, P], ["x_ptr", "out_ptr"], (16, 16))
+    x_ptr, out_ptr = f.args
+    rank = len(shape)
+    offs = None
+    for d in range(rank):
+        r = b.op(O.ArangeOp, start=0, end=shape[d])
+        stride = 1
+        for s in shape[d + 1:]:
+            stride *= s
+        if stride != 1:
+            r = b.op(O.MulOp, r, b.constant(stride, TileType((shape[d],), i32)))
+        for e in range(rank):
+            if e != d:
+                r = b.op(O.ExpandDimsOp, r, axis=e)
+        if rank > 1:
+            r = b.op(O.BroadcastOp, r, result_type=TileType(shape, i32))
+        offs = r if offs is None else b.op(O.AddOp, offs, r)
+    PT = TileType(shape, P)
+    x = b.op(O.LoadOp, b.op(O.AddPtrOp, b.op(O.SplatOp, x_ptr, result_type=PT), offs))
+    if combine == "first":  # associative, not commutative: the result shows the combination order
+        blk = Block([elem, elem])
+        with b.at_end(blk):
+            b.yield_(blk.args[0])
+        region = Region([blk])
+    else:
+        region = _combine(b, {"add": O.AddOp, "max": O.MaxOp}[combine], elem)
+    s = b.create(O.ScanOp, [x], None, {"axis": axis, "reverse": reverse}, regions=[region]).result
+    b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, out_ptr, result_type=PT), offs), s], [])
+    b.create(O.ReturnOp, [], [])
+    return m

@@ -142,3 +142,15 @@ def print_kernel(x_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     tl.device_print("x=", x)
+
+
+@tilec.jit
+def cumsum_argmax_kernel(x_ptr, cs_ptr, am_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    """Per row: the running sum and the index of the maximum (a two-operand reduce)."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=-float("inf"))
+    cs = tl.cumsum(tl.where(mask, x, 0.0), axis=0)
+    tl.store(cs_ptr + row * stride + cols, cs, mask=mask)
+    tl.store(am_ptr + row, tl.argmax(x, axis=0))

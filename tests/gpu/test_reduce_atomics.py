@@ -101,3 +101,36 @@ def test_cas_swaps_only_where_the_comparison_holds(elem):
     k.run((1, 1, 1), dev)
     np.testing.assert_array_equal(dev[0].numpy(), np.where(keep, init, new))
     np.testing.assert_array_equal(dev[3].numpy(), init)
+
+
+SCAN_CASES = [(i32, (1024,), 0, "add", False), (i32, (256,), 0, "add", True), (f32, (64, 32), 1, "add", False),
+              (i32, (32, 64), 0, "max", False), (i32, (16, 64), 1, "first", False), (i32, (128, 8), 0, "first", True),
+              (f32, (512,), 0, "first", True),
+              (i64, (4, 8, 32), 2, "add", True)]
+SCAN_IDS = [f"{e}-{'x'.join(map(str, s))}-ax{a}-{c}{'-rev' if r else ''}" for e, s, a, c, r in SCAN_CASES]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("case", SCAN_CASES, ids=SCAN_IDS)
+def test_scan_compiles(case, arch):
+    compile_ir(K.make_scan(*case), arch, num_warps=8)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("num_warps", [1, 4, 8])
+@pytest.mark.parametrize("case", SCAN_CASES, ids=SCAN_IDS)
+def test_scan_matches_evaluator(case, num_warps):
+    """Including ``first`` (keep the earlier value), associative but not commutative: any combination out of
+    scan order shows."""
+    elem, shape, axis, comb, rev = case
+    x = _data(elem, int(np.prod(shape)), np.random.default_rng(6)) % 1000
+    ref = np.zeros_like(x)
+    run_kernel(K.make_scan(*case), f"scan_{elem}_{axis}", [x.copy(), ref], (1,))
+    k = compile_ir(K.make_scan(*case), device_arch(), num_warps=num_warps)
+    dev = to_device([x, np.zeros_like(x)])
+    k.run((1, 1, 1), dev)
+    got = dev[1].numpy()
+    if elem.is_float:
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-3)
+    else:
+        np.testing.assert_array_equal(got, ref)

@@ -38,7 +38,7 @@ def scratch_bytes(op) -> int:
     if op.name == "dot" and not isinstance(op.a.type.layout, (DotOperandLayout, MmaOperandLayout)):
         a, b = op.a.type, op.b.type  # the FMA path: both operands staged in shared memory
         return a.numel * _elem_bytes(a) + b.numel * _elem_bytes(b) + ALIGN
-    if op.name == "reduce":
+    if op.name in ("reduce", "scan"):  # partial results of the warps along the axis
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
         ax = op.attrs["axis"]

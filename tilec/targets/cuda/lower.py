@@ -19,7 +19,7 @@ from ...passes.gpu.axis_info import AxisAnalysis, vector_width
 from . import nvvm, scalar_ops
 from .layout_lowering import (owner_predicate, reg_coord_values, remap, row_major_offsets, smem_ptr, smem_shuffle,
                               staging_buffer)
-from .llvm_types import (I32, I8, constant, from_memory, llvm_type, memory_bytes, memory_type,
+from .llvm_types import (I1, I32, I8, constant, from_memory, llvm_type, memory_bytes, memory_type,
                          to_memory)
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -473,6 +473,122 @@ class FuncLowering:
         out_ll = _ll(op.results[0].type)
         for k, r in enumerate(op.results):
             self.bind(r, [accs[rc][k] for rc in out_ll.reg_coords()])
+
+    def _pick(self, cond, xs, ys):
+        return [self.b.select(cond, x, y) for x, y in zip(xs, ys)]
+
+    def op_scan(self, op):
+        """Inclusive scan along ``axis``: in-register running combine along the axis, then a butterfly over the
+        lane bits that span the axis (each lane learns the total of the lanes before it), then warps' totals
+        through shared memory; every element finally combines its thread's prefix with its running value."""
+        b = self.b
+        body = op.regions[0].block
+        t = op.operands[0].type
+        ax, rev = op.attrs["axis"], op.attrs.get("reverse", False)
+        ll = _ll(t)
+        srcs = [self.get(o) for o in op.operands]
+        n = len(srcs)
+        groups: dict = {}
+        for r, rc in enumerate(ll.reg_coords()):
+            groups.setdefault(rc[:ax] + rc[ax + 1:], []).append(r)
+        out = [[None] * ll.num_regs for _ in range(n)]
+        totals, prefix, valid = {}, {}, {}
+        for key, regs in groups.items():
+            regs = sorted(regs, key=lambda r: ll.reg_coords()[r][ax], reverse=rev)
+            run = None
+            for r in regs:
+                cur = [s[r] for s in srcs]
+                run = cur if run is None else self._combine(body, run, cur)
+                for k in range(n):
+                    out[k][r] = run[k]
+            totals[key], prefix[key], valid[key] = run, None, ir.Constant(I1, 0)
+        for i, basis in enumerate(ll.lane):
+            if not basis[ax]:
+                continue
+            upper = b.icmp_unsigned("!=", b.and_(self.lane, ir.Constant(I32, 1 << i)), ir.Constant(I32, 0))
+            later = b.not_(upper) if rev else upper  # this lane comes after its partner in scan order
+            for key in groups:
+                other = [nvvm.shfl_xor(b, v, 1 << i) for v in totals[key]]
+                pre = prefix[key]
+                if pre is None:
+                    prefix[key], valid[key] = other, later
+                else:
+                    with_other = self._pick(valid[key], self._combine(body, other, pre), other)
+                    prefix[key] = self._pick(later, with_other, pre)
+                    valid[key] = b.or_(valid[key], later)
+                mine_first = self._combine(body, totals[key], other)
+                other_first = self._combine(body, other, totals[key])
+                totals[key] = self._pick(later, other_first, mine_first)
+        warp_bits = [i for i, basis in enumerate(ll.warp) if basis[ax]]
+        if warp_bits:
+            self._scan_warps(op, body, ll, ax, rev, groups, totals, prefix, valid, warp_bits)
+        for key, regs in groups.items():
+            if prefix[key] is None:
+                continue
+            for r in regs:
+                cur = [out[k][r] for k in range(n)]
+                comb = self._combine(body, prefix[key], cur)
+                for k, v in enumerate(self._pick(valid[key], comb, cur)):
+                    out[k][r] = v
+        for k, r in enumerate(op.results):
+            self.bind(r, out[k])
+
+    def _scan_warps(self, op, body, ll, ax, rev, groups, totals, prefix, valid, warp_bits):
+        b = self.b
+        base = op.attrs.get("smem_offset")
+        if base is None:
+            raise BackendError("internal: scan across warps without shared memory (run allocate-shared)")
+        widx = ir.Constant(I32, 0)
+        for j, i in enumerate(warp_bits):
+            bit = b.and_(b.lshr(self.warp, ir.Constant(I32, i)), ir.Constant(I32, 1))
+            widx = b.or_(widx, b.shl(bit, ir.Constant(I32, j)))
+        nslots = 1 << len(warp_bits)
+        shape = op.operands[0].type.shape
+        out_shape = shape[:ax] + shape[ax + 1:]
+        m = 1
+        for x in out_shape:
+            m *= x
+        keys = list(groups)
+        if out_shape:
+            from .layout_lowering import thread_part
+            sub = LinearLayout(tuple(out_shape), tuple(x[:ax] + x[ax + 1:] for x in ll.reg),
+                               tuple(x[:ax] + x[ax + 1:] for x in ll.lane), tuple(x[:ax] + x[ax + 1:] for x in ll.warp))
+            tp = thread_part(self, sub)
+            coords = [tuple(b.add(t, ir.Constant(I32, c)) if c else t for t, c in zip(tp, key)) for key in keys]
+            offs = row_major_offsets(self, coords, out_shape)
+        else:
+            offs = [ir.Constant(I32, 0)]
+        types = [o.type.element for o in op.operands]
+        bases, cur = [], base
+        for t in types:
+            bases.append(cur)
+            cur += nslots * m * memory_bytes(t)
+        for key, off in zip(keys, offs):
+            slot = b.add(b.mul(widx, ir.Constant(I32, m)), off)
+            for k, t in enumerate(types):
+                b.store(to_memory(b, t, totals[key][k]), smem_ptr(self, bases[k], slot, memory_bytes(t)))
+        nvvm.barrier(b)
+        order = range(nslots - 1, -1, -1) if rev else range(nslots)
+        for key, off in zip(keys, offs):
+            acc, acc_valid = None, ir.Constant(I1, 0)
+            for j in order:
+                before = b.icmp_unsigned(">" if rev else "<", ir.Constant(I32, j), widx)  # warp j precedes mine
+                slot = b.add(ir.Constant(I32, j * m), off)
+                vals = [from_memory(b, t, b.load(smem_ptr(self, bases[k], slot, memory_bytes(t)),
+                                                  typ=memory_type(t))) for k, t in enumerate(types)]
+                if acc is None:
+                    acc = vals
+                else:
+                    acc = self._pick(before, self._pick(acc_valid, self._combine(body, acc, vals), vals), acc)
+                acc_valid = b.or_(acc_valid, before)
+            # the warps' prefix comes before this warp's own lane prefix
+            pre = prefix[key]
+            if pre is None:
+                prefix[key], valid[key] = acc, acc_valid
+            else:
+                both = self._pick(acc_valid, self._combine(body, acc, pre), pre)
+                prefix[key] = self._pick(valid[key], both, acc)
+                valid[key] = b.or_(valid[key], acc_valid)
 
     def _reduce_warps(self, op, body, accs, warp_bits, out_shape, ll, ax):
         b = self.b
