@@ -9,9 +9,13 @@ tensor has a truth value here), so ``print`` and breakpoints work inside kernels
 from __future__ import annotations
 
 import itertools
+import linecache
+import os
+import traceback
 
 import numpy as np
 
+from ..errors import CompilationError, TilecError
 from ..ir.core import OP_REGISTRY
 from ..ir.evaluator import IMPLS, Interpreter
 from ..ir.memory import Memory
@@ -156,7 +160,29 @@ def run(jitfn, grid, values, debug=False):
     for z, y, x in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
         sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid), {"debug": bool(debug)})
         with use_semantic(sem), np.errstate(all="ignore"):
-            jitfn.fn(*args)
+            try:
+                jitfn.fn(*args)
+            except _USER_ERRORS as e:
+                located = None if isinstance(e, TilecError) else _at_kernel_line(e)
+                if located is None:
+                    raise
+                raise located from e
+
+
+_USER_ERRORS = (TypeError, ValueError, IndexError, AttributeError, AssertionError)
+_TILEC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _at_kernel_line(e: Exception):
+    """The language's errors point at the kernel line that caused them, as compiled kernels' errors do."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__)[1:]
+              if not f.filename.startswith(_TILEC_DIR) and os.sep + "numpy" + os.sep not in f.filename]
+    if not frames:
+        return None
+    f = frames[-1]
+    col = (getattr(f, "colno", None) or 0) + 1
+    return CompilationError(str(e) or type(e).__name__, f.filename, f.lineno, col,
+                            linecache.getline(f.filename, f.lineno) or None)
 
 
 def is_interpreting() -> bool:
