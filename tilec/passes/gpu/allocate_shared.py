@@ -38,7 +38,12 @@ def scratch_bytes(op) -> int:
     if op.name == "dot" and not isinstance(op.a.type.layout, (DotOperandLayout, MmaOperandLayout)):
         a, b = op.a.type, op.b.type  # the FMA path: both operands staged in shared memory
         return a.numel * _elem_bytes(a) + b.numel * _elem_bytes(b) + ALIGN
-    if op.name in ("reduce", "scan"):  # partial results of the warps along the axis
+    if op.name == "scan":  # per warp along the axis, its chunk totals (bounded by the whole tile)
+        src = op.operands[0].type
+        ll = src.layout.to_linear(src.shape)
+        warps = sum(1 for b in ll.warp if b[op.attrs["axis"]])
+        return (1 << warps) * src.numel * sum(_elem_bytes(o.type) for o in op.operands) if warps else 0
+    if op.name == "reduce":  # partial results of the warps along the axis
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
         ax = op.attrs["axis"]

@@ -478,26 +478,36 @@ class FuncLowering:
         return [self.b.select(cond, x, y) for x, y in zip(xs, ys)]
 
     def op_scan(self, op):
-        """Inclusive scan along ``axis``: in-register running combine along the axis, then a butterfly over the
-        lane bits that span the axis (each lane learns the total of the lanes before it), then warps' totals
-        through shared memory; every element finally combines its thread's prefix with its running value."""
+        """Inclusive scan along ``axis``. The axis coordinate's bits split into low register bits, lane bits,
+        warp bits and high register bits (blocked layouts); registers sharing the high bits form a *chunk*,
+        contiguous in scan order across the CTA. Per chunk: a running combine over the thread's registers, a
+        butterfly over the axis lane bits (each lane learns the total of the lanes before it), the warps'
+        totals through shared memory; chunks then chain, each prefixed by the totals of the chunks before it."""
         b = self.b
         body = op.regions[0].block
         t = op.operands[0].type
         ax, rev = op.attrs["axis"], op.attrs.get("reverse", False)
         ll = _ll(t)
+        thread_axis = [bb[ax] for bb in ll.lane + ll.warp if bb[ax]]
+        low_mask = (min(thread_axis) - 1) if thread_axis else (1 << 30) - 1
+        for bb in ll.reg:
+            if bb[ax] and any(bb[d] for d in range(ll.rank) if d != ax):
+                raise BackendError("scan over a layout that mixes dimensions in one register bit")
+            if bb[ax] and not (bb[ax] & low_mask) and thread_axis and bb[ax] < max(thread_axis):
+                raise BackendError("scan over a layout whose registers interleave with its threads on the axis")
         srcs = [self.get(o) for o in op.operands]
         n = len(srcs)
-        groups: dict = {}
-        for r, rc in enumerate(ll.reg_coords()):
-            groups.setdefault(rc[:ax] + rc[ax + 1:], []).append(r)
+        rc = ll.reg_coords()
+        chunks: dict = {}
+        for r, c in enumerate(rc):
+            rest = c[:ax] + c[ax + 1:]
+            chunks.setdefault((rest, c[ax] & ~low_mask), []).append(r)
         out = [[None] * ll.num_regs for _ in range(n)]
         totals, prefix, valid = {}, {}, {}
-        for key, regs in groups.items():
-            regs = sorted(regs, key=lambda r: ll.reg_coords()[r][ax], reverse=rev)
+        for key, regs in chunks.items():
             run = None
-            for r in regs:
-                cur = [s[r] for s in srcs]
+            for r in sorted(regs, key=lambda r: rc[r][ax], reverse=rev):
+                cur = [s_[r] for s_ in srcs]
                 run = cur if run is None else self._combine(body, run, cur)
                 for k in range(n):
                     out[k][r] = run[k]
@@ -507,7 +517,7 @@ class FuncLowering:
                 continue
             upper = b.icmp_unsigned("!=", b.and_(self.lane, ir.Constant(I32, 1 << i)), ir.Constant(I32, 0))
             later = b.not_(upper) if rev else upper  # this lane comes after its partner in scan order
-            for key in groups:
+            for key in chunks:
                 other = [nvvm.shfl_xor(b, v, 1 << i) for v in totals[key]]
                 pre = prefix[key]
                 if pre is None:
@@ -516,13 +526,12 @@ class FuncLowering:
                     with_other = self._pick(valid[key], self._combine(body, other, pre), other)
                     prefix[key] = self._pick(later, with_other, pre)
                     valid[key] = b.or_(valid[key], later)
-                mine_first = self._combine(body, totals[key], other)
-                other_first = self._combine(body, other, totals[key])
-                totals[key] = self._pick(later, other_first, mine_first)
+                totals[key] = self._pick(later, self._combine(body, other, totals[key]),
+                                         self._combine(body, totals[key], other))
         warp_bits = [i for i, basis in enumerate(ll.warp) if basis[ax]]
         if warp_bits:
-            self._scan_warps(op, body, ll, ax, rev, groups, totals, prefix, valid, warp_bits)
-        for key, regs in groups.items():
+            self._scan_warps(op, body, ll, ax, rev, chunks, totals, prefix, valid, warp_bits)
+        for key, regs in chunks.items():
             if prefix[key] is None:
                 continue
             for r in regs:
@@ -530,10 +539,27 @@ class FuncLowering:
                 comb = self._combine(body, prefix[key], cur)
                 for k, v in enumerate(self._pick(valid[key], comb, cur)):
                     out[k][r] = v
+        # chain the chunks of each row: totals[key] is now the chunk's total over the whole CTA
+        rows: dict = {}
+        for key in chunks:
+            rows.setdefault(key[0], []).append(key)
+        for keys in rows.values():
+            carry = None
+            for key in sorted(keys, key=lambda k: k[1], reverse=rev):
+                if carry is not None:
+                    for r in chunks[key]:
+                        vals = self._combine(body, carry, [out[k][r] for k in range(n)])
+                        for k in range(n):
+                            out[k][r] = vals[k]
+                    carry = self._combine(body, carry, totals[key])
+                else:
+                    carry = totals[key]
         for k, r in enumerate(op.results):
             self.bind(r, out[k])
 
-    def _scan_warps(self, op, body, ll, ax, rev, groups, totals, prefix, valid, warp_bits):
+    def _scan_warps(self, op, body, ll, ax, rev, chunks, totals, prefix, valid, warp_bits):
+        """Each warp publishes its per-chunk totals; each thread combines the totals of the warps before it
+        into its prefix and of all warps into the chunk's total."""
         b = self.b
         base = op.attrs.get("smem_offset")
         if base is None:
@@ -544,20 +570,25 @@ class FuncLowering:
             widx = b.or_(widx, b.shl(bit, ir.Constant(I32, j)))
         nslots = 1 << len(warp_bits)
         shape = op.operands[0].type.shape
-        out_shape = shape[:ax] + shape[ax + 1:]
+        # a slot per element of the tile with the axis coordinate's thread bits cleared: unique per chunk and row
+        thread_axis_mask = 0
+        for bb in ll.lane + ll.warp:
+            thread_axis_mask |= bb[ax]
+        keys = list(chunks)
+        tp = self._thread_coords(ll)
+        offs = []
+        for rest, high in keys:
+            full = list(rest[:ax]) + [high] + list(rest[ax:])
+            coords = []
+            for d in range(ll.rank):
+                if d == ax:
+                    coords.append(ir.Constant(I32, full[d]))
+                else:
+                    coords.append(b.add(tp[d], ir.Constant(I32, full[d])) if full[d] else tp[d])
+            offs.append(row_major_offsets(self, [tuple(coords)], shape)[0])
         m = 1
-        for x in out_shape:
+        for x in shape:
             m *= x
-        keys = list(groups)
-        if out_shape:
-            from .layout_lowering import thread_part
-            sub = LinearLayout(tuple(out_shape), tuple(x[:ax] + x[ax + 1:] for x in ll.reg),
-                               tuple(x[:ax] + x[ax + 1:] for x in ll.lane), tuple(x[:ax] + x[ax + 1:] for x in ll.warp))
-            tp = thread_part(self, sub)
-            coords = [tuple(b.add(t, ir.Constant(I32, c)) if c else t for t, c in zip(tp, key)) for key in keys]
-            offs = row_major_offsets(self, coords, out_shape)
-        else:
-            offs = [ir.Constant(I32, 0)]
         types = [o.type.element for o in op.operands]
         bases, cur = [], base
         for t in types:
@@ -570,25 +601,30 @@ class FuncLowering:
         nvvm.barrier(b)
         order = range(nslots - 1, -1, -1) if rev else range(nslots)
         for key, off in zip(keys, offs):
-            acc, acc_valid = None, ir.Constant(I1, 0)
+            acc, acc_valid, whole = None, ir.Constant(I1, 0), None
             for j in order:
                 before = b.icmp_unsigned(">" if rev else "<", ir.Constant(I32, j), widx)  # warp j precedes mine
                 slot = b.add(ir.Constant(I32, j * m), off)
                 vals = [from_memory(b, t, b.load(smem_ptr(self, bases[k], slot, memory_bytes(t)),
                                                   typ=memory_type(t))) for k, t in enumerate(types)]
+                whole = vals if whole is None else self._combine(body, whole, vals)
                 if acc is None:
                     acc = vals
                 else:
                     acc = self._pick(before, self._pick(acc_valid, self._combine(body, acc, vals), vals), acc)
                 acc_valid = b.or_(acc_valid, before)
-            # the warps' prefix comes before this warp's own lane prefix
-            pre = prefix[key]
+            totals[key] = whole
+            pre = prefix[key]  # the warps' prefix comes before this warp's own lane prefix
             if pre is None:
                 prefix[key], valid[key] = acc, acc_valid
             else:
                 both = self._pick(acc_valid, self._combine(body, acc, pre), pre)
                 prefix[key] = self._pick(valid[key], both, acc)
                 valid[key] = b.or_(valid[key], acc_valid)
+
+    def _thread_coords(self, ll):
+        from .layout_lowering import thread_part
+        return thread_part(self, ll)
 
     def _reduce_warps(self, op, body, accs, warp_bits, out_shape, ll, ax):
         b = self.b
