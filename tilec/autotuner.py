@@ -151,6 +151,11 @@ class Autotuner(KernelInterface):
             if name not in self.arg_names:
                 raise ValueError(f"autotune: '{name}' is not a parameter of {self.base_fn.__name__} "
                                  f"(parameters: {', '.join(self.arg_names)})")
+        unknown = [k for k in self.keys if k not in self.arg_names]
+        if unknown:
+            import warnings
+            warnings.warn(f"autotune: key names {unknown} are not parameters of {self.base_fn.__name__}; they are "
+                          f"ignored, so changing them does not retune", stacklevel=3)
         self._restore_copies: dict = {}
         self._user_pre_hook = pre_hook is not None
         self.pre_hook = pre_hook or self._default_pre_hook

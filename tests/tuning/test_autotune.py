@@ -259,3 +259,8 @@ def test_user_hooks_run_around_every_timed_launch():
     x, o = data(64)
     k[GRID](x, o, 64, 1.0)
     assert events == [("pre", 32), ("post", 32, None), ("pre", 64), ("post", 64, None)]
+
+
+def test_key_names_that_are_not_parameters_warn():
+    with pytest.warns(UserWarning, match=r"key names \['N'\] are not parameters of scale_add"):
+        autotune([Config({"BLOCK": 32}), Config({"BLOCK": 64})], key=["N", "n"])(kernels.scale_add)
