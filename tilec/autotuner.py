@@ -31,7 +31,9 @@ class Config:
     """One candidate: meta-parameter values (``kwargs``) plus launch options; ``pre_hook(nargs)`` runs before
     each launch with this config (nargs: every argument by name, the config's values included)."""
 
-    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None):
+    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None, ir_override=None):
+        if ir_override is not None:
+            raise NotImplementedError("Config(ir_override=...): tilec cannot load IR written for Triton's compiler")
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
         self.num_stages = num_stages
