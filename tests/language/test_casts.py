@@ -1,0 +1,184 @@
+"""Casts between every integer width and float type (wrap-around, truncation toward zero, round to nearest
+even, rtz down-casts, bf16 and fp8), bitcasts and bool conversion, against numpy bit-exact references."""
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from dtypes import FLOATS, INTS, TL
+from langhelp import launch, rng
+
+N = 50
+
+
+@tilec.jit
+def cast_kernel(X, Y, n, DST: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    m = o < n
+    tl.store(Y + o, tl.load(X + o, mask=m).to(DST), mask=m)
+
+
+def ints_of(t, r):
+    info = np.iinfo(t)
+    return r.integers(info.min, info.max, N, dtype=t, endpoint=True)
+
+
+@pytest.mark.parametrize("src", INTS)
+@pytest.mark.parametrize("dst", INTS + FLOATS)
+def test_int_to_any(mode, src, dst):
+    """Integer casts wrap (two's complement); int -> float rounds to nearest even."""
+    if mode == "interpret" and src not in ("int8", "uint32", "int64") and dst not in ("int16", "float32"):
+        pytest.skip("the interpreter shares the evaluator's cast; a sample of pairs suffices")
+    x = ints_of(src, rng(8))
+    y = np.zeros(N, dst)
+    launch(cast_kernel, (1,), mode, x, y, N, DST=TL[dst], BLOCK=64)
+    np.testing.assert_array_equal(y, x.astype(dst))
+
+
+@pytest.mark.parametrize("src", FLOATS)
+@pytest.mark.parametrize("dst", INTS)
+def test_float_to_int_truncates(mode, src, dst):
+    info = np.iinfo(dst)
+    lo, hi = max(info.min, -60000), min(info.max, 60000)  # in range: out-of-range casts are undefined
+    if src == "float16":
+        lo, hi = max(lo, -2000), min(hi, 2000)
+    x = rng(9).uniform(lo, hi, N).astype(src)
+    y = np.zeros(N, dst)
+    launch(cast_kernel, (1,), mode, x, y, N, DST=TL[dst], BLOCK=64)
+    np.testing.assert_array_equal(y, np.trunc(x.astype(np.float64)).astype(dst))
+
+
+@pytest.mark.parametrize("src,dst", [("float64", "float32"), ("float64", "float16"), ("float32", "float16"),
+                                     ("float16", "float32"), ("float32", "float64"), ("float16", "float64")])
+def test_float_to_float(mode, src, dst):
+    if mode == "cpu" and (src, dst) == ("float64", "float16"):
+        pytest.skip("CPU backend: f64 -> f16 needs a runtime helper LLVM calls but the JIT lacks (crashes)")
+    r = rng(10)
+    x = (r.standard_normal(N) * 2.0 ** r.integers(-20, 20, N)).astype(src)
+    x[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    y = np.zeros(N, dst)
+    launch(cast_kernel, (1,), mode, x, y, N, DST=TL[dst], BLOCK=64)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(y, x.astype(dst))
+
+
+@tilec.jit
+def rtz_kernel(X, Y, Z, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    x = tl.load(X + o)
+    tl.store(Y + o, x.to(tl.float16, fp_downcast_rounding="rtz"))
+    tl.store(Z + o, tl.cast(x, tl.float16, fp_downcast_rounding="rtne"))
+
+
+def test_fp_downcast_rounding(mode):
+    x = rng(11).standard_normal(64).astype(np.float32)
+    y, z = np.zeros(64, np.float16), np.zeros(64, np.float16)
+    launch(rtz_kernel, (1,), mode, x, y, z, BLOCK=64)
+    np.testing.assert_array_equal(z, x.astype(np.float16))
+    up = y.astype(np.float32)
+    assert np.all(np.abs(up) <= np.abs(x))  # toward zero
+    nxt = np.nextafter(y, np.copysign(np.float16(np.inf), y)).astype(np.float32)
+    assert np.all(np.abs(nxt) > np.abs(x))  # the largest magnitude not above |x|
+
+
+@tilec.jit
+def bf16_kernel(X, Bits, Back, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    b = tl.load(X + o).to(tl.bfloat16)
+    tl.store(Bits + o, b.to(tl.uint16, bitcast=True))
+    tl.store(Back + o, b.to(tl.float32))
+
+
+def bf16_rne(x):
+    """float32 -> bfloat16 bits, round to nearest even (NaN kept quiet)."""
+    u = x.view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), (u >> 16).astype(np.uint16) | 0x40, r)
+
+
+def test_bfloat16(mode):
+    x = (rng(12).standard_normal(64) * 1000).astype(np.float32)
+    x[:3] = [np.inf, -np.inf, -0.0]
+    bits, back = np.zeros(64, np.uint16), np.zeros(64, np.float32)
+    launch(bf16_kernel, (1,), mode, x, bits, back, BLOCK=64)
+    np.testing.assert_array_equal(bits, bf16_rne(x))
+    np.testing.assert_array_equal(back, (bits.astype(np.uint32) << 16).view(np.float32))
+
+
+@tilec.jit
+def fp8_kernel(X, Bits, Back, FP8: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    b = tl.load(X + o).to(FP8)
+    tl.store(Bits + o, b.to(tl.uint8, bitcast=True))
+    tl.store(Back + o, b.to(tl.float32))
+
+
+def fp8_table(exp_bits, man_bits, finite_only_nan):
+    """Every fp8 code's float value (e4m3fn: no infinities, only S.1111.111 is NaN; e5m2: IEEE-like)."""
+    vals = []
+    bias = 2 ** (exp_bits - 1) - 1
+    for code in range(256):
+        s, e, m = code >> 7, (code >> man_bits) & (2 ** exp_bits - 1), code & (2 ** man_bits - 1)
+        if finite_only_nan and e == 2 ** exp_bits - 1 and m == 2 ** man_bits - 1:
+            v = np.nan
+        elif not finite_only_nan and e == 2 ** exp_bits - 1:
+            v = np.inf if m == 0 else np.nan
+        elif e == 0:
+            v = m * 2.0 ** (1 - bias - man_bits)
+        else:
+            v = (1 + m / 2 ** man_bits) * 2.0 ** (e - bias)
+        vals.append(-v if s else v)
+    return np.array(vals)
+
+
+@pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
+def test_fp8_round_trip(mode, fmt):
+    """Every representable fp8 value survives f32 -> fp8 -> f32; values between two codes round to nearest."""
+    if mode == "cpu":
+        pytest.xfail("the CPU backend has no fp8 element types yet")
+    table = fp8_table(4, 3, True) if fmt == "e4m3" else fp8_table(5, 2, False)
+    finite = np.isfinite(table)
+    x = table[finite].astype(np.float32)
+    codes = np.arange(256)[finite]
+    n = 256
+    xs = np.zeros(n, np.float32)
+    xs[:len(x)] = x
+    bits, back = np.zeros(n, np.uint8), np.zeros(n, np.float32)
+    dt = tl.float8e4nv if fmt == "e4m3" else tl.float8e5
+    launch(fp8_kernel, (1,), mode, xs, bits, back, FP8=dt, BLOCK=n)
+    np.testing.assert_array_equal(back[:len(x)], x)
+    same = (bits[:len(x)] == codes) | (x == 0)  # +-0 may share a code
+    assert same.all()
+    # midpoints-ish: a value slightly above a code rounds to it
+    pos = np.sort(np.unique(np.abs(x)))
+    between = (pos[1:-1] * 0.75 + pos[2:] * 0.25).astype(np.float32)[:200]
+    xs2 = np.zeros(n, np.float32)
+    xs2[:len(between)] = between
+    launch(fp8_kernel, (1,), mode, xs2, bits, back, FP8=dt, BLOCK=n)
+    np.testing.assert_array_equal(back[:len(between)], pos[1:-1][:len(between)].astype(np.float32))
+
+
+@tilec.jit
+def bitcast_kernel(X, Y, Z, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    x = tl.load(X + o)
+    tl.store(Y + o, x.to(tl.int32, bitcast=True))
+    tl.store(Z + o, tl.cast(x != 0.0, tl.int8) + (x.to(tl.int1)).to(tl.int8))
+
+
+def test_bitcast_and_bool(mode):
+    x = rng(13).standard_normal(32).astype(np.float32)
+    x[::4] = 0.0
+    y, z = np.zeros(32, np.int32), np.zeros(32, np.int8)
+    launch(bitcast_kernel, (1,), mode, x, y, z, BLOCK=32)
+    np.testing.assert_array_equal(y, x.view(np.int32))
+    np.testing.assert_array_equal(z, 2 * (x != 0))
+
+
+def test_bitcast_width_mismatch_is_an_error(mode):
+    @tilec.jit
+    def bad(X, BLOCK: tl.constexpr):
+        o = tl.arange(0, BLOCK)
+        tl.store(X + o, tl.load(X + o).to(tl.int16, bitcast=True).to(tl.float32))
+    with pytest.raises(tilec.CompilationError, match="bitcast"):
+        launch(bad, (1,), mode, np.zeros(4, np.float32), BLOCK=4)
