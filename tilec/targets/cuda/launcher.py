@@ -84,12 +84,12 @@ def pointer_of(v):
         dev = getattr(v, "device", None)
         st = cai.get("stream")
         return cai["data"][0], dev if isinstance(dev, int) else None, st if isinstance(st, int) and st > 2 else None
-    if hasattr(v, "__dlpack__"):
-        ptr, dev, _cap = _dlpack_pointer(v)
-        return ptr, dev, None
     if hasattr(v, "__array_interface__"):
         raise LaunchError("a host (numpy) array was passed to a CUDA kernel; copy it to the device first "
                           "(tilec.cuda.from_numpy or torch)")
+    if hasattr(v, "__dlpack__"):
+        ptr, dev, _cap = _dlpack_pointer(v)
+        return ptr, dev, None
     raise LaunchError(f"cannot pass {type(v).__name__} as a pointer to a CUDA kernel")
 
 
