@@ -160,3 +160,20 @@ def cumsum_argmax(rng, rows=21, cols=300):
 
 
 CASES["cumsum_argmax"] = (J.cumsum_argmax_kernel, cumsum_argmax, 1e-5)
+
+
+def layer_norm(rng, rows=29, cols=2999, dtype=np.float16):
+    x = rng.standard_normal((rows, cols)).astype(dtype)
+    w, b_ = rng.standard_normal(cols).astype(dtype), rng.standard_normal(cols).astype(dtype)
+    y = np.full_like(x, np.nan)
+    mean, rstd = np.full(rows, np.nan, np.float32), np.full(rows, np.nan, np.float32)
+
+    def ref(a):
+        x = a[0].astype(np.float64)
+        m = x.mean(axis=1)
+        r = 1 / np.sqrt(((x - m[:, None]) ** 2).mean(axis=1) + 1e-5)
+        return [(x - m[:, None]) * r[:, None] * a[2].astype(np.float64) + a[3], m, r]
+    return [x, y, w, b_, mean, rstd, cols, cols, 1e-5], {"BLOCK": 1024}, (rows,), [1, 4, 5], ref
+
+
+CASES["layer_norm_f16"] = (J.layer_norm_kernel, layer_norm, 2e-3)

@@ -154,3 +154,31 @@ def cumsum_argmax_kernel(x_ptr, cs_ptr, am_ptr, n_cols, stride, BLOCK: tl.conste
     cs = tl.cumsum(tl.where(mask, x, 0.0), axis=0)
     tl.store(cs_ptr + row * stride + cols, cs, mask=mask)
     tl.store(am_ptr + row, tl.argmax(x, axis=0))
+
+
+@tilec.jit
+def layer_norm_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK: tl.constexpr):
+    """Row layer norm in three passes over the row (loops with scalar loop-carried pointers, scalar stores)."""
+    row = tl.program_id(0)
+    X += row * stride
+    Y += row * stride
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
+    mean = tl.sum(acc, axis=0) / N
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
+        x = tl.where(cols < N, x - mean, 0.0)
+        acc += x * x
+    rstd = 1 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < N
+        x = tl.load(X + cols, mask=mask, other=0.0).to(tl.float32)
+        y = (x - mean) * rstd * tl.load(W + cols, mask=mask) + tl.load(B + cols, mask=mask)
+        tl.store(Y + cols, y.to(Y.dtype.element_ty), mask=mask)
