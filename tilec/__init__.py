@@ -8,6 +8,8 @@ from . import language
 from .language import constexpr
 from .compiler import ASTSource, Target, compile
 from .frontend.jit import JITFunction, jit
+from .autotuner import Config, autotune, heuristics
+from . import testing
 
 
 def cdiv(x: int, y: int) -> int:
@@ -22,4 +24,4 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", "TilecError", "compile", "Target",
-           "ASTSource", "language", "constexpr", "__version__"]
+           "ASTSource", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing"]

@@ -10,16 +10,51 @@ from .compiler import ASTSource, Target, get_backend
 from .version import __version__
 
 
+class Metadata(dict):
+    """The metadata dict, also readable as attributes (``compiled.metadata.shared``) as Triton scripts expect."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 class CompiledKernel:
-    """A compiled specialisation: ``asm[stage]`` texts, ``metadata``, and ``run(grid, args)``."""
+    """A compiled specialisation: ``asm[stage]`` texts, ``metadata``, and ``run(grid, args)``.
+
+    ``kernel[grid](*args)`` also works, with either the runtime arguments or every parameter's value
+    (constexprs included, which are then dropped), like Triton's compiled kernels."""
 
     def __init__(self, name: str, target: Target, asm: dict, metadata: dict, backend):
         self.name = name
         self.target = target
         self.asm = asm
-        self.metadata = metadata
+        self.metadata = Metadata(metadata)
+        self.metadata.setdefault("shared", 0)
         self._backend = backend
         self._launcher = None
+
+    @property
+    def n_regs(self) -> int:
+        return self.metadata.get("registers", self.metadata.get("n_regs", 0)) or 0
+
+    @property
+    def n_spills(self) -> int:
+        return self.metadata.get("spills", self.metadata.get("n_spills", 0)) or 0
+
+    def _init_handles(self):
+        """Load the kernel now (Triton scripts call this before reading ``n_regs``)."""
+        self.launcher  # noqa: B018
+
+    def __getitem__(self, grid):
+        runtime = self.metadata.get("runtime_params")
+
+        def launch(*args):
+            if runtime is not None and len(args) == self.metadata.get("num_params", -1) != len(runtime):
+                args = [args[i] for i in runtime]
+            return self.run(grid, list(args))
+        return launch
 
     @property
     def launcher(self):
@@ -29,7 +64,8 @@ class CompiledKernel:
 
     def run(self, grid, args):
         """Launch over ``grid`` (1-3 ints) with the runtime arguments in parameter order."""
-        g = tuple(grid) + (1,) * (3 - len(grid))
+        g = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+        g = g + (1,) * (3 - len(g))
         return self.launcher(g, args)
 
     def __repr__(self):
@@ -79,6 +115,10 @@ def compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKer
     name = kernel.sym_name
     metadata = {"name": name, "target": [target.backend, target.arch, target.warp_size], "options": opts,
                 "version": __version__, "hash": key}
+    params = getattr(src.fn, "params", None)
+    if params is not None:
+        metadata["num_params"] = len(params)
+        metadata["runtime_params"] = [i for i, p in enumerate(params) if not p.is_constexpr]
     PassManager(name).run(module, tir_pipeline())
     asm = {"tir": _text(module)}
     artifact = module

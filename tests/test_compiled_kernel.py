@@ -1,0 +1,51 @@
+"""The compiled-kernel object: stages kept, Triton-style access, and the disk cache serving a second compile."""
+import numpy as np
+
+import tilec
+import tilec.language as tl
+
+
+@tilec.jit
+def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * alpha, mask=mask)
+
+
+def _compile():
+    src = tilec.ASTSource(scale_kernel, signature="*fp32,*fp32,i32,fp32", constexprs={"BLOCK": 256})
+    return tilec.compile(src, target=tilec.Target("cpu"))
+
+
+def test_stages_metadata_and_triton_style_launch():
+    k = _compile()
+    assert {"tir", "llir", "asm"} <= set(k.asm)
+    assert "func @scale_kernel" in k.asm["tir"] and "define" in k.asm["llir"]
+    assert k.metadata.name == "scale_kernel" and k.metadata.shared == 0 and k.n_spills == 0
+    k._init_handles()
+    x = np.random.default_rng(1).random(1000, dtype=np.float32)
+    out = np.full_like(x, np.nan)
+    k[(tilec.cdiv(1000, 256),)](x, out, 1000, 2.5)            # runtime arguments only
+    np.testing.assert_allclose(out, x * 2.5, rtol=1e-6)
+    out[:] = np.nan
+    k[(tilec.cdiv(1000, 256), 1, 1)](x, out, 1000, 0.5, 256)  # every parameter, constexpr included
+    np.testing.assert_allclose(out, x * 0.5, rtol=1e-6)
+
+
+def test_second_compile_comes_from_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    a = _compile()
+    entries = [p for p in tmp_path.rglob("metadata.json")]
+    assert len(entries) == 1
+    files = {p.suffix for p in entries[0].parent.iterdir()}
+    assert {".tir", ".ll", ".s", ".json"} <= files
+    def no_frontend(*a, **k):
+        raise AssertionError("a cache hit must not run the frontend")
+    monkeypatch.setattr(tilec.ASTSource, "make_ir", no_frontend)
+    b = _compile()
+    assert b.asm["llir"] == a.asm["llir"] and b.metadata["hash"] == a.metadata["hash"]
+    assert "compile_time_s" in b.metadata
+    x = np.arange(300, dtype=np.float32)
+    out = np.zeros_like(x)
+    b.run((2,), [x, out, 300, 3.0])
+    np.testing.assert_array_equal(out, x * 3)
