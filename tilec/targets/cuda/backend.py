@@ -9,26 +9,28 @@ from __future__ import annotations
 from ...errors import BackendError
 from ...ir.printer import print_ir
 
-GPU_PASSES = ("convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions", "allocate-shared",
-              "insert-barriers")
+GPU_PASSES = ("convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions", "pipeline-loads",
+              "allocate-shared", "insert-barriers")
 MAX_STATIC_SMEM = 48 * 1024
 
 
-def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80):
+def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3):
     """The GPU pass pipeline, in order (each a ``Pass`` with a ``name`` and ``run``)."""
     from ...passes.gpu.accelerate_dot import AccelerateDot
+    from ...passes.gpu.pipeline_loads import PipelineLoads
     from ...passes.gpu.allocate_shared import AllocateShared
     from ...passes.gpu.coalesce import Coalesce
     from ...passes.gpu.convert_to_gir import ConvertToGIR
     from ...passes.gpu.insert_barriers import InsertBarriers
     from ...passes.gpu.remove_layout_conversions import RemoveLayoutConversions
     return [ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps),
-            RemoveLayoutConversions(), AllocateShared(), InsertBarriers()]
+            RemoveLayoutConversions(), PipelineLoads(num_stages), AllocateShared(), InsertBarriers()]
 
 
-def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str | None = None, arch: int = 80):
+def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str | None = None, arch: int = 80,
+                   num_stages: int = 3):
     """Run the GPU passes over a tir module in place, through the PassManager (dumps, timing, verification)."""
-    passes = gpu_passes(num_warps, warp_size, arch)
+    passes = gpu_passes(num_warps, warp_size, arch, num_stages)
     name = kernel_name or next((f.sym_name for f in module.funcs if f.attrs.get("kernel")), "module")
     from ...passes.gpu.verify_gir import verify_gir
     try:
@@ -99,7 +101,8 @@ class CUDABackend:
         return out
 
     def make_gir(self, module, metadata, options):
-        run_gpu_passes(module, options["num_warps"], self.warp_size, metadata.get("name"), self.arch)
+        run_gpu_passes(module, options["num_warps"], self.warp_size, metadata.get("name"), self.arch,
+                       options["num_stages"])
         kernel = next((f for f in module.funcs if f.attrs.get("kernel")), None)
         metadata["shared"] = int(kernel.attrs.get("shared", 0)) if kernel is not None else 0
         metadata["num_warps"] = options["num_warps"]
