@@ -241,6 +241,10 @@ class Semantic:
             n *= s
         if n != x.numel:
             raise ValueError(f"cannot reshape {list(x.shape)} ({x.numel} elements) to {list(shape)}")
+        if not x.shape:  # a scalar into a one-element tile is a splat
+            return self.broadcast_to(x, shape)
+        if x.shape == shape:
+            return x
         ty = block_type(x.dtype, shape) if shape else x.dtype
         return tensor(self.b.create("reshape", [x.handle], ty), ty)
 
