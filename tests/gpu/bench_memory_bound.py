@@ -84,12 +84,13 @@ def main():
         gb = 2 * 4 * r * c / 1e9
         rows.append((f"softmax {r}x{c}", t1, t2, gb / t1 * 1e3, gb / t2 * 1e3))
     from gpu_jit_kernels import matmul_kernel
-    for dt, (M, N, K) in ((torch.float16, (2048, 2048, 2048)), (torch.float32, (1024, 1024, 1024))):
+    for dt, (M, N, K), stages in ((torch.float16, (2048, 2048, 2048), 3), (torch.float16, (2048, 2048, 2048), 4),
+                                  (torch.float32, (1024, 1024, 1024), 3)):
         a, b = torch.randn(M, K, device="cuda", dtype=dt), torch.randn(K, N, device="cuda", dtype=dt)
         c1, c2 = torch.empty(M, N, device="cuda"), torch.empty(M, N, device="cuda")
         g = (M // 64, N // 64)
         args = (a, b, c1, M, N, K, K, 1, N, 1, N, 1)
-        f1 = lambda: matmul_kernel[g](*args, BM=64, BN=64, BK=32, target=tgt)  # noqa: E731
+        f1 = lambda: matmul_kernel[g](*args, BM=64, BN=64, BK=32, num_stages=stages, target=tgt)  # noqa: E731
         f2 = lambda: triton_matmul[g](a, b, c2, M, N, K, K, 1, N, 1, N, 1, BM=64, BN=64, BK=32,  # noqa: E731
                                       **({"input_precision": "ieee"} if False else {}))
         f1(), f2()
@@ -99,7 +100,7 @@ def main():
         assert err < 1e-3, err
         t1, t2 = bench(f1), bench(f2)
         fl = 2 * M * N * K / 1e12
-        rows.append((f"matmul {str(dt)[6:]} {M}^3 (TFLOP/s)", t1, t2, fl / t1 * 1e3, fl / t2 * 1e3))
+        rows.append((f"matmul {str(dt)[6:]} {M}^3 st={stages} (TFLOP/s)", t1, t2, fl / t1 * 1e3, fl / t2 * 1e3))
     # launch overhead: a tiny kernel, host time per launch (no sync inside the loop)
     import time
     x, y = torch.randn(1024, device="cuda"), torch.randn(1024, device="cuda")

@@ -4,8 +4,12 @@ Each tile ``load`` in such a ``for`` becomes a loop-carried value: the loop's en
 top of the body loads iteration ``i + 1`` (addresses recomputed from ``iv + step`` and the carried values' next
 values, with the mask also requiring ``iv + step < ub``) before the current iteration's conversions and dot use
 the values loaded the iteration before. The loads' latency then overlaps a whole iteration of tensor-core work
-(a register double buffer; ``num_stages`` >= 2 enables it). Applies when the step is a positive constant and the
-loads' address/mask computations are pure and cloneable.
+(a register double buffer). Applies when the step is a positive constant and the loads' address/mask
+computations are pure and cloneable.
+
+Opt-in (``num_stages`` >= 4) for now: on an H200, a 2048^3 f16 tensor-core matmul (64x64x32 tiles, 4 warps) ran
+at 18.8 TFLOP/s with it against 28.8 without (more registers, fewer resident CTAs, and the shared-memory staging
+of the operands still serialises each iteration); a real multi-stage shared-memory pipeline is the next step.
 """
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from ...ir.builder import Builder
 from ...ir.core import BlockArgument, OpResult
 from ...ir.types import TileType, i1
 from .common import Pass
+
+MIN_STAGES = 4
 
 
 def _chain_ok(v, body, iv, args, seen):
@@ -53,7 +59,7 @@ class PipelineLoads(Pass):
         self.num_stages = num_stages
 
     def run(self, module):
-        if self.num_stages < 2:
+        if self.num_stages < MIN_STAGES:
             return False
         for f in module.funcs:
             for op in list(f.walk()):
