@@ -119,3 +119,15 @@ def test_device_print(capfd):
     out = capfd.readouterr().out
     lines = sorted(line for line in out.splitlines() if "x=" in line)
     assert len(lines) == 8 and "pid (0, 0, 0) idx (3) x=103" in lines
+
+
+@pytest.mark.parametrize("name", ["matmul", "matmul_f16"])
+def test_pipelined_loads_match_numpy(name):
+    kernel, make, tol = CASES[name]
+    args, constexprs, grid, outs, ref = make(np.random.default_rng(8))
+    k = compile_case(kernel, args, device_arch(), {"num_stages": 4}, **constexprs)
+    assert k.asm["gir"].count("load") >= 4  # prefetches before and inside the loop
+    dev = to_device(args)
+    k.run(grid, case_runtime_args(kernel, dev))
+    for i, exp in zip(outs, ref(args)):
+        assert _rel_err(dev[i].numpy(), exp) < tol
