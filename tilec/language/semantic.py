@@ -238,6 +238,8 @@ class Semantic:
         shape = tuple(_unwrap(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
         n = 1
         for s in shape:
+            if not isinstance(s, int) or isinstance(s, bool):
+                raise TypeError(f"reshape's shape must be compile-time ints (tl.constexpr), got {s!r}")
             n *= s
         if n != x.numel:
             raise ValueError(f"cannot reshape {list(x.shape)} ({x.numel} elements) to {list(shape)}")
@@ -728,6 +730,8 @@ class Semantic:
             axis = 0
         if not x.shape:
             raise ValueError("cannot reduce a scalar")
+        if not isinstance(axis, int) or not -len(x.shape) <= axis < len(x.shape):
+            raise ValueError(f"reduction axis {axis} out of range for shape {list(x.shape)}")
         axis %= len(x.shape)
         idx_shape = [1] * len(x.shape)
         idx_shape[axis] = x.shape[axis]
