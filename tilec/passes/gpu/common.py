@@ -56,7 +56,3 @@ def tile_values(func):
                 out.extend(a for a in b.args if a.type.is_tile)
         out.extend(r for r in op.results if r.type.is_tile)
     return out
-
-
-def kernels(module):
-    return [f for f in module.funcs]
