@@ -177,3 +177,17 @@ def layer_norm(rng, rows=29, cols=2999, dtype=np.float16):
 
 
 CASES["layer_norm_f16"] = (J.layer_norm_kernel, layer_norm, 2e-3)
+
+
+def matmul_ieee(rng):
+    args, cx, grid, outs, ref = matmul(rng)
+    return args, dict(cx, PREC="ieee"), grid, outs, ref
+
+
+def matmul_tf32_big(rng):
+    return matmul(rng, M=130, N=96, K=77)
+
+
+CASES["matmul"] = (J.matmul_kernel, matmul, 2e-3)  # tf32 inputs by default, like Triton
+CASES["matmul_ieee"] = (J.matmul_kernel, matmul_ieee, 1e-5)
+CASES["matmul_tf32_big"] = (J.matmul_kernel, matmul_tf32_big, 2e-3)

@@ -322,11 +322,14 @@ class MmaLayout(Layout):
 
 @dataclass(frozen=True, repr=False)
 class MmaOperandLayout(Layout):
-    """Operand ``op_idx`` (0: A [M, K], 1: B [K, N]) of ``mma.sync.m16n8k16`` with 16-bit inputs for an
-    accumulator in ``parent``: A fragments hold (row g, k 2t..2t+1) with +8 on rows and k; B fragments hold
-    (k 2t..2t+1, column g) with +8 on k. Warps that split the other operand's dimension hold copies."""
+    """Operand ``op_idx`` (0: A [M, K], 1: B [K, N]) of ``mma.sync`` for an accumulator in ``parent``.
+    ``k_width`` 2 (16-bit inputs, m16n8k16): A fragments hold (row g, k 2t..2t+1) with +8 on rows and k, B
+    fragments (k 2t..2t+1, column g) with +8 on k. ``k_width`` 1 (tf32, m16n8k8): A holds (row g, k t) with +8 on
+    rows and +4 on k, B holds (k t, column g) with +4 on k. Warps that split the other operand's dimension hold
+    copies."""
     op_idx: int
     parent: MmaLayout
+    k_width: int = 2
     name = "mma_op"
 
     @property
@@ -338,10 +341,23 @@ class MmaOperandLayout(Layout):
         return self.parent.num_warps
 
     def _body(self):
-        return f"idx = {self.op_idx}, parent = {self.parent}"
+        kw = f", kw = {self.k_width}" if self.k_width != 2 else ""
+        return f"idx = {self.op_idx}, parent = {self.parent}{kw}"
 
     def _linear(self, shape):
         wm, wn = _log2(self.parent.warps_per_cta[0]), _log2(self.parent.warps_per_cta[1])
+        if self.k_width == 1:
+            if self.op_idx == 0:
+                M, K = shape
+                reg = [(8, 0), (0, 4)] + _repeat_bases(1, 2, 8, K) + _repeat_bases(0, 2, 16 << wm, M)
+                lane = [(0, 1), (0, 2), (1, 0), (2, 0), (4, 0)]
+                warp = _log_bases(0, 2, 16, wm) + [(0, 0)] * wn
+            else:
+                K, N = shape
+                reg = [(4, 0)] + _repeat_bases(0, 2, 8, K) + _repeat_bases(1, 2, 8 << wn, N)
+                lane = [(1, 0), (2, 0), (0, 1), (0, 2), (0, 4)]
+                warp = [(0, 0)] * wm + _log_bases(1, 2, 8, wn)
+            return _linear_checked(shape, reg, lane, warp)
         if self.op_idx == 0:
             M, K = shape
             reg = [(0, 1), (8, 0), (0, 8)]
@@ -496,7 +512,7 @@ _BUILDERS = {
     "dot_op": lambda f: DotOperandLayout(f["idx"], f["parent"]),
     "shared": lambda f: SharedLayout(f["vec"], f["per_phase"], f["max_phase"], f["order"]),
     "mma": lambda f: MmaLayout(f["wpc"]),
-    "mma_op": lambda f: MmaOperandLayout(f["idx"], f["parent"]),
+    "mma_op": lambda f: MmaOperandLayout(f["idx"], f["parent"], f.get("kw", 2)),
 }
 
 

@@ -1,4 +1,5 @@
-"""accelerate-dot: put ``dot`` on tensor cores (``mma.sync.m16n8k16``, sm_80+) where the types and shapes allow.
+"""accelerate-dot: put ``dot`` on tensor cores (``mma.sync``, sm_80+) where the types and shapes allow: f16/bf16
+inputs (m16n8k16), and f32 inputs whose ``input_precision`` is tf32 (m16n8k8, inputs rounded to tf32).
 
 The accumulator takes an :class:`MmaLayout` and the operands :class:`MmaOperandLayout`s; ``convert_layout`` ops
 bridge from and back to the surrounding layouts, and remove-layout-conversions then carries the accumulator of a
@@ -29,15 +30,23 @@ def mma_warps(M: int, N: int, num_warps: int):
     return wm, wn
 
 
+def k_width(op) -> int:
+    """Elements per k-pair of the mma operands: 2 for 16-bit inputs, 1 for f32 inputs computed as tf32."""
+    return 1 if op.a.type.element.name == "f32" else 2
+
+
 def qualifies(op, arch: int) -> bool:
     a, b, c = op.a.type, op.b.type, op.acc.type
-    if arch < 80 or len(c.shape) != 2:
+    if arch < 80 or len(c.shape) != 2 or b.element != a.element or c.element.name != "f32":
         return False
-    if a.element.name not in MMA_INPUTS or b.element != a.element or c.element.name != "f32":
+    if a.element.name == "f32":
+        if op.attrs.get("input_precision", "ieee") != "tf32":
+            return False  # ieee (and tf32x3) stay exact on the FMA path
+    elif a.element.name not in MMA_INPUTS:
         return False
     M, K = a.shape
     N = b.shape[1]
-    return M % 16 == 0 and N % 8 == 0 and K % 16 == 0
+    return M % 16 == 0 and N % 8 == 0 and K % (8 * k_width(op)) == 0
 
 
 def _is_zero(v) -> bool:
@@ -92,8 +101,9 @@ class AccelerateDot(Pass):
         M, N = op.acc.type.shape
         mma = MmaLayout(mma_warps(M, N, num_warps))
         old = op.result.type.layout
-        convert_before(op, 0, MmaOperandLayout(0, mma))
-        convert_before(op, 1, MmaOperandLayout(1, mma))
+        kw = k_width(op)
+        convert_before(op, 0, MmaOperandLayout(0, mma, kw))
+        convert_before(op, 1, MmaOperandLayout(1, mma, kw))
         convert_before(op, 2, mma)
         r = op.result
         r.type = r.type.with_layout(mma)

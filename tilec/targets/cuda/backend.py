@@ -78,10 +78,14 @@ class CUDABackend:
     # -- options -----------------------------------------------------------------------------------------
     def parse_options(self, options: dict) -> dict:
         opts = {"num_warps": 4, "num_stages": 3, "debug": False}
-        unknown = set(options) - set(opts) - {"arch"}
+        # Triton launch options the frontend consumes or that have no effect here are accepted as given
+        passthrough = {"num_ctas", "maxnreg", "enable_fp_fusion", "default_dot_input_precision",
+                       "launch_cooperative_grid", "arch"}
+        unknown = set(options) - set(opts) - passthrough
         if unknown:
             raise BackendError(f"unknown CUDA option(s): {', '.join(sorted(unknown))}")
         opts.update({k: v for k, v in options.items() if k in opts})
+        opts.update({k: v for k, v in options.items() if k in passthrough and k != "arch"})
         nw = opts["num_warps"]
         if not isinstance(nw, int) or nw < 1 or nw > 32 or nw & (nw - 1):
             raise BackendError(f"num_warps must be a power of two in 1..32, got {nw!r}")
