@@ -312,3 +312,21 @@ def make_scan(elem, shape, axis, combine="add", reverse=False):
     b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, out_ptr, result_type=PT), offs), s], [])
     b.create(O.ReturnOp, [], [])
     return m
+
+
+def make_ticket(block=128):
+    """Each program takes a ticket t = atomic_add(counter, 1) (a scalar atomic whose result every thread uses)
+    and writes t to out[pid * block : (pid + 1) * block]."""
+    from tilec.ir.types import PointerType as _P
+    P = _P(i32)
+    m, f, b = _kernel("ticket_kernel", [P, P], ["counter_ptr", "out_ptr"], (16, 16))
+    counter, out = f.args
+    t = b.create(O.AtomicRMWOp, [counter, b.constant(1, i32)], None, {"kind": "add"}).result
+    pid = b.op(O.ProgramIdOp, axis=0)
+    T = TileType((block,), i32)
+    offs = b.op(O.AddOp, b.op(O.SplatOp, b.op(O.MulOp, pid, b.constant(block, i32)), result_type=T),
+                b.op(O.ArangeOp, start=0, end=block))
+    b.create(O.StoreOp, [b.op(O.AddPtrOp, b.op(O.SplatOp, out, result_type=TileType((block,), P)), offs),
+                         b.op(O.SplatOp, t, result_type=T)], [])
+    b.create(O.ReturnOp, [], [])
+    return m

@@ -134,3 +134,20 @@ def test_scan_matches_evaluator(case, num_warps):
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-3)
     else:
         np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_scalar_atomic_result_compiles(arch):
+    k = compile_ir(K.make_ticket(), arch)
+    assert k.metadata["shared"] >= 4
+
+
+@pytest.mark.gpu
+def test_scalar_atomic_result_reaches_every_thread():
+    programs = 37
+    k = compile_ir(K.make_ticket(), device_arch())
+    dev = to_device([np.zeros(1, np.int32), np.full(programs * 128, -1, np.int32)])
+    k.run((programs, 1, 1), dev)
+    out = dev[1].numpy().reshape(programs, 128)
+    assert (out == out[:, :1]).all(), "threads of one program disagree on the ticket"
+    assert sorted(out[:, 0].tolist()) == list(range(programs)) and dev[0].numpy()[0] == programs

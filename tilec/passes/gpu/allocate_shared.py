@@ -30,6 +30,8 @@ def scratch_bytes(op) -> int:
         if s.layout.to_linear(s.shape).same_threads(d.layout.to_linear(d.shape)):
             return 0
         return s.numel * _elem_bytes(s)
+    if op.name in ("atomic_rmw", "atomic_cas") and not op.ptr.type.is_tile and op.result.uses:
+        return 16  # thread 0 runs a scalar atomic and hands its result to the others
     if op.name in ("trans", "reshape"):
         s, d = op.src.type, op.result.type
         if not s.is_tile:

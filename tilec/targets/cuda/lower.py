@@ -414,7 +414,20 @@ class FuncLowering:
         lt = llvm_type(et)
         out = [self._guarded(p, lambda q=q, v=v: b.atomic_rmw(llop, q, v, order), lt)
                for q, v, p in zip(ptrs, vals, preds)]
-        self.bind(op.result, out if op.result.type.is_tile else out[0])
+        self.bind(op.result, out if op.result.type.is_tile else self._from_thread0(op, out[0]))
+
+    def _from_thread0(self, op, v):
+        """A scalar atomic runs in thread 0 only; every thread sees its result through shared memory."""
+        base = op.attrs.get("smem_offset")
+        if base is None or not op.result.uses:
+            return v
+        b = self.b
+        et = op.result.type
+        p = smem_ptr(self, base, ir.Constant(I32, 0), memory_bytes(et))
+        with b.if_then(self._scalar_owner()):
+            b.store(to_memory(b, et, v), p)
+        nvvm.barrier(b)
+        return from_memory(b, et, b.load(p, typ=memory_type(et)))
 
     def op_atomic_cas(self, op):
         b = self.b
@@ -431,7 +444,7 @@ class FuncLowering:
                 return b.bitcast(r, lt)
             return b.extract_value(b.cmpxchg(q, c, v, order, fail), 0)
         out = [self._guarded(p, lambda q=q, c=c, v=v: one(q, c, v), lt) for q, c, v, p in zip(ptrs, cmps, vals, preds)]
-        self.bind(op.result, out if op.result.type.is_tile else out[0])
+        self.bind(op.result, out if op.result.type.is_tile else self._from_thread0(op, out[0]))
 
     # -- reductions and dot ------------------------------------------------------------------------------
     def _combine(self, region_block, accs, xs):
