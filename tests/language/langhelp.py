@@ -42,3 +42,10 @@ def random_array(r, shape, dtype):
     x = r.standard_normal(shape) * 4
     x[x == 0] = 0.5
     return x.astype(dtype)
+
+
+def known_bug(request, mode, modes, reason):
+    """Mark this case as an expected failure in ``modes`` (it still runs, so a fix shows up as XPASS)."""
+    if mode in modes:
+        import pytest
+        request.node.add_marker(pytest.mark.xfail(reason=reason, strict=False))

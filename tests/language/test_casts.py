@@ -6,7 +6,7 @@ import pytest
 import tilec
 import tilec.language as tl
 from dtypes import FLOATS, INTS, TL
-from langhelp import launch, rng
+from langhelp import known_bug, launch, rng
 
 N = 50
 
@@ -70,7 +70,8 @@ def rtz_kernel(X, Y, Z, BLOCK: tl.constexpr):
     tl.store(Z + o, tl.cast(x, tl.float16, fp_downcast_rounding="rtne"))
 
 
-def test_fp_downcast_rounding(mode):
+def test_fp_downcast_rounding(mode, request):
+    known_bug(request, mode, ["cuda"], "CUDA backend ignores fp_downcast_rounding='rtz'")
     x = rng(11).standard_normal(64).astype(np.float32)
     y, z = np.zeros(64, np.float16), np.zeros(64, np.float16)
     launch(rtz_kernel, (1,), mode, x, y, z, BLOCK=64)
@@ -96,7 +97,8 @@ def bf16_rne(x):
     return np.where(np.isnan(x), (u >> 16).astype(np.uint16) | 0x40, r)
 
 
-def test_bfloat16(mode):
+def test_bfloat16(mode, request):
+    known_bug(request, mode, ["cuda"], "CUDA backend: bf16 casts produce LLVM IR that does not parse")
     x = (rng(12).standard_normal(64) * 1000).astype(np.float32)
     x[:3] = [np.inf, -np.inf, -0.0]
     bits, back = np.zeros(64, np.uint16), np.zeros(64, np.float32)
@@ -132,10 +134,10 @@ def fp8_table(exp_bits, man_bits, finite_only_nan):
 
 
 @pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
-def test_fp8_round_trip(mode, fmt):
+def test_fp8_round_trip(mode, fmt, request):
     """Every representable fp8 value survives f32 -> fp8 -> f32; values between two codes round to nearest."""
-    if mode == "cpu":
-        pytest.xfail("the CPU backend has no fp8 element types yet")
+    known_bug(request, mode, ["cpu"], "the CPU backend has no fp8 element types yet")
+    known_bug(request, mode, ["cuda"], "CUDA backend: fp8 casts produce LLVM IR that does not parse")
     table = fp8_table(4, 3, True) if fmt == "e4m3" else fp8_table(5, 2, False)
     finite = np.isfinite(table)
     x = table[finite].astype(np.float32)

@@ -64,6 +64,21 @@ def _describe_array_interface(a):
     return ("*" + elem, aligned), "*" + elem, 16 if aligned else 1, False
 
 
+def _describe_cuda_array_interface(a):
+    cai = a.__cuda_array_interface__
+    elem = _np_elem(np.dtype(cai["typestr"]))
+    aligned = cai["data"][0] % 16 == 0
+    return ("cuda", "*" + elem, aligned), "*" + elem, 16 if aligned else 1, False
+
+
+def on_device(arg) -> bool:
+    """Whether ``arg`` lives in GPU memory (a CUDA array or a torch tensor on a non-CPU device)."""
+    if hasattr(arg, "__cuda_array_interface__"):
+        return True
+    dev = getattr(arg, "device", None)
+    return type(arg).__module__.startswith("torch") and getattr(dev, "type", "cpu") != "cpu"
+
+
 def _int_type(v: int) -> str:
     if _I32[0] <= v <= _I32[1]:
         return "i32"
@@ -131,6 +146,8 @@ def describer(arg, specialize: bool = True):
         return d
     if t.__module__.startswith("torch") and hasattr(arg, "data_ptr"):
         d = _describe_torch
+    elif hasattr(arg, "__cuda_array_interface__"):
+        d = _describe_cuda_array_interface
     elif hasattr(arg, "__array_interface__"):
         d = _describe_array_interface
     elif isinstance(arg, bool):

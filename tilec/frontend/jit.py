@@ -259,7 +259,7 @@ class JITFunction:
                 _, _, src = self.specialize(values)
                 opts = {k: v for k, v in options.items() if k != "target"}
                 opts["debug"] = self.debug_enabled(opts.get("debug"))
-                kernel = tilec_compile(src, options.get("target"), opts)
+                kernel = tilec_compile(src, options.get("target") or _target_of(values), opts)
                 self.cache[okey] = kernel
         return kernel
 
@@ -314,6 +314,17 @@ def _hashable(v):
         return v
     except TypeError:
         return repr(v)
+
+
+def _target_of(values):
+    """The backend follows the arguments: GPU-resident arrays select CUDA unless TILEC_BACKEND forces one."""
+    if os.environ.get("TILEC_BACKEND"):
+        return None
+    from .args import on_device
+    if any(on_device(v) for v in values):
+        from ..compiler import Target
+        return Target("cuda")
+    return None
 
 
 def jit(fn=None, *, do_not_specialize=(), noinline=False, debug=None, interpret=None, **_ignored):
