@@ -83,6 +83,7 @@ def ravel(input):
 
 
 @builtin
+@tensor_method
 def view(input, *shape):
     return reshape(input, *shape)
 
@@ -95,7 +96,10 @@ def trans(input, *dims):
     return current().trans(input, dims or None)
 
 
-permute = trans
+@builtin
+@tensor_method
+def permute(input, *dims):
+    return trans(input, *dims)
 
 
 @builtin
@@ -251,6 +255,7 @@ def cumprod(input, axis=0, reverse=False):
 
 
 @builtin
+@tensor_method
 def associative_scan(input, axis, combine_fn, reverse=False):
     """``combine_fn`` is a @jit function of 2N scalars returning N (like ``tl.reduce``'s)."""
     sem = current()
@@ -282,6 +287,7 @@ def xor_sum(input, axis=None, keep_dims=False):
 
 
 @builtin
+@tensor_method
 def reduce(input, axis, combine_fn, keep_dims=False):
     """``combine_fn`` is a @jit function of 2N scalars returning N; the code generator supplies the caller."""
     sem = current()
@@ -506,3 +512,14 @@ class constexpr_type:
 
     def __repr__(self):
         return f"constexpr_type[{self.value!r}]"
+
+
+def _logical(name):
+    def f(input, other):
+        return getattr(current(), name)(input, other)
+    f.__name__ = f.__qualname__ = name.rstrip("_")
+    f.__doc__ = f"Elementwise {name.replace('_', ' ')} of truth values (``x.{name}(y)``)."
+    return builtin(tensor_method(f))
+
+
+logical_and, logical_or = _logical("logical_and"), _logical("logical_or")
