@@ -18,6 +18,8 @@ def reduce_kernel(X, Z, AXIS: tl.constexpr, KEEP: tl.constexpr, M: tl.constexpr,
     s = tl.sum(x, axis=AXIS, keep_dims=KEEP)
     mx = tl.max(x, axis=AXIS, keep_dims=KEEP)
     mn = x.min(axis=AXIS, keep_dims=KEEP)
+    if KEEP:
+        tl.static_assert(len(s.shape) == 2)
     if AXIS is None:
         tl.store(Z + tl.arange(0, 1), tl.reshape(s, 1).to(Z.dtype.element_ty))
         tl.store(Z + 1 + tl.arange(0, 1), tl.reshape(mx, 1).to(Z.dtype.element_ty))
@@ -32,7 +34,7 @@ def reduce_kernel(X, Z, AXIS: tl.constexpr, KEEP: tl.constexpr, M: tl.constexpr,
 
 @pytest.mark.parametrize("dt", ["int8", "uint8", "int16", "int32", "uint32", "int64", "float16", "float32",
                                 "float64"])
-@pytest.mark.parametrize("axis,keep", [(0, False), (1, True), (None, False), (-1, False)])
+@pytest.mark.parametrize("axis,keep", [(0, False), (1, True), (None, False), (None, True), (-1, False)])
 def test_sum_max_min(mode, dt, axis, keep):
     x = random_array(rng(30), (M, N), dt)
     z = np.zeros(3 * N, np.float64 if dt.startswith("f") else np.int64)

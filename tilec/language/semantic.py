@@ -656,9 +656,13 @@ class Semantic:
         single = isinstance(inputs, tensor)
         inputs = [inputs] if single else list(inputs)
         axis = _unwrap(axis)
-        if axis is None:
+        if axis is None:  # everything; keep_dims keeps every dimension as 1
+            rank = len(inputs[0].shape)
             inputs = [self.reshape(x, (x.numel,)) for x in inputs]
-            axis = 0
+            outs = self.reduce(inputs, 0, combine, False)
+            if keep_dims and rank:
+                outs = [self.reshape(o, (1,) * rank) for o in outs]
+            return outs[0] if single else tuple(outs)
         shape = inputs[0].shape
         if not shape:
             raise ValueError("cannot reduce a scalar")
@@ -726,8 +730,11 @@ class Semantic:
         x = self.to_tensor(x)
         axis = _unwrap(axis)
         if axis is None:
-            x = self.reshape(x, (x.numel,))
-            axis = 0
+            rank = len(x.shape)
+            outs = self.arg_extreme(self.reshape(x, (x.numel,)), 0, False, largest, tie_break_left)
+            if keep_dims and rank:
+                outs = tuple(self.reshape(o, (1,) * rank) for o in outs)
+            return outs
         if not x.shape:
             raise ValueError("cannot reduce a scalar")
         if not isinstance(axis, int) or not -len(x.shape) <= axis < len(x.shape):
