@@ -19,7 +19,7 @@ from ...ir.core import OpResult
 from ...ir.layouts import BlockedLayout, SliceLayout
 from .common import Pass
 
-MAX_REMAT_OPS = 12
+MAX_REMAT_OPS = 40
 FREE = ("constant", "splat", "arange")
 REMAT = ("addptr", "cmp", "select", "cast", "hint", "bitcast", "fma")
 

@@ -707,13 +707,14 @@ class FuncLowering:
         packed: dict = {}
 
         def pack(vals, lo, hi, t):
+            """Two 16-bit elements in one b32 register (lo in the low half), as mma expects."""
             key = (id(vals), lo, hi)
             if key not in packed:
-                x = b.zext(to_memory(b, t.element, vals[lo]) if t.element.name == "bf16"
-                           else b.bitcast(vals[lo], ir.IntType(16)), I32)
-                y = b.zext(to_memory(b, t.element, vals[hi]) if t.element.name == "bf16"
-                           else b.bitcast(vals[hi], ir.IntType(16)), I32)
-                packed[key] = b.or_(x, b.shl(y, ir.Constant(I32, 16)))
+                pair = [to_memory(b, t.element, vals[i]) if t.element.name == "bf16" else vals[i] for i in (lo, hi)]
+                vec = ir.Constant(ir.VectorType(pair[0].type, 2), ir.Undefined)
+                for j, x in enumerate(pair):
+                    vec = b.insert_element(vec, x, ir.Constant(I32, j))
+                packed[key] = b.bitcast(vec, I32)
             return packed[key]
         bases = sorted({(m & ~8, n & ~1) for (m, n) in c_ll.reg_coords()})
         for mb, nb in bases:
