@@ -231,3 +231,56 @@ def test_for_pointer_tile_advanced_by_uniform_step():
     ref = sum(x[k * stride:k * stride + n].astype(np.float64) for k in range(iters + 1))
     np.testing.assert_allclose(o, ref, rtol=1e-5)
     assert "gather" not in asm["llir"]
+
+
+def test_calls_expanded_per_site_keep_dominance_and_memory_order():
+    """A function called inside a branch and again after it, and a lazily loaded tile returned from a call and
+    used after a store that overwrites its source."""
+    m = parse_module("""module {
+  func @f(%p: ptr<i32>, %c: i1) -> (i32) {
+    %v = load %p, %c : i32
+    %s = constant {value = 7} : i32
+    %w = and %v, %s : i32
+    return %w
+  }
+  func @g(%p: ptr<i32>) -> (tile<4xi32>) {
+    %i = arange {start = 0, end = 4} : tile<4xi32>
+    %s = splat %p : tile<4xptr<i32>>
+    %q = addptr %s, %i : tile<4xptr<i32>>
+    %v = load %q : tile<4xi32>
+    return %v
+  }
+  func @k(%p: ptr<i32>, %o: ptr<i32>, %flag: i32) {kernel = true} {
+    %z = constant {value = 0} : i32
+    %c = cmp %flag, %z {predicate = "gt"} : i1
+    %t = constant {value = true} : i1
+    if %c {
+      %a = call %p, %c {callee = "f"} : i32
+      store %o, %a
+      yield
+    } {
+    }
+    %b = call %p, %t {callee = "f"} : i32
+    %one = constant {value = 1} : i32
+    %o1 = addptr %o, %one : ptr<i32>
+    store %o1, %b
+    %tile = call %p {callee = "g"} : tile<4xi32>
+    %i = arange {start = 0, end = 4} : tile<4xi32>
+    %s = splat %p : tile<4xptr<i32>>
+    %q = addptr %s, %i : tile<4xptr<i32>>
+    %zt = splat %z : tile<4xi32>
+    store %q, %zt
+    %four = constant {value = 4} : i32
+    %o4 = addptr %o, %four : ptr<i32>
+    %so = splat %o4 : tile<4xptr<i32>>
+    %qo = addptr %so, %i : tile<4xptr<i32>>
+    store %qo, %tile
+    return
+  }
+}""")
+    run, _, _ = compile_cpu(m)
+    p = np.array([13, 2, 3, 4], np.int32)
+    o = np.zeros(8, np.int32)
+    run((1, 1, 1), [p, o, 1])
+    np.testing.assert_array_equal(o, [5, 5, 0, 0, 13, 2, 3, 4])
+    np.testing.assert_array_equal(p, 0)

@@ -67,9 +67,10 @@ def build_ir(module):
     L = Lowering(f, m)
     try:
         kernel = L.build()
-    except (TypeError, ValueError, AssertionError, AttributeError, KeyError) as e:
+        build_worker(m, kernel, [LT.scalar_type(a.type) for a in f.args])
+        str(m)  # llvmlite checks operands when printing
+    except (TypeError, ValueError, AssertionError, AttributeError, KeyError, IndexError) as e:
         raise BackendError(f"CPU lowering of '{f.sym_name}' failed: {type(e).__name__}: {e}") from e
-    build_worker(m, kernel, [LT.scalar_type(a.type) for a in f.args])
     meta = {"param_kinds": [param_kind(a.type) for a in f.args], "scratch_size": L.scratch_size}
     return m, meta, L.notes
 

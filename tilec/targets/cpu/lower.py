@@ -259,14 +259,24 @@ class Lowering:
         self.lowered -= set(callee.walk())
         for a, v in zip(callee.args, op.operands):
             self.vals[a] = self.get(v)
-        rets = []
+        rets, ret_vals = [], []
         for o in callee.body.ops:
             if o.name == "return":
-                rets = [self.get(v) for v in o.operands]
+                ret_vals = list(o.operands)
+                rets = [self.get(v) for v in ret_vals]
                 break
             self.op(o)
         for r, v in zip(op.results, rets):
             self.vals[r] = v
+        # lazy values of this expansion that read memory are tracked through the call's results from now on;
+        # the callee's own values must never be materialised at a later (possibly non-dominated) point
+        inside = {r for o in callee.walk() for r in o.results} | set(callee.args)
+        pending = [(v, n) for v, n in self.pending if v not in inside]
+        for r, v in zip(op.results, ret_vals):
+            node = self.vals.get(r)
+            if isinstance(node, Lazy) and _reads_memory(node):
+                pending.append((r, node))
+        self.pending = pending
         self.depth -= 1
 
     def op_barrier(self, op):

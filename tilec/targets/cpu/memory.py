@@ -46,7 +46,7 @@ class Mem:
         with b.if_then(cond):
             v = then()
             inner = b.block
-        if v is None:
+        if default is None:
             return None
         phi = b.phi(v.type)
         phi.add_incoming(v, inner)
