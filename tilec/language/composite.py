@@ -117,18 +117,16 @@ def gather(s, src, index, axis) -> tensor:
 
 
 def flip(s, x, dim=None) -> tensor:
-    """``x`` reversed along ``dim`` (every dimension when ``dim`` is None)."""
+    """``x`` reversed along ``dim`` (the last dimension when ``dim`` is None, as in Triton)."""
     x = s.to_tensor(x)
     if not x.shape:
         return x
-    dims = range(len(x.shape)) if _unwrap(dim) is None else [_axis(x, dim, "flip")]
-    for d in dims:
-        n = x.shape[d]
-        if n == 1:
-            continue
-        rev = s.sub(n - 1, _iota(s, n, d, len(x.shape)))
-        x = gather(s, x, s.broadcast_to(rev, x.shape), d)
-    return x
+    d = len(x.shape) - 1 if _unwrap(dim) is None else _axis(x, dim, "flip")
+    n = x.shape[d]
+    if n == 1:
+        return x
+    rev = s.sub(n - 1, _iota(s, n, d, len(x.shape)))
+    return gather(s, x, s.broadcast_to(rev, x.shape), d)
 
 
 def histogram(s, x, num_bins, mask=None) -> tensor:
