@@ -286,6 +286,13 @@ class JITFunction:
     def __call__(self, *args, **kwargs):
         from .interpreter import is_interpreting
         if is_interpreting():  # a @jit function called from an interpreted kernel
+            if any(p.is_constexpr for p in self.params):
+                from ..language.core import tensor
+                bound = self.signature.bind(*args, **kwargs)
+                for p in self.params:
+                    if p.is_constexpr and isinstance(bound.arguments.get(p.name), tensor):
+                        raise TypeError(f"{self.__name__}: argument '{p.name}' is a tl.constexpr parameter but got "
+                                        "a runtime tensor")
             return self.fn(*args, **kwargs)
         raise RuntimeError(f"{self.__name__} is a @tilec.jit kernel: launch it as {self.__name__}[grid](...)")
 

@@ -492,14 +492,14 @@ class Semantic:
 
     def program_id(self, axis) -> tensor:
         axis = _unwrap(axis)
-        if axis not in (0, 1, 2):
-            raise ValueError(f"program_id axis must be 0, 1 or 2, got {axis!r}")
+        if not isinstance(axis, int) or axis not in (0, 1, 2):
+            raise ValueError(f"program_id axis must be 0, 1 or 2 (a compile-time int), got {axis!r}")
         return tensor(self.b.create("program_id", [], tlc.int32, axis=axis), tlc.int32)
 
     def num_programs(self, axis) -> tensor:
         axis = _unwrap(axis)
-        if axis not in (0, 1, 2):
-            raise ValueError(f"num_programs axis must be 0, 1 or 2, got {axis!r}")
+        if not isinstance(axis, int) or axis not in (0, 1, 2):
+            raise ValueError(f"num_programs axis must be 0, 1 or 2 (a compile-time int), got {axis!r}")
         return tensor(self.b.create("num_programs", [], tlc.int32, axis=axis), tlc.int32)
 
     # -------------------------------------------------------------------------------------------------------
