@@ -4,7 +4,7 @@ from __future__ import annotations
 from tilec.ir import ops
 from tilec.ir import types as T
 
-from .helpers import (P, addptr, arange, binop, broadcast, cast, cmp, const, expand, kernel, load, pid, reduce,
+from .helpers import (P, addptr, arange, binop, cast, cmp, const, kernel, load, pid, reduce,
                       splat, store, unop, ptr_tile_2d)
 
 

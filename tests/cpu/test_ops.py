@@ -103,7 +103,8 @@ def test_max_propagate_nan():
     np.testing.assert_array_equal(got, np.fmin(a, b))
 
 
-UNARY_F = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
+UNARY_F = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
+           "rsqrt": lambda x: 1 / np.sqrt(x),
            "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil,
            "log1p": np.log1p, "expm1": np.expm1, "trunc": np.trunc, "abs": np.abs, "neg": np.negative,
            "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "sqrt_rn": np.sqrt,
@@ -154,7 +155,8 @@ def test_cast(src, dst):
             x[:6] = [np.nan, np.inf, -np.inf, 3.7e9, -3.7e9, 0.0]
     out_np = np.bool_ if dst == "i1" else scalar(dst).numpy
     body = f"    %c = cast %a0 : tile<{BLOCK}x{dst}>"
-    body += f"\n    %r = cast %c : tile<{BLOCK}xi8>" if dst == "i1" else "\n    %r = hint %c : tile<{}x{}>".format(BLOCK, dst)
+    body += (f"\n    %r = cast %c : tile<{BLOCK}xi8>" if dst == "i1"
+             else f"\n    %r = hint %c : tile<{BLOCK}x{dst}>")
     text = _kernel(1, body, src, "i8" if dst == "i1" else dst)
     got, ref = _both(text, [x], np.int8 if dst == "i1" else out_np)
     np.testing.assert_array_equal(got, ref)

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tilec.ir import Builder, FuncOp, ops
-from tilec.ir.types import PointerType, TileType, i1, i8, i32
+from tilec.ir.types import PointerType, TileType, i1, i8
 
 from .helpers import compile_cpu
 

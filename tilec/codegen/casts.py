@@ -1,8 +1,9 @@
 """Value conversions (``cast``), bit reinterpretation (``bitcast``) and pointer arithmetic (``addptr``).
 
 Casts to ``i1`` test for non-zero (like Python's ``bool``); int -> int extends by the *source's* signedness;
-float -> int truncates and saturates (NaN -> 0); float -> narrower float rounds to nearest even, or toward zero for ``rounding = "rtz"`` (fixed up from the
-nearest-even result by stepping one ulp toward zero when it overshot).
+float -> int truncates and saturates (NaN -> 0); float -> narrower float rounds to nearest even, or toward
+zero for ``rounding = "rtz"`` (fixed up from the nearest-even result by stepping one ulp toward zero when it
+overshot).
 """
 from __future__ import annotations
 

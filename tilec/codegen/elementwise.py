@@ -1,11 +1,11 @@
 """The elementwise op table: tir op name -> LLVM instructions, on scalars or fixed-width vectors alike.
 
 Every emitter has the signature ``fn(E, args, op) -> llvm value`` where ``E`` is an :class:`Emit` (builder +
-types) and ``args`` are LLVM values of one width. Semantics follow ``tilec/ir/ops.py``: C-style integer
-division/remainder (by zero: 0), ``shr`` by signedness, ``max``/``min`` ignoring NaN unless ``propagate_nan``, ordered float
-comparisons except ``ne``. Division by zero and over-wide shifts are defined (no LLVM poison) so that masked-off
-vector lanes can never trap. f16/bf16 arithmetic is computed in f32 and rounded once, which is exact for the
-basic operations.
+types) and ``args`` are LLVM values of one width. Semantics follow ``tilec/ir/ops.py`` and the evaluator:
+C-style integer division/remainder (by zero: 0), ``shr`` by signedness, ``max``/``min`` ignoring NaN unless
+``propagate_nan``, ordered float comparisons except ``ne``. Division by zero and over-wide shifts are defined
+(no LLVM poison or traps), so masked-off vector lanes can never fault. f16/bf16 arithmetic is computed in f32
+and rounded once, which is exact for the basic operations.
 """
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ import llvmlite.ir as ir
 from ...codegen import driver
 from ...codegen import llvm_types as LT
 from ...errors import BackendError
-from ...ir import types as T
 from .lower import Lowering
 from .plan import CIR, render
 from .wrapper import build_worker
