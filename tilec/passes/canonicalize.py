@@ -302,8 +302,18 @@ def if_known(op, rw):
     return True
 
 
+def _int_constant(v: Value):
+    """An integer constant's value read in its type (wrapped to the width, signed or unsigned)."""
+    c = constant_value(v)
+    if c is None:
+        return None
+    e = v.type.element
+    c = int(c) & ((1 << e.bits) - 1)
+    return c - (1 << e.bits) if e.kind == "int" and c >= 1 << (e.bits - 1) else c
+
+
 def _trip_count(op):
-    lb, ub, step = (constant_value(v) for v in op.operands[:3])
+    lb, ub, step = (_int_constant(v) for v in op.operands[:3])
     if op.lb is op.ub:
         return 0
     if lb is None or ub is None or step is None or step == 0:

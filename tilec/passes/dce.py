@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..ir.core import Block, BlockArgument, Operation, OpResult, Value
 from .manager import Pass
-from .utils import CONTROL, REGION_TERMINATORS, finish_pruning, is_removable_load, prune_yields
+from .utils import CONTROL, REGION_TERMINATORS, drop_results, is_removable_load, release_operands
 
 
 def _is_root(op: Operation) -> bool:
@@ -132,9 +132,9 @@ class DCE(Pass):
                 o.drop_operands()
         keeps = [[i for i, r in enumerate(op.results) if id(r) in live.values] for op in pruned]
         for op, keep in zip(pruned, keeps):
-            prune_yields(op, keep)
+            release_operands(op, keep)
         for op, keep in zip(pruned, keeps):
-            finish_pruning(op, keep)
+            drop_results(op, keep)
         for op in dead:
             op.detach()
         return bool(dead or pruned)

@@ -77,21 +77,23 @@ def _drop_results(op: Operation, keep: list[int]):
         r.index = j
 
 
-def prune_yields(op: Operation, keep: list[int]):
-    """First half of dropping results of a ``for``/``if``: its terminators keep only the values at ``keep``.
-    Split from :func:`finish_pruning` so that nested ops feeding each other can all release their uses before
-    any of them checks that a dropped value is unused."""
+def release_operands(op: Operation, keep: list[int]):
+    """First half of dropping results of a ``for``/``if``: its terminators keep only the values at ``keep``
+    and a ``for`` only the matching inits. Split from :func:`drop_results` so that nested ops feeding each other
+    can all release their uses before any of them checks that a dropped value is unused."""
     for r in op.regions:
         t = r.block.terminator if r.blocks else None
         if t is not None and (t.operands or op.name == "for"):
             t.set_operands([t.operands[i] for i in keep])
+    if op.name == "for":
+        inits = op.inits
+        op.set_operands([op.lb, op.ub, op.step] + [inits[i] for i in keep])
 
 
-def finish_pruning(op: Operation, keep: list[int]):
-    """Second half: drop the loop-carried block arguments and inits (``for``) and the results not in ``keep``;
+def drop_results(op: Operation, keep: list[int]):
+    """Second half: remove the results not in ``keep`` and, for a ``for``, their loop-carried block arguments;
     they must be unused by now."""
-    n = len(op.results)
-    drop = [i for i in range(n) if i not in keep]
+    drop = [i for i in range(len(op.results)) if i not in keep]
     if op.name == "for":
         body = op.body
         for i in reversed(drop):
@@ -99,7 +101,6 @@ def finish_pruning(op: Operation, keep: list[int]):
                 raise IRError("dropping a used loop-carried value")
         for i in reversed(drop):
             body.erase_arg(1 + i)
-        op.set_operands([op.lb, op.ub, op.step] + [op.inits[i] for i in keep])
     _drop_results(op, keep)
 
 
@@ -109,8 +110,8 @@ def remove_results(op: Operation, drop):
     keep = [i for i in range(len(op.results)) if i not in set(drop)]
     if len(keep) == len(op.results):
         return
-    prune_yields(op, keep)
-    finish_pruning(op, keep)
+    release_operands(op, keep)
+    drop_results(op, keep)
 
 
 
@@ -123,4 +124,4 @@ def is_empty_region_op(op: Operation) -> bool:
 
 
 __all__ = ["has_side_effects", "is_speculatable", "is_removable_load", "constant_value", "defined_outside",
-           "values_used_from_outside", "remove_results", "prune_yields", "finish_pruning", "is_empty_region_op"]
+           "values_used_from_outside", "remove_results", "release_operands", "drop_results", "is_empty_region_op"]
