@@ -25,5 +25,6 @@ from . import semantic, standard, core  # noqa: F401
 
 
 from . import math  # noqa: E402
+from . import extra  # noqa: E402,F401
 
 __all__ = [n for n in dir() if not n.startswith("_")]

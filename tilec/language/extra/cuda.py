@@ -1,0 +1,2 @@
+"""``tl.extra.cuda``: the NVIDIA spelling of ``tl.extra.libdevice``."""
+from . import libdevice  # noqa: F401
