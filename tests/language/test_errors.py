@@ -153,6 +153,15 @@ def reshape_runtime(X, n, BLOCK: tl.constexpr):
 
 
 @tilec.jit
+def too_big(X, BLOCK: tl.constexpr):
+    z = tl.zeros((BLOCK, BLOCK), tl.float32)  # <-
+
+
+def test_tile_too_big(mode):
+    expect_error(too_big, mode, "more than the 1048576", F, BLOCK=2048)
+
+
+@tilec.jit
 def topk_runtime_k(X, n, BLOCK: tl.constexpr):
     x = tl.load(X + tl.arange(0, BLOCK))
     y = tl.topk(x, n)  # <-

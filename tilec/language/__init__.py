@@ -14,7 +14,7 @@ from .standard import (program_id, num_programs, arange, full, zeros, zeros_like
                        atomic_max, atomic_min, atomic_and, atomic_or, atomic_xor, atomic_xchg, atomic_cas, ravel,
                        swizzle2d, make_block_ptr, advance, join, split, interleave, cat, gather, flip, histogram,
                        sort, topk, softmax, reduce_or, div_rn, assume, add, sub, mul, map_elementwise,
-                       TRITON_MAX_TENSOR_NUMEL, const, constexpr_type)
+                       TRITON_MAX_TENSOR_NUMEL, const, constexpr_type, condition)
 from .standard import tl_tuple as tuple  # noqa: F401,A001
 from .random import (randint, randint4x, rand, rand4x, randn, randn4x, umulhi, philox, philox_impl,  # noqa: F401
                      uint_to_uniform_float, pair_uniform_to_normal)

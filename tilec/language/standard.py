@@ -491,6 +491,12 @@ TRITON_MAX_TENSOR_NUMEL = 1048576
 
 
 @builtin
+def condition(cond, disable_licm=False):
+    """A while-loop condition with scheduling hints (``disable_licm``); the value is ``cond`` itself."""
+    return cond
+
+
+@builtin
 def tl_tuple(args=()):
     """``tl.tuple((a, b))``: a tuple of kernel values (the same as a Python tuple inside kernels)."""
     return builtins.tuple(_unwrap(args))
