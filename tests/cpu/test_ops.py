@@ -213,3 +213,37 @@ def test_bf16_arithmetic_rounds_once():
     prod = (f(a).astype(np.float64) * f(b)).astype(np.float32).view(np.uint32)
     ref = ((prod + 0x7FFF + ((prod >> 16) & 1)) >> 16).astype(np.uint16)
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("start,n", [(0, 1000), (40, 50), (3, 7)])
+def test_wrapped_offsets_runtime_contiguity(start, n):
+    """``(start + arange) % n`` pointers: consecutive lanes take vector loads/stores, wrapped ones gather."""
+    text = f"""module {{
+  func @k(%x: ptr<f32>, %o: ptr<f32>, %start: i32, %n: i32) {{kernel = true}} {{
+    %i = arange {{start = 0, end = 64}} : tile<64xi32>
+    %s = splat %start : tile<64xi32>
+    %a = add %s, %i : tile<64xi32>
+    %ns = splat %n : tile<64xi32>
+    %w = rem %a, %ns : tile<64xi32>
+    %xs = splat %x : tile<64xptr<f32>>
+    %xp = addptr %xs, %w : tile<64xptr<f32>>
+    %v = load %xp : tile<64xf32>
+    %os = splat %o : tile<64xptr<f32>>
+    %op = addptr %os, %w : tile<64xptr<f32>>
+    %one = constant {{value = 1.0}} : f32
+    %ot = splat %one : tile<64xf32>
+    %r = add %v, %ot : tile<64xf32>
+    store %op, %r
+    return
+  }}
+}}"""
+    run, asm, _ = compile_cpu(parse_module(text))
+    x = rng.standard_normal(n).astype(np.float32)
+    o = np.zeros(n, np.float32)
+    run((1, 1, 1), [x, o, start, n])
+    idx = (start + np.arange(64)) % n
+    ref = np.zeros(n, np.float32)
+    ref[idx] = x[idx] + 1
+    np.testing.assert_array_equal(o, ref)
+    llir = asm["llir"]
+    assert ("masked.load" in llir or "load <16 x float>" in llir) and "masked.gather" in llir

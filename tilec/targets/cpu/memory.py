@@ -1,7 +1,8 @@
 """Loads, stores and atomics at a loop-nest point.
 
 Pointer tiles that are contiguous along the innermost dimension (stride 1) become plain vector loads/stores, or
-``llvm.masked.load/store`` under a mask; other pointer tiles become gathers/scatters; width-1 accesses under a
+``llvm.masked.load/store`` under a mask; pointer tiles of unknown stride check at run time whether their lanes
+happen to be consecutive (then the same vector access) and otherwise gather/scatter; width-1 accesses under a
 mask branch around the access so masked-off addresses are never touched. Atomics are always emitted lane by
 lane (an LLVM ``atomicrmw``/``cmpxchg`` per element), which is what makes them correct across worker threads.
 """
@@ -11,7 +12,7 @@ import llvmlite.ir as ir
 
 from ...codegen import llvm_types as LT
 from ...codegen.intrinsics import call as icall
-from .nodes import ev, from_memory, to_memory
+from .nodes import ev, from_memory, splat, to_memory
 
 _ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel",
           "seq_cst": "seq_cst", "": "acq_rel"}
@@ -22,6 +23,34 @@ _FAIL = {"monotonic": "monotonic", "acquire": "acquire", "release": "monotonic",
 class Mem:
     def __init__(self, L):
         self.L = L
+
+    def contiguous_at_runtime(self, pv, ety, w):
+        """(lane-0 pointer, i1 "the lanes are consecutive elements") for a vector of pointers whose stride the
+        static analysis could not prove (e.g. ``(pid * B + arange) % n``)."""
+        b = self.b
+        p0 = b.extract_element(pv, LT.const(LT.I32, 0))
+        ints = b.ptrtoint(pv, LT.vec(LT.I64, w))
+        base = b.ptrtoint(p0, LT.I64)
+        size = LT.byte_size(ety)
+        iota = ir.Constant(ir.VectorType(LT.I64, w), [LT.const(LT.I64, k * size) for k in range(w)])
+        want = b.add(splat(b, base, w), iota)
+        eq = b.icmp_unsigned("==", ints, want)
+        return p0, icall(b, "llvm.vector.reduce.and", LT.I1, [eq], (eq.type,))
+
+    def _two_way(self, cond, fast, slow):
+        """``fast()`` if ``cond`` else ``slow()`` with a branch (both may be void)."""
+        b = self.b
+        with b.if_else(cond, likely=True) as (then, other):
+            with then:
+                v1, bb1 = fast(), b.block
+            with other:
+                v2, bb2 = slow(), b.block
+        if v1 is None:
+            return None
+        phi = b.phi(v1.type)
+        phi.add_incoming(v1, bb1)
+        phi.add_incoming(v2, bb2)
+        return phi
 
     @property
     def b(self):
@@ -80,7 +109,14 @@ class Mem:
                 o = o if o is not None else ir.Constant(vt, None)
                 v = icall(b, "llvm.masked.load", vt, [p0, LT.const(LT.I32, align), m, o], (vt, LT.PTR))
         else:
-            v = self.gather(ev(L, ptr, pt, w), ety, w, m, o)
+            pv = ev(L, ptr, pt, w)
+            p0, contig = self.contiguous_at_runtime(pv, ety, w)
+            mm = m if m is not None else self._true(w)
+            oo = o if o is not None else ir.Constant(vt, None)
+            v = self._two_way(
+                contig,
+                lambda: icall(b, "llvm.masked.load", vt, [p0, LT.const(LT.I32, align), mm, oo], (vt, LT.PTR)),
+                lambda: self.gather(pv, ety, w, m, o))
         return from_memory(b, v, t, w)
 
     def load_scalar(self, p, t, mask=None, other=None):
@@ -112,7 +148,13 @@ class Mem:
             return
         pv = ev(L, ptr, pt, w)
         m = m if m is not None else self._true(w)
-        icall(b, "llvm.masked.scatter", LT.VOID, [v, pv, LT.const(LT.I32, align), m], (vt, pv.type))
+        p0, contig = self.contiguous_at_runtime(pv, ety, w)
+        def vector():
+            icall(b, "llvm.masked.store", LT.VOID, [v, p0, LT.const(LT.I32, align), m], (vt, LT.PTR))
+
+        def scatter():
+            icall(b, "llvm.masked.scatter", LT.VOID, [v, pv, LT.const(LT.I32, align), m], (vt, pv.type))
+        self._two_way(contig, vector, scatter)
 
     def store_scalar(self, p, v, t, mask=None):
         b = self.b
