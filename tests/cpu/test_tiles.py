@@ -218,3 +218,41 @@ def test_batched_dot_3d():
     run((1, 1, 1), [x, out])
     xd = x.astype(np.float64)
     np.testing.assert_allclose(out.reshape(3, 4, 4), xd.reshape(3, 4, 8) @ xd.reshape(3, 8, 4) + 0.25, rtol=1e-5)
+
+
+def test_long_row_reductions_use_independent_chains():
+    """512-wide rows: 32 vector chunks reduced in 4 interleaved chains (sum, and argmax with index ties)."""
+    n = 512
+    m = parse_module(f"""module {{
+  func @k(%x: ptr<f32>, %o: ptr<f32>, %oi: ptr<i32>) {{kernel = true}} {{
+    %i = arange {{start = 0, end = {n}}} : tile<{n}xi32>
+    %xs = splat %x : tile<{n}xptr<f32>>
+    %xp = addptr %xs, %i : tile<{n}xptr<f32>>
+    %v = load %xp : tile<{n}xf32>
+    %s = reduce %v {{axis = 0}} : f32 {{
+    ^bb(%a: f32, %b: f32):
+      %c = add %a, %b : f32
+      yield %c
+    }}
+    store %o, %s
+    %mv, %mi = reduce %v, %i {{axis = 0}} : f32, i32 {{
+    ^bb(%av: f32, %ai: i32, %bv: f32, %bi: i32):
+      %gt = cmp %bv, %av {{predicate = "gt"}} : i1
+      %eq = cmp %bv, %av {{predicate = "eq"}} : i1
+      %lt = cmp %bi, %ai {{predicate = "lt"}} : i1
+      %tie = and %eq, %lt : i1
+      %take = or %gt, %tie : i1
+      %rv = select %take, %bv, %av : f32
+      %ri = select %take, %bi, %ai : i32
+      yield %rv, %ri
+    }}
+    store %oi, %mi
+    return
+  }}
+}}""")
+    run, _, _ = compile_cpu(m)
+    x = np.round(rng.standard_normal(n).astype(np.float32) * 4)  # many ties
+    o, oi = np.zeros(1, np.float32), np.zeros(1, np.int32)
+    run((1, 1, 1), [x, o, oi])
+    np.testing.assert_allclose(o[0], x.astype(np.float64).sum(), rtol=1e-6)
+    assert oi[0] == int(np.argmax(x))

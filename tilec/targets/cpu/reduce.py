@@ -56,13 +56,32 @@ def op_reduce(L, op):
                + (", lane folding" if axis == last and w > 1 else "")
                + (f" -> buffer {bufs[0].where}" if bufs else " -> scalar"))
 
+    def chains(idx_r, steps, u):
+        """``u`` independent accumulator chains over the reduced axis, folded pairwise at the end."""
+        nv = len(srcs)
+        first = [at(idx_r, LT.const(LT.I32, j * k_step)) for j in range(u)]
+
+        def step(iv, flat):
+            base = b.mul(b.add(iv, LT.const(LT.I32, 1)), LT.const(LT.I32, u * k_step))
+            out = []
+            for j in range(u):
+                k = b.add(base, LT.const(LT.I32, j * k_step)) if j else base
+                out += combine(L, region, flat[j * nv:(j + 1) * nv] + at(idx_r, k), w)
+            return out
+        flat = sum(first, [])
+        if steps > u:
+            flat = counted_loop(b, steps // u - 1, 1, flat, step, name="red")
+        parts = [flat[j * nv:(j + 1) * nv] for j in range(u)]
+        while len(parts) > 1:
+            parts = [combine(L, region, parts[j] + parts[j + 1], w) for j in range(0, len(parts), 2)]
+        return parts[0]
+
     def body(idx_r):
-        accs = at(idx_r, LT.const(LT.I32, 0))
         steps = n // k_step
-        if steps > 1:
-            accs = counted_loop(b, steps - 1, 1, accs, lambda iv, a: combine(
-                L, region, a + at(idx_r, b.mul(b.add(iv, LT.const(LT.I32, 1)), LT.const(LT.I32, k_step))), w),
-                name="red")
+        if axis == last and steps >= 8 and steps % 4 == 0:
+            accs = chains(idx_r, steps, 4)   # breaks the loop-carried dependency of one long chain
+        else:
+            accs = chains(idx_r, steps, 1)
         if axis == last:
             while LT.width_of(accs[0].type) > 1:
                 lo = [_halve(b, a, True) for a in accs]
