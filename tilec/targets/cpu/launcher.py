@@ -132,7 +132,7 @@ class Launcher:
                 n = 1
             if n > 1 and not _busy.acquire(blocking=False):
                 n = 1
-            chunk = max(1, total // (n * 64))
+            chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
             before = len(runtime.failures)
             t0 = time.perf_counter()
             if n == 1:

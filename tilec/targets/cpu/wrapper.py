@@ -1,8 +1,10 @@
 """The exported entry point ``tilec_worker(args, counter, total, g0, g1, g2, scratch, chunk)``.
 
 ``args`` points at one 8-byte slot per kernel parameter (packed once per launch by the launcher). Each worker
-thread claims ``chunk`` consecutive program ids at a time from the shared ``counter`` with an atomic add (so
-tiny programs do not serialise on one cache line) until ``total`` are taken, splits each id into (x, y, z) and
+thread claims consecutive program ids from the shared ``counter`` with an atomic add, in guided chunks of
+(programs left) / ``chunk`` (at least one): big claims while much is left so tiny programs do not serialise on
+one cache line, single programs at the end so a descheduled thread never holds much work hostage, until
+``total`` are taken; splits each id into (x, y, z) and
 calls the kernel with its own ``scratch`` area. Workers never touch Python, so they run
 in parallel with the GIL released by ctypes.
 """
@@ -32,10 +34,14 @@ def build_worker(module: ir.Module, kernel: ir.Function, param_types):
         params.append(v)
     b.branch(loop)
     b.position_at_end(loop)
-    first = b.atomic_rmw("add", counter, chunk, "monotonic")
+    seen = b.load_atomic(counter, "monotonic", align=8, typ=i64)
+    left = b.sub(total, seen)
+    want = b.sdiv(left, chunk)
+    want = b.select(b.icmp_signed("<", want, LT.const(i64, 1)), LT.const(i64, 1), want)
+    first = b.atomic_rmw("add", counter, want, "monotonic")
     b.cbranch(b.icmp_signed("<", first, total), run, done)
     b.position_at_end(run)
-    end = b.add(first, chunk)
+    end = b.add(first, want)
     end = b.select(b.icmp_signed("<", end, total), end, total)
     each = fn.append_basic_block("each")
     b.branch(each)
