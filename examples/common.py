@@ -44,6 +44,19 @@ def bench(fn, repeat: int = 10, dev: str = "cpu") -> float:
     return best
 
 
+def strides(a) -> list:
+    """Per-dimension strides in elements, for numpy arrays and torch tensors alike."""
+    return [st // a.itemsize for st in a.strides] if isinstance(a, np.ndarray) else list(a.stride())
+
+
+def empty(shape, dtype, like):
+    """An uninitialised array on the same device as ``like``."""
+    if isinstance(like, np.ndarray):
+        return np.empty(shape, dtype)
+    import torch
+    return torch.empty(shape, dtype=getattr(torch, np.dtype(dtype).name), device=like.device)
+
+
 def row_stride(a) -> int:
     """Elements between rows, for numpy arrays and torch tensors alike."""
     return a.strides[0] // a.itemsize if isinstance(a, np.ndarray) else a.stride(0)

@@ -3,7 +3,7 @@ import numpy as np
 
 import tilec
 import tilec.language as tl
-from common import bench, device, to_device, to_numpy
+from common import bench, device, empty, row_stride, to_device, to_numpy
 
 
 @tilec.jit
@@ -38,10 +38,10 @@ def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK: tl.constexpr):
 
 def layer_norm(x, w, b, eps=1e-5, block=1024):
     rows, cols = x.shape
-    y = np.empty_like(x)
-    mean = np.empty(rows, np.float32)
-    rstd = np.empty(rows, np.float32)
-    layer_norm_fwd[(rows,)](x, y, w, b, mean, rstd, x.strides[0] // x.itemsize, cols, eps,
+    y = empty(x.shape, np.float32, like=x)
+    mean = empty(rows, np.float32, like=x)
+    rstd = empty(rows, np.float32, like=x)
+    layer_norm_fwd[(rows,)](x, y, w, b, mean, rstd, row_stride(x), cols, eps,
                             BLOCK=min(block, tilec.next_power_of_2(cols)))
     return y, mean, rstd
 
@@ -53,17 +53,19 @@ def numpy_layer_norm(x, w, b, eps=1e-5):
 
 
 def main(rows=1151, cols=2999, timing=True):
+    dev = device()
     rng = np.random.default_rng(0)
     x = rng.standard_normal((rows, cols), dtype=np.float32)
     w = rng.random(cols, dtype=np.float32)
     b = rng.random(cols, dtype=np.float32)
-    y, mean, rstd = layer_norm(x, w, b)
+    xd, wd, bd = (to_device(a, dev) for a in (x, w, b))
+    y, mean, rstd = (to_numpy(a) for a in layer_norm(xd, wd, bd))
     ref = numpy_layer_norm(x.astype(np.float64), w, b)
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(mean, x.astype(np.float64).mean(axis=1), rtol=1e-4, atol=1e-5)
-    print(f"layer norm of {rows}x{cols} on cpu: ok")
+    print(f"layer norm of {rows}x{cols} on {dev}: ok")
     if timing:
-        t = bench(lambda: layer_norm(x, w, b))
+        t = bench(lambda: layer_norm(xd, wd, bd), dev=dev)
         tn = bench(lambda: numpy_layer_norm(x, w, b))
         print(f"  tilec {t * 1e3:8.3f} ms   numpy {tn * 1e3:8.3f} ms")
 

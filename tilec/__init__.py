@@ -10,6 +10,7 @@ from .compiler import ASTSource, Target, compile
 from .frontend.jit import JITFunction, jit
 from .autotuner import Config, autotune, heuristics
 from . import testing
+from .targets.cuda import array as cuda
 
 
 def cdiv(x: int, y: int) -> int:
@@ -24,4 +25,4 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", "TilecError", "compile", "Target",
-           "ASTSource", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing"]
+           "ASTSource", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing", "cuda"]
