@@ -107,7 +107,10 @@ class Mem:
                 v = b.load(p0, typ=vt, align=align)
             else:
                 o = o if o is not None else ir.Constant(vt, None)
-                v = icall(b, "llvm.masked.load", vt, [p0, LT.const(LT.I32, align), m, o], (vt, LT.PTR))
+                full = icall(b, "llvm.vector.reduce.and", LT.I1, [m], (m.type,))
+                v = self._two_way(full, lambda: b.load(p0, typ=vt, align=align),
+                                  lambda: icall(b, "llvm.masked.load", vt, [p0, LT.const(LT.I32, align), m, o],
+                                                (vt, LT.PTR)))
         else:
             pv = ev(L, ptr, pt, w)
             p0, contig = self.contiguous_at_runtime(pv, ety, w)
@@ -143,8 +146,11 @@ class Mem:
             p0 = ev(L, ptr, pt, 1)
             if m is None:
                 b.store(v, p0, align=align)
-            else:
-                icall(b, "llvm.masked.store", LT.VOID, [v, p0, LT.const(LT.I32, align), m], (vt, LT.PTR))
+            else:  # full chunks (the common case) take a plain store: masked stores are slow on some cores
+                full = icall(b, "llvm.vector.reduce.and", LT.I1, [m], (m.type,))
+                self._two_way(full, lambda: (b.store(v, p0, align=align), None)[1],
+                              lambda: (icall(b, "llvm.masked.store", LT.VOID, [v, p0, LT.const(LT.I32, align), m],
+                                             (vt, LT.PTR)), None)[1])
             return
         pv = ev(L, ptr, pt, w)
         m = m if m is not None else self._true(w)
