@@ -56,6 +56,10 @@ BINARY = {
 }
 
 
+# CUDA computes exp-based functions with the fast ex2.approx, as Triton does: a little looser there
+CUDA_ULPS = {"sinh": 16, "cosh": 16, "pow": 32, "exp10": 16}
+
+
 def ulps(got, ref):
     sp = np.maximum(np.spacing(np.abs(ref.astype(np.float32))).astype(np.float64), 1e-45)
     return np.abs(got.astype(np.float64) - ref) / sp
@@ -64,6 +68,7 @@ def ulps(got, ref):
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary(mode, name):
     ref, sample, bound = UNARY[name]
+    bound = CUDA_ULPS.get(name, bound) if mode == "cuda" else bound
     x = sample(rng(sum(map(ord, name)))).astype(np.float32)
     y = np.zeros(N, np.float32)
     launch(unary_kernel, (1,), mode, x, y, N, FN=getattr(libdevice, name), BLOCK=N)
@@ -74,6 +79,7 @@ def test_unary(mode, name):
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary(mode, name):
     ref, sample, bound = BINARY[name]
+    bound = CUDA_ULPS.get(name, bound) if mode == "cuda" else bound
     a, b = (v.astype(np.float32) for v in sample(rng(sum(map(ord, name)))))
     z = np.zeros(N, np.float32)
     launch(binary_kernel, (1,), mode, a, b, z, N, FN=getattr(libdevice, name), BLOCK=N)
