@@ -262,3 +262,22 @@ def test_masked_sum_property(values):
     z = np.zeros(1, np.int32)
     launch(sum_1d_kernel, (1,), "cpu", x, z, len(values), BLOCK=128)
     assert int(z[0]) == sum(values)
+
+
+@tilec.jit
+def sort_1d_kernel(X, Z, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    x = tl.load(X + o)
+    tl.store(Z + o, tl.sort(x))
+    tl.store(Z + BLOCK + o, tl.sort(x, descending=True))
+
+
+@given(st.lists(st.floats(width=32, allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, -0.0, 1.0]),
+                min_size=32, max_size=32))
+def test_sort_property(values):
+    """Property: tl.sort is numpy's sort (NaN last; descending is its reverse) on any float32 data."""
+    x = np.array(values, np.float32)
+    z = np.zeros(64, np.float32)
+    launch(sort_1d_kernel, (1,), "cpu", x, z, BLOCK=32)
+    np.testing.assert_array_equal(z[:32], np.sort(x))
+    np.testing.assert_array_equal(z[32:], np.sort(x)[::-1])
