@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import CompilationError, TilecError
 from ..ir.core import OP_REGISTRY
-from ..ir.evaluator import IMPLS, Interpreter
+from ..ir.evaluator import IMPLS, EvaluationError, Interpreter, OutOfBoundsError
 from ..ir.memory import Memory
 from ..ir.types import TileType
 from ..language import core as tlc
@@ -162,6 +162,10 @@ def run(jitfn, grid, values, debug=False):
         with use_semantic(sem), np.errstate(all="ignore"):
             try:
                 jitfn.fn(*args)
+            except OutOfBoundsError as e:  # a runtime fault, not a language error: say where and in which program
+                located = _at_kernel_line(e)
+                where = f"{located.file}:{located.line}:{located.col}: " if located is not None else ""
+                raise EvaluationError(f"{where}{e} (program {(x, y, z)})") from None
             except _USER_ERRORS as e:
                 located = None if isinstance(e, TilecError) else _at_kernel_line(e)
                 if located is None:
