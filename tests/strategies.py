@@ -3,7 +3,7 @@
 ``programs()`` draws a module of 1-3 functions; the last one (``@main``) is the entry, earlier ones may be called
 by later ones (never recursively). Bodies mix scalars and tiles of a few element types: elementwise arithmetic
 with constants (0, 1, -1 and friends are deliberately common, so identities fire), comparisons, selects, casts,
-splat / expand_dims / broadcast, reductions, nested ``for`` (constant or data-dependent trip counts, including
+splat / expand_dims / broadcast / reshape / trans, reductions, nested ``for`` (constant or data-dependent trip counts, including
 zero and negative steps) and ``if`` with results, and calls. Undefined behaviour is avoided by construction:
 integer divisors are forced into [1, 8], shift amounts into [0, 7].
 
@@ -23,8 +23,8 @@ from tilec.ir import Builder, FuncOp, ModuleOp
 from tilec.ir.core import Block, Region
 from tilec.ir.evaluator import evaluate_function
 from tilec.ir.ops import (BINARY_OPS, UNARY_OPS, AddPtrOp, ArangeOp, AtomicRMWOp, BroadcastOp, CallOp, CastOp,
-                          CmpOp, ConditionOp, ExpandDimsOp, LoadOp, ReduceOp, ReturnOp, SelectOp, SplatOp, StoreOp,
-                          YieldOp)
+                          CmpOp, ConditionOp, ExpandDimsOp, LoadOp, ReduceOp, ReshapeOp, ReturnOp, SelectOp, SplatOp,
+                          StoreOp, TransOp, YieldOp)
 from tilec.ir.types import PointerType, TileType, f32, f64, i1, i8, i32, u32
 
 ELEMS = (i32, u32, f32)
@@ -145,12 +145,15 @@ class _FuncGen:
 
     def gen_shape(self, depth):
         e = self.draw(st.sampled_from(ELEMS))
-        how = self.draw(st.sampled_from(("splat", "row", "col")))
+        how = self.draw(st.sampled_from(("splat", "row", "col", "perm")))
         if how == "splat":
             self.add(self.b.op(SplatOp, self.value(e), result_type=tile(self.draw(st.sampled_from(SHAPES[1:])), e)))
         elif how == "row":  # (3,) -> (1, 3) -> (2, 3)
             x = self.b.op(ExpandDimsOp, self.value(tile((3,), e)), axis=0)
             self.add(self.b.op(BroadcastOp, x, result_type=tile((2, 3), e)))
+        elif how == "perm":  # (2, 3) -> reshape (3, 2) -> trans (2, 3)
+            x = self.b.op(ReshapeOp, self.value(tile((2, 3), e)), result_type=tile((3, 2), e))
+            self.add(self.b.op(TransOp, x, order=(1, 0)))
         else:  # scalar -> (1,) -> (1, 1) -> (2, 3) via splat + expand_dims + broadcast
             x = self.b.op(SplatOp, self.value(e), result_type=tile((1,), e))
             x = self.b.op(ExpandDimsOp, x, axis=1)
