@@ -115,3 +115,13 @@ def test_pass_exception_names_the_pass_and_dumps(monkeypatch, capsys):
         PassManager("k").run(parse_module(TEXT), ["cse", Raiser()])
     assert isinstance(ei.value, IRError) and isinstance(ei.value.__cause__, ValueError)
     assert "IR after failing test-raiser" in capsys.readouterr().err
+
+
+def test_command_line_runs_a_pipeline_from_a_string(tmp_path, capsys):
+    from tilec.passes.__main__ import main
+    f = tmp_path / "k.tir"
+    f.write_text(TEXT)
+    assert main([str(f), "-p", "canonicalize,cse,dce", "--verify", "--timings"]) == 0
+    out = capsys.readouterr()
+    assert "%s = add %x, %x : i32" in out.out and "store %p, %s" in out.out
+    assert "canonicalize" in out.err and "total" in out.err
