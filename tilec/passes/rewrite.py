@@ -110,15 +110,16 @@ class PatternRewriter:
         for u in users:
             self._notify("changed", u)
 
-    def replace_op(self, op: Operation, values):
-        """Replace ``op``'s results with ``values`` (Values, or an op whose results to use) and erase it."""
+    def replace_op(self, op: Operation, values, check_types: bool = True):
+        """Replace ``op``'s results with ``values`` (Values, or an op whose results to use) and erase it.
+        Type-changing lowerings (layouts, for instance) pass ``check_types=False``."""
         if isinstance(values, Operation):
             values = values.results
         values = list(values)
         if len(values) != len(op.results):
             raise IRError(f"replacing {op.name} ({len(op.results)} results) with {len(values)} values")
         for r, v in zip(op.results, values):
-            if r.type != v.type:
+            if check_types and r.type != v.type:
                 raise IRError(f"replacing a {r.type} result of {op.name} with a {v.type} value")
             self.replace_all_uses_with(r, v)
         self.erase_op(op)
