@@ -3,7 +3,7 @@
 ``programs()`` draws a module of 1-3 functions; the last one (``@main``) is the entry, earlier ones may be called
 by later ones (never recursively). Bodies mix scalars and tiles of a few element types: elementwise arithmetic
 with constants (0, 1, -1 and friends are deliberately common, so identities fire), comparisons, selects, casts,
-splat / expand_dims / broadcast / reshape / trans, reductions, nested ``for`` (constant or data-dependent trip counts, including
+splat / expand_dims / broadcast / reshape / trans, reductions and scans, nested ``for`` (constant or data-dependent trip counts, including
 zero and negative steps) and ``if`` with results, and calls. Undefined behaviour is avoided by construction:
 integer divisors are forced into [1, 8], shift amounts into [0, 7].
 
@@ -23,7 +23,7 @@ from tilec.ir import Builder, FuncOp, ModuleOp
 from tilec.ir.core import Block, Region
 from tilec.ir.evaluator import evaluate_function
 from tilec.ir.ops import (BINARY_OPS, UNARY_OPS, AddPtrOp, ArangeOp, AtomicRMWOp, BroadcastOp, CallOp, CastOp,
-                          CmpOp, ConditionOp, ExpandDimsOp, LoadOp, ReduceOp, ReshapeOp, ReturnOp, SelectOp, SplatOp,
+                          CmpOp, ConditionOp, ExpandDimsOp, LoadOp, ReduceOp, ReshapeOp, ReturnOp, ScanOp, SelectOp, SplatOp,
                           StoreOp, TransOp, YieldOp)
 from tilec.ir.types import PointerType, TileType, f32, f64, i1, i8, i32, u32
 
@@ -166,7 +166,11 @@ class _FuncGen:
         body = Block([e, e])
         with self.b.at_end(body):
             self.b.yield_(self._binary(combine, body.args[0], body.args[1]))
-        op = self.b.create(ReduceOp, [src], None, {"axis": 0}, [Region([body])])
+        if self.draw(st.booleans()):
+            op = self.b.create(ReduceOp, [src], None, {"axis": 0}, [Region([body])])
+        else:
+            op = self.b.create(ScanOp, [src], None, {"axis": 0, "reverse": self.draw(st.booleans())},
+                               [Region([body])])
         self.add(op.result)
 
     def _region(self, block_args, yield_types, depth):
