@@ -364,3 +364,31 @@ def test_no_folding_of_division_by_zero_or_nonuniform_tiles():
           }
         }""", "canonicalize")
     assert "div" in out and "arange" in out and "add" in out
+
+
+def test_if_results_yielded_alike_by_both_branches_are_forwarded():
+    check("canonicalize", """
+        module {
+          func @f(%c: i1, %x: i32, %y: i32, %p: ptr<i32>) -> (i32, i32) {
+            %a, %b = if %c : i32, i32 {
+              store %p, %y
+              %m = mul %x, %y : i32
+              yield %x, %m
+            } {
+              yield %x, %y
+            }
+            return %a, %b
+          }
+        }""", """
+        module {
+          func @f(%c: i1, %x: i32, %y: i32, %p: ptr<i32>) -> (i32, i32) {
+            %b = if %c : i32 {
+              store %p, %y
+              %m = mul %x, %y : i32
+              yield %m
+            } {
+              yield %y
+            }
+            return %x, %b
+          }
+        }""")

@@ -21,7 +21,7 @@ from ..ir.ops import BroadcastOp, ConstantOp, SplatOp
 from ..ir.types import ScalarType, Type
 from .manager import Pass
 from .rewrite import FunctionPattern, apply_patterns_greedily, pattern
-from .utils import constant_value, is_empty_region_op, remove_results
+from .utils import constant_value, defined_outside, is_empty_region_op, remove_results
 
 SHAPE_OPS = ("splat", "broadcast", "expand_dims", "reshape", "trans")
 
@@ -302,6 +302,24 @@ def if_known(op, rw):
     return True
 
 
+@pattern("if")
+def if_same_yields(op, rw):
+    """A result both branches yield as the same outer value is that value."""
+    if len(op.results) == 0 or any(not r.blocks or r.block.terminator is None for r in op.regions):
+        return False
+    then_y, else_y = op.regions[0].block.terminator, op.regions[1].block.terminator
+    drop = []
+    for i, (a, b) in enumerate(zip(then_y.operands, else_y.operands)):
+        if a is b and defined_outside(a, op):
+            rw.replace_all_uses_with(op.results[i], a)
+            drop.append(i)
+    if not drop:
+        return False
+    remove_results(op, drop)
+    rw.modified(op)
+    return True
+
+
 def _int_constant(v: Value):
     """An integer constant's value read in its type (wrapped to the width, signed or unsigned)."""
     c = constant_value(v)
@@ -356,7 +374,7 @@ def for_invariant_iter_args(op, rw):
 
 
 PATTERNS = [fold_constants, algebraic_identity, same_operands, constant_to_the_right, compare_same_int,
-            select_known, cast_chain, shape_of_uniform, addptr_zero, if_known, for_trip_count,
+            select_known, cast_chain, shape_of_uniform, addptr_zero, if_known, if_same_yields, for_trip_count,
             for_invariant_iter_args]
 
 
