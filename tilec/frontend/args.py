@@ -57,6 +57,18 @@ def _describe_torch(t):
     return ("*" + elem, aligned, t.device.type), "*" + elem, 16 if aligned else 1, False
 
 
+_TORCH_OK: set = set()  # torch dtypes already checked
+
+
+def _key_torch(t):
+    dt = t.dtype
+    if dt not in _TORCH_OK:
+        if str(dt) not in TORCH_TO_SIG:
+            raise TypeError(f"torch tensors of dtype {dt} are not supported")
+        _TORCH_OK.add(dt)
+    return (dt, t.data_ptr() & 15 == 0, t.is_cuda)
+
+
 def _describe_array_interface(a):
     ai = a.__array_interface__
     elem = _np_elem(np.dtype(ai["typestr"]))
@@ -159,6 +171,8 @@ def describer(arg, specialize: bool = True):
     else:
         raise TypeError(f"unsupported argument type {t.__module__}.{t.__qualname__}")
     DESCRIBERS[t] = d
+    if t not in KEYERS:  # the launch path keys this type from now on
+        KEYERS[t] = _key_torch if d is _describe_torch else (lambda v, d=d: d(v)[0])
     return d
 
 

@@ -1,8 +1,11 @@
 """``@tilec.jit`` and ``JITFunction``: binding launch arguments, specialising, caching compiled kernels, and
 launching ``fn[grid](*args, **constexprs_and_options)``.
 
-The per-launch path is kept small: bind arguments (a fast positional path), one describer call per runtime
-argument (``args.py``) to form the cache key, one dict lookup, then the compiled kernel's launcher.
+The per-launch path is kept small: a binder generated once per kernel with the kernel's own signature (so
+Python binds the arguments in C) forms a key from one cheap per-type keyer call per runtime argument
+(``args.py``), finds the compiled variant's launcher with one dict lookup and calls it. Anything the binder does
+not recognise (a new argument type, a bad call) falls back to the general path, which reports errors and
+compiles.
 """
 from __future__ import annotations
 
@@ -49,7 +52,15 @@ class KernelLauncher:
         self.fn, self.grid = fn, grid
 
     def __call__(self, *args, **kwargs):
-        return self.fn.run(*args, grid=self.grid, **kwargs)
+        fn = self.fn
+        binder = fn._binder
+        if binder is not None:
+            try:
+                return binder(self.grid, *args, **kwargs)
+            except TypeError as e:
+                if e.__traceback__.tb_next is not None:  # raised inside the launch, not by binding the call
+                    raise
+        return fn.run(*args, grid=self.grid, **kwargs)
 
 
 class JITFunction:
@@ -78,6 +89,8 @@ class JITFunction:
         self._lock = threading.Lock()
         self._source = None
         self._cache_key = None
+        self._fast_cache: dict = {}
+        self._binder = None if self.interpret else _make_binder(self)
 
     # -- source and hashing -------------------------------------------------------------------------------------
     @property
@@ -193,6 +206,16 @@ class JITFunction:
         return ckey, runtime_vals, ASTSource(self, sig, constexprs, attrs)
 
     def run(self, *args, grid, warmup=False, **kwargs):
+        if not warmup and self._binder is not None:
+            try:
+                return self._binder(grid, *args, **kwargs)
+            except TypeError as e:
+                if e.__traceback__.tb_next is not None:
+                    raise
+        return self._run(args, grid, warmup, kwargs)
+
+    def _run(self, args, grid, warmup, kwargs):
+        """The general launch path: binds with tilec's own errors, compiles on a miss, launches."""
         options = None
         if kwargs:
             for k in [k for k in kwargs if k in _LAUNCH_OPTIONS]:
@@ -210,6 +233,27 @@ class JITFunction:
             kernel = self._compile(values, options or {}, key)
         if warmup:
             return kernel
+        return self._launch(kernel, grid, values)
+
+    def _fast_miss(self, fkey, grid, values, options):
+        """The binder's miss: the general path finds (or compiles) the variant; the binder's key then maps to its
+        launcher. ``fkey`` is None when some argument has no cheap keyer (it is then never cached)."""
+        options = {k: v for k, v in zip(LAUNCH_OPTIONS, options) if v is not None}
+        values = list(values)
+        key = self._fast_key(values)
+        if options:
+            key = (key, tuple(sorted(options.items())))
+        kernel = self.cache.get(key)
+        if kernel is None:
+            kernel = self._compile(values, options, key)
+        if fkey is not None:
+            runtime = [values[i] for i in self._runtime_idx]
+            sel = [j for j, v in enumerate(runtime) if v is not None]
+            if not any(type(v) in _NP_SCALARS for v in runtime):
+                self._fast_cache[fkey] = (kernel.launcher, None if len(sel) == len(runtime) else sel, kernel)
+        return self._launch(kernel, grid, values)
+
+    def _launch(self, kernel, grid, values):
         if callable(grid):
             grid = grid(dict(zip(self._names, values)))
         elif type(grid) is int:
@@ -302,6 +346,86 @@ class JITFunction:
 
 _NP_SCALARS = frozenset({np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
                          np.float16, np.float32, np.float64})
+
+
+def _grid3(grid, name):
+    """A launch grid as a 3-tuple, or None when it has no programs."""
+    if type(grid) is int:
+        grid = (grid,)
+    n = len(grid)
+    if not 1 <= n <= 3:
+        raise ValueError(f"{name}: grid must have 1 to 3 dimensions, got {grid!r}")
+    g = tuple(grid) + (1,) * (3 - n)
+    return g if g[0] > 0 and g[1] > 0 and g[2] > 0 else None
+
+
+def _key_nospec(v):
+    return KEYERS[type(v)](v) if type(v) is not int else describer(v, False)(v)[0]
+
+
+_BINDER = """
+def {name}({params}):
+    _tl_key = None
+    try:
+        _tl_key = ({key})
+        _tl_launch, _tl_sel, _tl_kernel = _tl_cache[_tl_key]
+    except (KeyError, TypeError, ValueError):
+        return _tl_miss(_tl_key, _tl_grid, ({values}), ({option_values}))
+    _tl_g = _tl_grid
+    if type(_tl_g) is tuple and len(_tl_g) == 1 and _tl_g[0] > 0:
+        _tl_g = (_tl_g[0], 1, 1)
+    else:
+        if callable(_tl_g):
+            _tl_g = _tl_g({{{named}}})
+        _tl_g = _tl_grid3(_tl_g, {name!r})
+        if _tl_g is None:
+            return _tl_kernel
+    _tl_args = [{runtime}]
+    if _tl_sel is not None:
+        _tl_args = [_tl_args[i] for i in _tl_sel]
+    _tl_launch(_tl_g, _tl_args)
+    return _tl_kernel
+"""
+
+
+def _tuple(items):
+    return "".join(f"{x}, " for x in items)
+
+
+def _make_binder(jf):
+    """The launch fast path for ``jf``: a function with the kernel's signature plus the launch options as keywords,
+    generated once, so that binding is Python's own and the per-launch key is one tuple display. None when the
+    signature does not suit (``*args``, keyword-only parameters, names that clash with launch options)."""
+    params = list(jf.signature.parameters.values())
+    for p in params:
+        if (p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.name in _LAUNCH_OPTIONS
+                or p.name.startswith("_tl_") or not p.name.isidentifier()):
+            return None
+    if not jf.__name__.isidentifier():
+        return None
+    ns = {"_tl_cache": jf._fast_cache, "_tl_K": KEYERS, "_tl_kn": _key_nospec, "_tl_miss": jf._fast_miss,
+          "_tl_grid3": _grid3}
+    decl, key = [], []
+    for i, p in enumerate(jf.params):
+        if p.has_default:
+            ns[f"_tl_d{i}"] = p.default
+            decl.append(f"{p.name}=_tl_d{i}")
+        else:
+            decl.append(p.name)
+        if p.is_constexpr:
+            key.append(p.name)
+        elif p.specialize:
+            key.append(f"_tl_K[type({p.name})]({p.name})")
+        else:
+            key.append(f"_tl_kn({p.name})")
+    names = [p.name for p in jf.params]
+    src = _BINDER.format(
+        name=jf.__name__, params=", ".join(["_tl_grid", *decl, "*", *(f"{o}=None" for o in LAUNCH_OPTIONS)]),
+        key=_tuple(key + list(LAUNCH_OPTIONS)), values=_tuple(names), option_values=_tuple(LAUNCH_OPTIONS),
+        named=", ".join(f"{n!r}: {n}" for n in names),
+        runtime=", ".join(names[i] for i in jf._runtime_idx))
+    exec(compile(src, f"<tilec launch binder of {jf.__qualname__}>", "exec"), ns)
+    return ns[jf.__name__]
 
 
 def _compile_time_value(v) -> bool:

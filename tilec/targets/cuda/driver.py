@@ -31,9 +31,88 @@ def driver():
     return d
 
 
+def raw_launch():
+    """``cuLaunchKernel`` called through ctypes on the driver library that cuda-python already loaded: the
+    cheapest call from Python (ints in, an int error code out, no wrapper objects per launch). Arguments:
+    (function handle int, gx, gy, gz, bx, by, bz, shared bytes, stream int, params address, extra address).
+    Falls back to cuda-python's wrapper where the library cannot be opened this way or TILEC_CUDA_LAUNCH=bindings.
+    """
+    fn = _state.get("raw_launch")
+    if fn is None:
+        fn = _state["raw_launch"] = _make_raw_launch()
+    return fn
+
+
+def raw_launch_ex():
+    """``cuLaunchKernelEx`` through ctypes, or None (older drivers, TILEC_CUDA_LAUNCH=plain or =bindings).
+    Its launch configuration is one struct the caller keeps (:func:`launch_config`), so a launch whose grid and
+    stream did not change passes four ints."""
+    if "raw_launch_ex" not in _state:
+        import ctypes
+        import os
+        f = None
+        if os.environ.get("TILEC_CUDA_LAUNCH", "") not in ("plain", "bindings"):
+            driver()
+            for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+                try:
+                    f = ctypes.CDLL(name).cuLaunchKernelEx
+                except (OSError, AttributeError):
+                    continue
+                f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+                f.restype = ctypes.c_int
+                break
+        _state["raw_launch_ex"] = f
+    return _state["raw_launch_ex"]
+
+
+def launch_config():
+    """A ``CUlaunchConfig`` (grid, block, shared bytes, stream, no attributes) to fill and pass by address."""
+    import ctypes
+    u = ctypes.c_uint
+
+    class CUlaunchConfig(ctypes.Structure):
+        _fields_ = [("gridDimX", u), ("gridDimY", u), ("gridDimZ", u), ("blockDimX", u), ("blockDimY", u),
+                    ("blockDimZ", u), ("sharedMemBytes", u), ("hStream", ctypes.c_void_p),
+                    ("attrs", ctypes.c_void_p), ("numAttrs", u)]
+    return CUlaunchConfig()
+
+
+def _make_raw_launch():
+    import ctypes
+    import os
+    d = driver()
+    if os.environ.get("TILEC_CUDA_LAUNCH", "") != "bindings":
+        for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+            try:
+                lib = ctypes.CDLL(name)
+                f = lib.cuLaunchKernel
+            except (OSError, AttributeError):
+                continue
+            u = ctypes.c_uint
+            f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+            f.restype = ctypes.c_int
+            return f
+    launch = d.cuLaunchKernel
+    function, stream = d.CUfunction, d.CUstream
+    funcs: dict = {}
+    streams: dict = {}
+
+    def via_bindings(fn, gx, gy, gz, bx, by, bz, shared, st, params, extra):
+        f = funcs.get(fn)
+        if f is None:
+            f = funcs[fn] = function(fn)
+        s = streams.get(st)
+        if s is None:
+            s = streams[st] = stream(st or 0)
+        return int(launch(f, gx, gy, gz, bx, by, bz, shared, s, params, extra or 0)[0])
+    return via_bindings
+
+
 def error_text(err) -> str:
     d = driver()
     try:
+        if isinstance(err, int):
+            err = d.CUresult(err)
         _, name = d.cuGetErrorName(err)
         _, desc = d.cuGetErrorString(err)
         return f"{name.decode() if name else err}: {desc.decode() if desc else ''}"

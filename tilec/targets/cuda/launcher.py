@@ -1,8 +1,9 @@
 """Kernel launch: a launcher built once per compiled kernel from its parameter types.
 
 The launcher owns a ctypes buffer per parameter and a ``void*[]`` pointing at them; a launch only writes the new
-values into those buffers (one pointer read per tensor argument) and calls ``cuLaunchKernel`` with the array's
-address, so per-launch Python work is a short loop. Modules and functions are loaded lazily per device.
+values into those buffers (one pointer read per tensor argument) and calls ``cuLaunchKernel`` (through ctypes,
+``driver.raw_launch``) with the function handle, the stream and the array's address as plain ints, so per-launch
+Python work is a short loop and no wrapper objects are built. Modules and functions are loaded lazily per device.
 
 Pointer arguments may be torch CUDA tensors (launches then go to torch's current stream), anything with
 ``__cuda_array_interface__`` (its ``stream`` is honoured), ``tilec.cuda`` arrays, DLPack CUDA tensors, raw ints
@@ -109,67 +110,88 @@ class Launcher:
             raise LaunchError(f"unsupported kernel parameter type {e}") from None
         self.argv = (ctypes.c_void_p * max(1, len(self.cells)))(*[ctypes.addressof(c) for c in self.cells])
         self.argv_addr = ctypes.addressof(self.argv)
-        self.ptr_slots = [i for i, p in enumerate(self.params) if p == "ptr"]
-        self.scalar_slots = [i for i, p in enumerate(self.params) if p != "ptr"]
+        self.ptr_cells = [(i, c) for i, (p, c) in enumerate(zip(self.params, self.cells)) if p == "ptr"]
+        self.scalar_cells = [(i, c) for i, (p, c) in enumerate(zip(self.params, self.cells)) if p != "ptr"]
+        self._modules: dict = {}
+        self.launch = None  # driver.raw_launch_ex() or raw_launch(), resolved on the first launch
+        self.config = None  # cuLaunchKernelEx's configuration, kept and updated when grid or stream change
 
-    def function(self, device: int):
+    def function(self, device: int) -> int:
+        """The kernel's function handle (an int) on ``device``, loading the module there on first use."""
         fn = self.functions.get(device)
         if fn is None:
             drv.context(device)
             mod = drv.load_module(self.image, self.name)
-            fn = drv.get_function(mod, self.name)
+            f = drv.get_function(mod, self.name)
             if self.shared > 48 * 1024:
-                drv.set_dynamic_shared(fn, self.shared, device)
-            self.metadata.setdefault("driver", drv.function_attributes(fn))
-            self.functions[device] = (mod, fn)
-            return fn
-        return fn[1]
+                drv.set_dynamic_shared(f, self.shared, device)
+            self.metadata.setdefault("driver", drv.function_attributes(f))
+            fn = self.functions[device] = int(f)
+            self._modules[device] = (mod, f)
+        return fn
 
     def __call__(self, grid, args):
+        """Write ``args`` into the parameter buffers and launch over ``grid`` (a 3-tuple)."""
         cells = self.cells
         if len(args) != len(cells):
             raise LaunchError(f"kernel '{self.name}' takes {len(cells)} runtime arguments, got {len(args)}")
-        if len(grid) == 3:
-            gx, gy, gz = grid
-        else:
-            gx, gy, gz = (tuple(grid) + (1, 1))[:3]
-        if gx <= 0 or gy <= 0 or gz <= 0 or gx > 2147483647 or gy > 65535 or gz > 65535:
+        gx, gy, gz = grid if len(grid) == 3 else (tuple(grid) + (1, 1))[:3]
+        if not (0 < gx <= 2147483647 and 0 < gy <= 65535 and 0 < gz <= 65535):
             if gx == 0 or gy == 0 or gz == 0:
                 return
             raise LaunchError(f"grid {tuple(grid)} is out of range (max {_MAX_GRID})")
         device = stream = None
-        params = self.params
         try:
-            for i in self.ptr_slots:
+            for i, cell in self.ptr_cells:
                 v = args[i]
-                get = _POINTER_GETTERS.get(type(v))
-                if get is None:
-                    get = _pointer_getter(v)
-                ptr, dev, st = get(v)
-                cells[i].value = ptr
+                get = _POINTER_GETTERS.get(type(v)) or _pointer_getter(v)
+                cell.value, dev, st = get(v)
                 if device is None:
                     device = dev
                 if stream is None:
                     stream = st
-            for i in self.scalar_slots:
-                cells[i].value = args[i]
+            for i, cell in self.scalar_cells:
+                cell.value = args[i]
         except TypeError:
-            raise LaunchError(f"arguments of '{self.name}' do not match its parameters {params}: "
+            raise LaunchError(f"arguments of '{self.name}' do not match its parameters {self.params}: "
                               f"{[type(a).__name__ for a in args]}") from None
-        device = device or 0
-        if stream is not None and not isinstance(stream, int):
+        if device is None:
+            device = 0
+        if stream is not None and type(stream) is not int:
             stream = stream(device)
-        fn = self.functions.get(device)
-        fn = fn[1] if fn is not None else self.function(device)
-        err = self.launch(fn, gx, gy, gz, self.block, 1, 1, self.shared, stream or 0, self.argv_addr, 0)[0]
+        fn = self.functions.get(device) or self.function(device)
+        launch = self.launch or self._resolve_launch()
+        cfg = self.config
+        if cfg is not None:
+            if (gx, gy, gz, stream) != self._configured:
+                try:
+                    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ, cfg.hStream = gx, gy, gz, stream
+                except TypeError:
+                    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ, cfg.hStream = int(gx), int(gy), int(gz), stream
+                self._configured = (gx, gy, gz, stream)
+            err = launch(self.config_addr, fn, self.argv_addr, None)
+            if err:
+                raise LaunchError(f"launching '{self.name}' on grid {(gx, gy, gz)} failed: {drv.error_text(err)}")
+            return
+        try:
+            err = launch(fn, gx, gy, gz, self.block, 1, 1, self.shared, stream, self.argv_addr, None)
+        except ctypes.ArgumentError:  # grid entries that are int-like but not ints (numpy integers)
+            err = launch(fn, int(gx), int(gy), int(gz), self.block, 1, 1, self.shared, stream,
+                              self.argv_addr, None)
         if err:
             raise LaunchError(f"launching '{self.name}' on grid {(gx, gy, gz)} failed: {drv.error_text(err)}")
 
-    @property
-    def launch(self):
-        fn = drv.driver().cuLaunchKernel
-        self.__dict__["launch"] = fn  # resolved once
-        return fn
+    def _resolve_launch(self):
+        ex = drv.raw_launch_ex()
+        if ex is not None:
+            self.config = cfg = drv.launch_config()
+            cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ, cfg.sharedMemBytes = self.block, 1, 1, self.shared
+            self.config_addr = ctypes.addressof(cfg)
+            self._configured = None
+            self.launch = ex
+        else:
+            self.launch = drv.raw_launch()
+        return self.launch
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -181,9 +203,10 @@ def _torch_getter():
     stream = raw if raw is not None else (lambda dev: torch.cuda.current_stream(dev).cuda_stream)
 
     def get(t):
-        if not t.is_cuda:
+        dev = t.get_device()
+        if dev < 0:
             raise LaunchError("a torch tensor on the CPU was passed to a CUDA kernel; move it with .cuda()")
-        return t.data_ptr(), t.get_device(), stream
+        return t.data_ptr(), dev, stream
     return get
 
 
