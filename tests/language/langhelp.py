@@ -3,20 +3,34 @@ from __future__ import annotations
 
 import numpy as np
 
+import tilec
+
+
+_TWINS: dict = {}
+
+
+def _in_mode(kernel, interpret: bool):
+    """``kernel`` itself when it already runs the way ``mode`` asks, else a twin @jit of the same function that
+    does (built once): the interpret choice is fixed when a JITFunction is made."""
+    if kernel.interpret == interpret:
+        return kernel
+    key = (kernel, interpret)
+    twin = _TWINS.get(key)
+    if twin is None:
+        dns = [p.name for p in kernel.params if not p.specialize]
+        twin = _TWINS[key] = tilec.jit(kernel.fn, debug=kernel.debug, interpret=interpret, do_not_specialize=dns)
+    return twin
+
 
 def launch(kernel, grid, mode, *args, **constexprs):
     """``kernel[grid](*args, **constexprs)`` in ``mode`` ("cpu", "interpret" or "cuda"); numpy arrays among
     ``args`` are updated in place (copied to and from the GPU in "cuda" mode)."""
-    saved = kernel.interpret
-    kernel.interpret = mode == "interpret"
+    kernel = _in_mode(kernel, mode == "interpret")
     host = list(args)
     if mode == "cuda":
         from tilec.targets.cuda import array as cuda_array
         args = [cuda_array.from_numpy(a) if isinstance(a, np.ndarray) else a for a in host]
-    try:
-        kernel[grid](*args, **constexprs)
-    finally:
-        kernel.interpret = saved
+    kernel[grid](*args, **constexprs)
     if mode == "cuda":
         cuda_array.synchronize()
         for h, d in zip(host, args):
