@@ -3,9 +3,9 @@
 ``programs()`` draws a module of 1-3 functions; the last one (``@main``) is the entry, earlier ones may be called
 by later ones (never recursively). Bodies mix scalars and tiles of a few element types: elementwise arithmetic
 with constants (0, 1, -1 and friends are deliberately common, so identities fire), comparisons, selects, casts,
-splat / expand_dims / broadcast / reshape / trans, reductions and scans, nested ``for`` (constant or data-dependent trip counts, including
-zero and negative steps) and ``if`` with results, and calls. Undefined behaviour is avoided by construction:
-integer divisors are forced into [1, 8], shift amounts into [0, 7].
+splat / expand_dims / broadcast / reshape / trans, reductions and scans, nested ``for`` (constant or
+data-dependent trip counts, including zero and negative steps) and ``if`` with results, and calls. Undefined
+behaviour is avoided by construction: integer divisors are forced into [1, 8], shift amounts into [0, 7].
 
 Every function also takes two pointers (to ``i32`` and ``f32`` buffers of 8 elements) that masked loads, stores
 and atomics address in bounds, and bodies may hold counted ``while`` loops.
@@ -23,8 +23,8 @@ from tilec.ir import Builder, FuncOp, ModuleOp
 from tilec.ir.core import Block, Region
 from tilec.ir.evaluator import evaluate_function
 from tilec.ir.ops import (BINARY_OPS, UNARY_OPS, AddPtrOp, ArangeOp, AtomicRMWOp, BroadcastOp, CallOp, CastOp,
-                          CmpOp, ConditionOp, ExpandDimsOp, LoadOp, ReduceOp, ReshapeOp, ReturnOp, ScanOp, SelectOp, SplatOp,
-                          StoreOp, TransOp, YieldOp)
+                          CmpOp, ConditionOp, ExpandDimsOp, LoadOp, ReduceOp, ReshapeOp, ReturnOp, ScanOp, SelectOp,
+                          SplatOp, StoreOp, TransOp, YieldOp)
 from tilec.ir.types import PointerType, TileType, f32, f64, i1, i8, i32, u32
 
 ELEMS = (i32, u32, f32)

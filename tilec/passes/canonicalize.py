@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..ir.core import IRError, Operation, Value
-from ..ir.ops import BroadcastOp, ConstantOp, SplatOp
+from ..ir.ops import BroadcastOp, SplatOp
 from ..ir.types import ScalarType, Type
 from .manager import Pass
 from .rewrite import FunctionPattern, apply_patterns_greedily, pattern

@@ -10,7 +10,7 @@ region ops are kept or removed whole.
 """
 from __future__ import annotations
 
-from ..ir.core import Block, BlockArgument, Operation, OpResult, Value
+from ..ir.core import BlockArgument, Operation, OpResult, Value
 from .manager import Pass
 from .utils import CONTROL, REGION_TERMINATORS, drop_results, is_removable_load, release_operands
 
