@@ -153,21 +153,53 @@ class FuncLowering:
 
     # -- elementwise -------------------------------------------------------------------------------------
     def _map(self, op, fn):
+        """Apply ``fn`` per register. Where axis analysis proves the result constant over aligned runs (a
+        mask ``offs < n`` with ``n`` divisible by 16 is one value per vector), only each run's first register
+        is computed and the others reuse it."""
         vals = [self.get(o) for o in op.operands]
         r = op.results[0]
         if r.type.is_tile:
             n = _num_regs(r.type)
             lists = [v if isinstance(v, list) else [v] * n for v in vals]
-            self.bind(r, [fn(*xs) for xs in zip(*lists)])
+            leaders = self._run_leaders(r)
+            if leaders is None:
+                self.bind(r, [fn(*xs) for xs in zip(*lists)])
+                return
+            out = []
+            for i, xs in enumerate(zip(*lists)):
+                j = leaders[i]
+                out.append(fn(*xs) if j == i else out[j])
+            self.bind(r, out)
         else:
             self.bind(r, fn(*vals))
+
+    def _run_leaders(self, v):
+        """Per register of tile ``v``, the first register of its run of equal elements (None: no runs).
+        Runs are aligned power-of-two blocks of the logical index; a coordinate is the XOR of a register part
+        and a thread part, so two registers whose register parts agree above the run's bits hold elements of
+        one run in every thread."""
+        shifts = tuple((k & -k).bit_length() - 1 if k > 0 else 0 for k in self.axis.info(v).constancy)
+        if not any(shifts):
+            return None
+        ll = _ll(v.type)
+        key = ("run_leaders", ll, shifts)
+        hit = self.cache.get(key)
+        if hit is None:
+            first: dict = {}
+            hit = [first.setdefault(tuple(c >> s for c, s in zip(rc, shifts)), r)
+                   for r, rc in enumerate(ll.reg_coords())]
+            if all(j == i for i, j in enumerate(hit)):
+                hit = False
+            self.cache[key] = hit
+        return hit or None
 
     def op_elementwise(self, op):
         b = self.b
         name = op.name
         et = op.operands[0].type.element
         if name in O.BINARY_OPS:
-            return self._map(op, lambda x, y: scalar_ops.binary(b, name, et, x, y, op.attrs))
+            contract = self.options.get("enable_fp_fusion", True) is not False
+            return self._map(op, lambda x, y: scalar_ops.binary(b, name, et, x, y, op.attrs, contract))
         if name in O.UNARY_OPS:
             return self._map(op, lambda x: scalar_ops.unary(b, name, et, x))
         raise BackendError(f"the CUDA backend cannot lower '{name}' yet")

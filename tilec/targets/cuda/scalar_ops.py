@@ -28,16 +28,18 @@ def _isuffix(t):
     return f"i{t.width}"
 
 
-def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None):
-    """``x <name> y`` for tir element type ``et``."""
+def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = False):
+    """``x <name> y`` for tir element type ``et``. ``contract`` lets LLVM fuse a float multiply with the add
+    that consumes it into one fma (Triton's ``enable_fp_fusion``, on by default)."""
     attrs = attrs or {}
     if et.is_float:
+        flags = ("contract",) if contract else ()
         if name == "add":
-            return b.fadd(x, y)
+            return b.fadd(x, y, flags=flags)
         if name == "sub":
-            return b.fsub(x, y)
+            return b.fsub(x, y, flags=flags)
         if name == "mul":
-            return b.fmul(x, y)
+            return b.fmul(x, y, flags=flags)
         if name in ("div", "fdiv"):
             return b.fdiv(x, y)
         if name == "rem":
