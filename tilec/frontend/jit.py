@@ -54,7 +54,7 @@ class KernelLauncher:
     def __call__(self, *args, **kwargs):
         fn = self.fn
         binder = fn._binder
-        if binder is not None:
+        if binder is not None and not fn.interpret:
             try:
                 return binder(self.grid, *args, **kwargs)
             except TypeError as e:
@@ -90,7 +90,7 @@ class JITFunction:
         self._source = None
         self._cache_key = None
         self._fast_cache: dict = {}
-        self._binder = None if self.interpret else _make_binder(self)
+        self._binder = _make_binder(self)  # unused while ``interpret`` is set
 
     # -- source and hashing -------------------------------------------------------------------------------------
     @property
@@ -206,7 +206,7 @@ class JITFunction:
         return ckey, runtime_vals, ASTSource(self, sig, constexprs, attrs)
 
     def run(self, *args, grid, warmup=False, **kwargs):
-        if not warmup and self._binder is not None:
+        if not warmup and self._binder is not None and not self.interpret:
             try:
                 return self._binder(grid, *args, **kwargs)
             except TypeError as e:
