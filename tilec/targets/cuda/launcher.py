@@ -176,8 +176,8 @@ class Launcher:
         try:
             err = launch(fn, gx, gy, gz, self.block, 1, 1, self.shared, stream, self.argv_addr, None)
         except ctypes.ArgumentError:  # grid entries that are int-like but not ints (numpy integers)
-            err = launch(fn, int(gx), int(gy), int(gz), self.block, 1, 1, self.shared, stream,
-                              self.argv_addr, None)
+            err = launch(fn, int(gx), int(gy), int(gz), self.block, 1, 1, self.shared, stream, self.argv_addr,
+                         None)
         if err:
             raise LaunchError(f"launching '{self.name}' on grid {(gx, gy, gz)} failed: {drv.error_text(err)}")
 
