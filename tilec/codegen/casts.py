@@ -49,6 +49,11 @@ def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w
         s, sty = T.f32, LT.vec(LT.F32, w)
     if d.bits > s.bits:
         return b.fpext(v, dty)
+    if s.bits == 64 and d.bits == 16:
+        # LLVM lowers f64 -> 16-bit floats to a compiler-rt call the JIT cannot resolve: go through f32, rounding
+        # that first step to odd so the second rounding is exact (f32 keeps far more than the 2 extra bits needed)
+        v = _to_f32_odd(b, v, w) if rounding != "rtz" else cast(b, v, T.f64, T.f32, "rtz", w)
+        s, sty = T.f32, LT.vec(LT.F32, w)
     r = b.fptrunc(v, dty)
     if rounding != "rtz":
         return r
@@ -59,6 +64,15 @@ def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w
     ity = LT.vec(ir.IntType(d.bits), w)
     stepped = b.bitcast(b.sub(b.bitcast(r, ity), LT.const(ir.IntType(d.bits), 1, w)), dty)
     return b.select(b.and_(over, finite), stepped, r)
+
+
+def _to_f32_odd(b, v, w):
+    """f64 -> f32 rounded to odd: truncate, then set the last bit when the truncation was inexact."""
+    z = cast(b, v, T.f64, T.f32, "rtz", w)
+    inexact = b.fcmp_ordered("!=", b.fpext(z, v.type), v)
+    i32 = LT.vec(LT.I32, w)
+    odd = b.bitcast(b.or_(b.bitcast(z, i32), LT.const(LT.I32, 1, w)), z.type)
+    return b.select(inexact, odd, z)
 
 
 def _fabs(b, ty):
