@@ -1,8 +1,10 @@
 """Runs the stages: frontend -> tir passes -> the backend's stages; keeps every stage's text in ``asm``."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 import time
 
 from . import cache
@@ -82,11 +84,25 @@ def _canonical(v):
     return repr(v)
 
 
+@functools.lru_cache(maxsize=None)
+def compiler_hash() -> str:
+    """Hash of tilec's own source, so an edited compiler never reuses kernels cached by an older one."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256(__version__.encode())
+    for d, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".py"):
+                with open(os.path.join(d, f), "rb") as fh:
+                    h.update(f.encode() + b"\0" + fh.read())
+    return h.hexdigest()
+
+
 def cache_key(src: ASTSource, target: Target, options: dict) -> str:
     fn_key = getattr(src.fn, "cache_key", None) or repr(src.fn)
     payload = json.dumps(_canonical({
         "fn": fn_key, "signature": src.signature, "constexprs": src.constexprs, "attrs": src.attrs,
-        "target": [target.backend, target.arch, target.warp_size], "options": options, "version": __version__,
+        "target": [target.backend, target.arch, target.warp_size], "options": options, "compiler": compiler_hash(),
     }), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
