@@ -73,6 +73,10 @@ class Type:
     def with_element(self, element: "Type") -> "Type":
         return element
 
+    def without_layout(self) -> "Type":
+        """The type with any GPU layout dropped: what tir-level shape rules compare."""
+        return self
+
     def with_shape(self, shape) -> "Type":
         return TileType(tuple(shape), self.element) if shape else self.element
 
@@ -205,6 +209,9 @@ class TileType(Type):
 
     def with_layout(self, layout):
         return TileType(self._shape, self._element, layout)
+
+    def without_layout(self):
+        return TileType(self._shape, self._element) if self.layout is not None else self
 
     def __str__(self):
         dims = "".join(f"{s}x" for s in self._shape)

@@ -105,7 +105,7 @@ def _rules_combine(op):
                 _fail(op, f"axis {ax} out of range for {o.type}")
     else:
         exp = ReduceOp.infer_result_types(op.operands, op.attrs) if op.operands else []
-        if _types(op.results) != exp:
+        if [t.without_layout() for t in _types(op.results)] != [t.without_layout() for t in exp]:
             _fail(op, f"results are {_fmt(_types(op.results))}, expected {_fmt(exp)}")
 
 
