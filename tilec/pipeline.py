@@ -39,11 +39,11 @@ class CompiledKernel:
 
     @property
     def n_regs(self) -> int:
-        return self.metadata.get("registers", self.metadata.get("n_regs", 0)) or 0
+        return self.metadata.get("num_regs", 0) or 0
 
     @property
     def n_spills(self) -> int:
-        return self.metadata.get("spills", self.metadata.get("n_spills", 0)) or 0
+        return self.metadata.get("spill_stores", 0) or 0
 
     def _init_handles(self):
         """Load the kernel now (Triton scripts call this before reading ``n_regs``)."""

@@ -33,17 +33,10 @@ def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str
     passes = gpu_passes(num_warps, warp_size, arch, num_stages)
     name = kernel_name or next((f.sym_name for f in module.funcs if f.attrs.get("kernel")), "module")
     from ...passes.gpu.verify_gir import verify_gir
-    try:
-        from ...passes.manager import PassManager
-    except ImportError:
-        for p in passes:
-            p.run(module)
-        return module
+    from ...passes.manager import PassManager
     pm = PassManager(name)
-    # the tir verifier rejects layouts in some ops' result types; gir has its own verifier, run at the end
-    debug, pm.verify = pm.verify, False
     pm.run(module, passes)
-    if debug:
+    if pm.verify:
         verify_gir(module)
     return module
 
