@@ -100,3 +100,29 @@ def test_recursion_is_a_clear_error():
                 return
               }
             }""", "inline")
+
+
+NOINLINE = """
+    module {
+      func @twice(%a: f32) -> (f32) {noinline = true} {
+        %m = add %a, %a : f32
+        return %m
+      }
+      func @k(%p: ptr<f32>, %v: f32) {kernel = true} {
+        %r = call %v {callee = "twice"} : f32
+        store %p, %r
+        return
+      }
+    }"""
+
+
+def test_inline_keeps_noinline_calls_and_inline_all_does_not():
+    check("inline", NOINLINE, NOINLINE)
+    check("inline-all", NOINLINE, """
+        module {
+          func @k(%p: ptr<f32>, %v: f32) {kernel = true} {
+            %m = add %v, %v : f32
+            store %p, %m
+            return
+          }
+        }""")

@@ -74,6 +74,7 @@ def inline_call(call: CallOp, callee: FuncOp):
 
 class Inline(Pass):
     name = "inline"
+    force = False  # also inline ``noinline`` functions (for backends that lower no calls)
 
     def run(self, module: ModuleOp):
         funcs = module.funcs
@@ -84,12 +85,18 @@ class Inline(Pass):
         for f in _bottom_up(module):
             for call in _calls(f):
                 callee = _callee(module, call)
-                if callee.attrs.get("noinline"):
+                if callee.attrs.get("noinline") and not self.force:
                     continue
                 inline_call(call, callee)
                 changed = True
         changed |= symbol_dce(module, roots)
         return changed
+
+
+class InlineAll(Inline):
+    """``noinline`` is a code-size hint for targets with real calls; a backend without them runs this first."""
+    name = "inline-all"
+    force = True
 
 
 def symbol_dce(module: ModuleOp, roots) -> bool:

@@ -23,7 +23,8 @@ def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: 
     from ...passes.gpu.convert_to_gir import ConvertToGIR
     from ...passes.gpu.insert_barriers import InsertBarriers
     from ...passes.gpu.remove_layout_conversions import RemoveLayoutConversions
-    return [ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps),
+    from ...passes.inline import InlineAll
+    return [InlineAll(), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps),
             RemoveLayoutConversions(), PipelineLoads(num_stages), AllocateShared(), InsertBarriers()]
 
 
