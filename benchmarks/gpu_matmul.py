@@ -1,6 +1,6 @@
-"""Timing of memory-bound kernels, tilec vs Triton, on the first CUDA device (run by hand; prints a table).
+"""Timing of matmul (tensor cores) plus vector add and softmax, tilec vs Triton, on the first CUDA device (run by hand; prints a table).
 
-    PYTHONPATH=. python tests/gpu/bench_memory_bound.py
+    PYTHONPATH=. python benchmarks/gpu_matmul.py
 
 Both sides run the same algorithm with the same block sizes and num_warps; times are medians from
 triton.testing.do_bench (CUDA events); GB/s counts bytes read + written once.
@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as ttl
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests", "gpu"))
 import tilec  # noqa: E402
 from gpu_jit_kernels import add_kernel, softmax_kernel  # noqa: E402
 
