@@ -38,22 +38,32 @@ def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w
             return b.trunc(v, dty)
         return b.sext(v, dty) if s.is_signed else b.zext(v, dty)
     if s.is_int and d.is_float:
+        if d.name in LT.FP8:
+            f = b.sitofp(v, LT.vec(LT.F64, w)) if s.is_signed else b.uitofp(v, LT.vec(LT.F64, w))
+            return _fp8_cast(b, f, T.f64, d, rounding, w)
         return b.sitofp(v, dty) if s.is_signed else b.uitofp(v, dty)
     if s.is_float and d.is_int:
-        x = b.fpext(v, LT.vec(LT.F32, w)) if s.bits == 16 else v
+        x = widen_to_f32(b, v, s, w) if s.bits <= 16 else v
         name = "llvm.fptosi.sat" if d.is_signed else "llvm.fptoui.sat"
         return icall(b, name, dty, [x], (dty, x.type))
     # float -> float
+    if s.name in LT.FP8 or d.name in LT.FP8:
+        return _fp8_cast(b, v, s, d, rounding, w)
     if s.bits == 16 and d.bits == 16:  # f16 <-> bf16 through f32
-        v = b.fpext(v, LT.vec(LT.F32, w))
+        v = widen_to_f32(b, v, s, w)
         s, sty = T.f32, LT.vec(LT.F32, w)
     if d.bits > s.bits:
+        if s == T.bf16:
+            v = widen_to_f32(b, v, s, w)
+            return v if d == T.f32 else b.fpext(v, dty)
         return b.fpext(v, dty)
     if s.bits == 64 and d.bits == 16:
         # LLVM lowers f64 -> 16-bit floats to a compiler-rt call the JIT cannot resolve: go through f32, rounding
         # that first step to odd so the second rounding is exact (f32 keeps far more than the 2 extra bits needed)
         v = _to_f32_odd(b, v, w) if rounding != "rtz" else cast(b, v, T.f64, T.f32, "rtz", w)
         s, sty = T.f32, LT.vec(LT.F32, w)
+    if d == T.bf16:
+        return narrow_from_f32(b, v, d, w) if rounding != "rtz" else _f32_to_bf16_rtz(b, v, w)
     r = b.fptrunc(v, dty)
     if rounding != "rtz":
         return r
@@ -73,6 +83,123 @@ def _to_f32_odd(b, v, w):
     i32 = LT.vec(LT.I32, w)
     odd = b.bitcast(b.or_(b.bitcast(z, i32), LT.const(LT.I32, 1, w)), z.type)
     return b.select(inexact, odd, z)
+
+
+def widen_to_f32(b, v, t: T.Type, w: int = 1):
+    """A 16-bit float or fp8 code as f32 (exact). bf16 is widened with integer ops: it is f32's upper half, and
+    LLVM's own bf16 conversions flush subnormals on some hosts."""
+    if t.element.name in LT.FP8:
+        return _fp8_decode(b, v, t.element, w)
+    if t.element == T.bf16:
+        i16, i32 = LT.vec(ir.IntType(16), w), LT.vec(LT.I32, w)
+        bits = b.zext(b.bitcast(v, i16), i32)
+        return b.bitcast(b.shl(bits, LT.const(LT.I32, 16, w)), LT.vec(LT.F32, w))
+    return b.fpext(v, LT.vec(LT.F32, w))
+
+
+def narrow_from_f32(b, v, t: T.Type, w: int = 1):
+    """f32 -> f16/bf16/fp8 rounding to nearest even; bf16 with integer ops (subnormals kept, NaN stays quiet)."""
+    if t.element.name in LT.FP8:
+        return _fp8_encode(b, v, t.element, "rtne", w)
+    if t.element != T.bf16:
+        return b.fptrunc(v, LT.vec(LT.scalar_type(t.element), w))
+    i32 = LT.vec(LT.I32, w)
+    c = lambda x: LT.const(LT.I32, x, w)  # noqa: E731
+    bits = b.bitcast(v, i32)
+    hi = b.lshr(bits, c(16))
+    rounded = b.lshr(b.add(bits, b.add(c(0x7FFF), b.and_(hi, c(1)))), c(16))
+    out = b.select(b.fcmp_unordered("uno", v, v), b.or_(hi, c(0x40)), rounded)
+    return b.bitcast(b.trunc(out, LT.vec(ir.IntType(16), w)), LT.vec(LT.BF16, w))
+
+
+def _f32_to_bf16_rtz(b, v, w):
+    """Toward zero is truncation of the low half (a NaN stays a quiet NaN)."""
+    c = lambda x: LT.const(LT.I32, x, w)  # noqa: E731
+    hi = b.lshr(b.bitcast(v, LT.vec(LT.I32, w)), c(16))
+    hi = b.select(b.fcmp_unordered("uno", v, v), b.or_(hi, c(0x40)), hi)
+    return b.bitcast(b.trunc(hi, LT.vec(ir.IntType(16), w)), LT.vec(LT.BF16, w))
+
+
+# -- fp8 (e4m3 "fn": no infinities, saturating; e5m2: IEEE-like), as i8 codes -----------------------------------
+def _fp8_format(e):
+    """(exponent bits, mantissa bits, bias, has infinities)."""
+    return (4, 3, 7, False) if e.name == "f8e4m3" else (5, 2, 15, True)
+
+
+def _fp8_decode(b, v, e, w):
+    """fp8 codes -> exact f32 values."""
+    eb, mb, bias, has_inf = _fp8_format(e)
+    i32, f32 = LT.vec(LT.I32, w), LT.vec(LT.F32, w)
+    c = lambda x: LT.const(LT.I32, x, w)  # noqa: E731
+    code = b.zext(v, i32)
+    sign = b.shl(b.and_(code, c(0x80)), c(24))
+    ef = b.and_(b.lshr(code, c(mb)), c((1 << eb) - 1))
+    mf = b.and_(code, c((1 << mb) - 1))
+    normal = b.or_(b.shl(b.add(ef, c(127 - bias)), c(23)), b.shl(mf, c(23 - mb)))
+    sub = b.fmul(b.uitofp(mf, f32), LT.const(LT.F32, 2.0 ** (1 - bias - mb), w))
+    mag = b.select(b.icmp_unsigned("==", ef, c(0)), b.bitcast(sub, i32), normal)
+    top = b.icmp_unsigned("==", ef, c((1 << eb) - 1))
+    if has_inf:
+        special = b.select(b.icmp_unsigned("==", mf, c(0)), c(0x7F800000), c(0x7FC00000))
+        mag = b.select(top, special, mag)
+    else:
+        mag = b.select(b.and_(top, b.icmp_unsigned("==", mf, c((1 << mb) - 1))), c(0x7FC00000), mag)
+    return b.bitcast(b.or_(mag, sign), f32)
+
+
+def _fp8_encode(b, v, e, rounding, w):
+    """f32 -> fp8 codes, to nearest even (or toward zero): e4m3 saturates at +-448 (infinities too), e5m2
+    overflows to infinity under rtne; NaN -> 0x7F."""
+    eb, mb, bias, has_inf = _fp8_format(e)
+    i32, f32 = LT.vec(LT.I32, w), LT.vec(LT.F32, w)
+    c = lambda x: LT.const(LT.I32, x, w)  # noqa: E731
+    bits = b.bitcast(v, i32)
+    sign = b.and_(b.lshr(bits, c(24)), c(0x80))
+    mag = b.and_(bits, c(0x7FFFFFFF))
+    a = b.bitcast(mag, f32)
+    drop = 23 - mb
+    if rounding == "rtz":
+        r = b.lshr(mag, c(drop))
+    else:
+        r = b.lshr(b.add(mag, b.add(c((1 << (drop - 1)) - 1), b.and_(b.lshr(mag, c(drop)), c(1)))), c(drop))
+    normal = b.sub(r, c((127 - bias) << mb))
+    scaled = b.fmul(a, LT.const(LT.F32, 2.0 ** (bias - 1 + mb), w))
+    from .intrinsics import call as _icall
+    rounded = _icall(b, "llvm.trunc" if rounding == "rtz" else "llvm.roundeven", f32, [scaled], (f32,))
+    sub = b.fptoui(rounded, i32)
+    small = b.fcmp_ordered("<", a, LT.const(LT.F32, 2.0 ** (1 - bias), w))
+    code = b.select(small, sub, normal)
+    top_code = ((1 << eb) - 1) << mb  # e5m2: infinity; e4m3: 448 is top_code | 6
+    if has_inf:
+        limit = c(top_code - 1 if rounding == "rtz" else top_code)
+        code = b.select(b.icmp_signed(">", code, limit), limit, code)
+        inf_in = b.icmp_unsigned("==", mag, c(0x7F800000))
+        code = b.select(inf_in, c(top_code), code)
+    else:
+        limit = c(top_code | ((1 << mb) - 2))
+        code = b.select(b.icmp_signed(">", code, limit), limit, code)
+    code = b.or_(code, sign)
+    nan = b.fcmp_unordered("uno", v, v)
+    code = b.select(nan, c(0x7F), code)
+    return b.trunc(code, LT.vec(LT.I8, w))
+
+
+def _fp8_cast(b, v, s, d, rounding, w):
+    """Casts into or out of fp8 go through f32 (exact from fp8; f64 sources round to odd first)."""
+    if s.name in LT.FP8:
+        x = _fp8_decode(b, v, s, w)
+        if d.name in LT.FP8:
+            return _fp8_encode(b, x, d, rounding, w)
+        if d == T.f32:
+            return x
+        if d.bits > 32:
+            return b.fpext(x, LT.vec(LT.scalar_type(d), w))
+        return narrow_from_f32(b, x, d, w) if rounding != "rtz" else cast(b, x, T.f32, d, rounding, w)
+    if s == T.f64:
+        v = _to_f32_odd(b, v, w) if rounding != "rtz" else cast(b, v, T.f64, T.f32, "rtz", w)
+    elif s.bits == 16:
+        v = widen_to_f32(b, v, s, w)
+    return _fp8_encode(b, v, d, rounding, w)
 
 
 def _fabs(b, ty):

@@ -14,6 +14,7 @@ import llvmlite.ir as ir
 from ..errors import BackendError
 from ..ir import types as T
 from . import llvm_types as LT
+from .casts import narrow_from_f32, widen_to_f32
 from .intrinsics import call as icall
 from .mathfns import UNARY_MATH, BINARY_MATH
 
@@ -36,16 +37,17 @@ class Emit:
 
 
 def _half(t):
-    return t.element.kind == "float" and t.element.bits == 16
+    """Floats computed in f32: the 16-bit ones and fp8 (held as codes)."""
+    return t.element.kind == "float" and t.element.bits <= 16
 
 
 def promote(E: Emit, v, t):
-    """f16/bf16 -> f32 (identity for other types)."""
-    return E.b.fpext(v, LT.vec(LT.F32, E.w)) if _half(t) else v
+    """f16/bf16/fp8 -> f32 (identity for other types)."""
+    return widen_to_f32(E.b, v, t, E.w) if _half(t) else v
 
 
 def demote(E: Emit, v, t):
-    return E.b.fptrunc(v, E.ty(t)) if _half(t) else v
+    return narrow_from_f32(E.b, v, t, E.w) if _half(t) else v
 
 
 def _float_arith(fn):

@@ -34,6 +34,7 @@ PTR = ir.PointerType()
 VOID = ir.VoidType()
 
 _FLOATS = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
+FP8 = frozenset({"f8e4m3", "f8e5m2"})  # no LLVM type: held as their i8 codes, converted by casts.py
 
 
 def scalar_type(t: T.Type) -> ir.Type:
@@ -42,6 +43,8 @@ def scalar_type(t: T.Type) -> ir.Type:
     if isinstance(e, T.PointerType):
         return PTR
     if e.kind == "float":
+        if e.name in FP8:
+            return I8
         try:
             return _FLOATS[e.name]
         except KeyError:
@@ -81,6 +84,15 @@ def const(ty: ir.Type, value, w: int = 1):
         value = float(value)
     c = ir.Constant(ty, value)
     return c if w == 1 else ir.Constant(ir.VectorType(ty, w), [c] * w)
+
+
+def const_of(t: T.Type, value, w: int = 1):
+    """A constant of tir type ``t``'s element (fp8 values become their codes)."""
+    e = t.element
+    if not isinstance(e, T.PointerType) and e.name in FP8:
+        from ..ir.numerics import encode, round_to
+        value = int(encode(round_to(float(value), e), e))
+    return const(scalar_type(t), value, w)
 
 
 def byte_size(ty: ir.Type) -> int:

@@ -168,7 +168,7 @@ class Lowering:
             self.set_tile(op, self.lazy(op, [], const=v))
         else:
             self.consts[op.results[0]] = v
-            self.vals[op.results[0]] = LT.const(LT.scalar_type(t), v)
+            self.vals[op.results[0]] = LT.const_of(t, v)
 
     def op_splat(self, op):
         src = op.operands[0]

@@ -168,7 +168,7 @@ def ev(L, node, pt, w):
 
 # -- emission of lazy ops ---------------------------------------------------------------------------------------
 def _emit_constant(L, n, pt, w):
-    return LT.const(LT.scalar_type(n.type), n.const, w)
+    return LT.const_of(n.type, n.const, w)
 
 
 def _emit_splat(L, n, pt, w):
