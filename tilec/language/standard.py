@@ -398,7 +398,7 @@ def interleave(a, b):
 
 @builtin
 def cat(input, other, can_reorder=False, dim=0):
-    """Concatenation along ``dim``; tilec keeps the order, so ``can_reorder`` only relaxes nothing."""
+    """Concatenation along ``dim``. tilec always keeps the elements in order, which every ``can_reorder`` allows."""
     return _composite.cat(current(), input, other, dim)
 
 
