@@ -54,7 +54,8 @@ def _data(kind, dt, n):
 
 CASES = [("add", "int32"), ("add", "uint64"), ("add", "float32"), ("add", "float64"), ("max", "int32"),
          ("max", "uint32"), ("max", "float32"), ("min", "int64"), ("min", "float32"), ("min", "float64"),
-         ("and", "int32"), ("or", "uint32"), ("xor", "int64"), ("xchg", "int32"), ("xchg", "float32")]
+         ("and", "int32"), ("or", "uint32"), ("xor", "int64"), ("xchg", "int32"), ("xchg", "float32"),
+         ("max", "int8"), ("min", "uint16"), ("or", "uint8"), ("xchg", "int16"), ("max", "float16")]
 
 
 @pytest.mark.parametrize("kind,dt", CASES)
