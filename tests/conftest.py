@@ -34,3 +34,6 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if item.get_closest_marker("gpu"):
                 item.add_marker(skip)
+
+
+pytest_plugins = ["ptx_everywhere"]
