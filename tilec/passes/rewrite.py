@@ -13,6 +13,7 @@ from typing import ClassVar, Iterable
 from ..ir.builder import Builder
 from ..ir.core import Block, IRError, Operation, Value
 from ..ir.ops import ConstantOp
+from .utils import values_used_from_outside
 
 
 class RewritePattern:
@@ -125,7 +126,7 @@ class PatternRewriter:
         self.erase_op(op)
 
     def erase_op(self, op: Operation):
-        producers = [o.op for o in _operands_from_outside(op) if hasattr(o, "op")]
+        producers = [o.op for o in values_used_from_outside(op) if hasattr(o, "op")]
         parent = op.parent_op
         self._notify("erased", op)
         op.erase()
@@ -153,17 +154,6 @@ class PatternRewriter:
     def _notify(self, kind, op):
         if self.listener is not None:
             self.listener.notify(kind, op)
-
-
-def _operands_from_outside(op: Operation) -> list[Value]:
-    """Values ``op`` (including its nested ops) uses that are defined outside it."""
-    out = []
-    for o in op.walk():
-        for v in o.operands:
-            owner = v.op if hasattr(v, "op") else v.block.parent_op
-            if owner is None or not op.is_ancestor_of(owner):
-                out.append(v)
-    return out
 
 
 class _Driver:
