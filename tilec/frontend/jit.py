@@ -256,21 +256,10 @@ class JITFunction:
     def _launch(self, kernel, grid, values):
         if callable(grid):
             grid = grid(dict(zip(self._names, values)))
-        elif type(grid) is int:
-            grid = (grid,)
-        n = len(grid)
-        if n == 3:
-            g = grid if type(grid) is tuple else tuple(grid)
-        elif n == 1:
-            g = (grid[0], 1, 1)
-        elif n == 2:
-            g = (grid[0], grid[1], 1)
-        else:
-            raise ValueError(f"{self.__name__}: grid must have 1 to 3 dimensions, got {grid!r}")
-        if g[0] <= 0 or g[1] <= 0 or g[2] <= 0:
-            return kernel
-        kernel.run(g, [v if type(v) not in _NP_SCALARS else host_value(v) for v in
-                       (values[i] for i in self._runtime_idx) if v is not None])
+        g = _grid3(grid, self.__name__)
+        if g is not None:
+            kernel.launcher(g, [v if type(v) not in _NP_SCALARS else host_value(v) for v in
+                                (values[i] for i in self._runtime_idx) if v is not None])
         return kernel
 
     def _fast_key(self, values):
