@@ -225,12 +225,7 @@ class JITFunction:
         values = self._bind(args, kwargs)
         if self.interpret:
             return self._interpret(grid, values, (options or {}).get("debug"))
-        key = self._fast_key(values)
-        if options:
-            key = (key, tuple(sorted(options.items())))
-        kernel = self.cache.get(key)
-        if kernel is None:
-            kernel = self._compile(values, options or {}, key)
+        kernel = self._variant(values, options or {})
         if warmup:
             return kernel
         return self._launch(kernel, grid, values)
@@ -240,12 +235,7 @@ class JITFunction:
         launcher. ``fkey`` is None when some argument has no cheap keyer (it is then never cached)."""
         options = {k: v for k, v in zip(LAUNCH_OPTIONS, options) if v is not None}
         values = list(values)
-        key = self._fast_key(values)
-        if options:
-            key = (key, tuple(sorted(options.items())))
-        kernel = self.cache.get(key)
-        if kernel is None:
-            kernel = self._compile(values, options, key)
+        kernel = self._variant(values, options)
         if fkey is not None:
             runtime = [values[i] for i in self._runtime_idx]
             sel = [j for j, v in enumerate(runtime) if v is not None]
@@ -283,6 +273,14 @@ class JITFunction:
         except TypeError:
             key = [_hashable(k) for k in key]
         return tuple(key)
+
+    def _variant(self, values, options):
+        """The compiled variant for bound ``values`` and launch ``options``, compiled on a miss."""
+        key = self._fast_key(values)
+        if options:
+            key = (key, tuple(sorted(options.items())))
+        kernel = self.cache.get(key)
+        return kernel if kernel is not None else self._compile(values, options, key)
 
     def _compile(self, values, options, okey):
         from ..compiler import compile as tilec_compile
