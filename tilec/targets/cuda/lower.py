@@ -12,6 +12,7 @@ import re
 
 import llvmlite.ir as ir
 
+from ...codegen.intrinsics import declare
 from ...errors import BackendError
 from ...ir import ops as O
 from ...ir.layouts import LinearLayout, MmaOperandLayout
@@ -1018,9 +1019,7 @@ class FuncLowering:
             g.linkage = "internal"
             g.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
             g.type = ir.PointerType(addrspace=1)
-        fn = m.globals.get("vprintf")
-        if fn is None:
-            fn = ir.Function(m, ir.FunctionType(I32, [ir.PointerType(), ir.PointerType()]), "vprintf")
+        fn = declare(m, "vprintf", I32, [ir.PointerType(), ir.PointerType()])
         st = ir.LiteralStructType([a.type for a in args])
         buf = self.entry.alloca(st)
         buf.type = ir.PointerType()  # opaque, like every other pointer here

@@ -7,15 +7,8 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.intrinsics import call as intrinsic
 from .llvm_types import F16, F32, F64, I16, I32, I64, VOID
-
-
-def intrinsic(b: ir.IRBuilder, name, ret, args):
-    m = b.module
-    fn = m.globals.get(name)
-    if fn is None:
-        fn = ir.Function(m, ir.FunctionType(ret, [a.type for a in args]), name)
-    return b.call(fn, args)
 
 
 def sreg(b, name: str):

@@ -12,19 +12,12 @@ import math
 
 import llvmlite.ir as ir
 
+from ...codegen.intrinsics import call as _call
 from ...errors import BackendError
 from .llvm_types import F16, F32, F64, I32
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
-
-
-def _call(b, name, ret, args):
-    m = b.module
-    fn = m.globals.get(name)
-    if fn is None:
-        fn = ir.Function(m, ir.FunctionType(ret, [a.type for a in args]), name)
-    return b.call(fn, args)
 
 
 def _c(v):

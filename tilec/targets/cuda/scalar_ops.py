@@ -7,17 +7,10 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.intrinsics import call as _intrinsic
 from ...errors import BackendError
 from . import nvvm_math
 from .llvm_types import F32, I64, llvm_type, round_bf16
-
-
-def _intrinsic(b: ir.IRBuilder, name, ret, args):
-    m = b.module
-    fn = m.globals.get(name)
-    if fn is None:
-        fn = ir.Function(m, ir.FunctionType(ret, [a.type for a in args]), name)
-    return b.call(fn, args)
 
 
 def _suffix(t):
