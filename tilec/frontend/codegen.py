@@ -18,6 +18,7 @@ from ..language.semantic import Semantic
 from .calls import CallGen
 from .expressions import ExprGen
 from .scope import Scope, is_tensor, normalize
+from .specialize import hashable as _hashable
 from .statements import StmtGen
 from .tir_builder import TirBuilder
 from .values import Packed, flatten
@@ -69,14 +70,6 @@ class ModuleGen:
         finally:
             self.in_progress.discard(key)
         return info
-
-
-def _hashable(v):
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return repr(v)
 
 
 class FunctionGen:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..language.core import constexpr
 from .args import KEYERS, describer, host_value
-from .specialize import describe
+from .specialize import describe, hashable as _hashable
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
                   "default_dot_input_precision", "target", "launch_cooperative_grid")
@@ -424,14 +424,6 @@ def _compile_time_value(v) -> bool:
     if isinstance(v, tuple):
         return all(_compile_time_value(x) for x in v)
     return callable(v) and getattr(v, "__tilec_builtin__", False)
-
-
-def _hashable(v):
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return repr(v)
 
 
 def _target_of(values):

@@ -27,3 +27,12 @@ def describe(params, values):
         elif div != 1:
             attrs[p.name] = {"divisibility": div}
     return tuple(key), sig, attrs
+
+
+def hashable(v):
+    """``v`` itself when it can be a dict key, else its repr (constexpr values in cache keys)."""
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return repr(v)
