@@ -607,14 +607,7 @@ class FuncLowering:
         """Each warp publishes its per-chunk totals; each thread combines the totals of the warps before it
         into its prefix and of all warps into the chunk's total."""
         b = self.b
-        base = op.attrs.get("smem_offset")
-        if base is None:
-            raise BackendError("internal: scan across warps without shared memory (run allocate-shared)")
-        widx = ir.Constant(I32, 0)
-        for j, i in enumerate(warp_bits):
-            bit = b.and_(b.lshr(self.warp, ir.Constant(I32, i)), ir.Constant(I32, 1))
-            widx = b.or_(widx, b.shl(bit, ir.Constant(I32, j)))
-        nslots = 1 << len(warp_bits)
+        base = self._smem_base(op, "scan across warps")
         shape = op.operands[0].type.shape
         # a slot per element of the tile with the axis coordinate's thread bits cleared: unique per chunk and row
         thread_axis_mask = 0
@@ -632,27 +625,13 @@ class FuncLowering:
                 else:
                     coords.append(b.add(tp[d], ir.Constant(I32, full[d])) if full[d] else tp[d])
             offs.append(row_major_offsets(self, [tuple(coords)], shape)[0])
-        m = 1
-        for x in shape:
-            m *= x
-        types = [o.type.element for o in op.operands]
-        bases, cur = [], base
-        for t in types:
-            bases.append(cur)
-            cur += nslots * m * memory_bytes(t)
-        for key, off in zip(keys, offs):
-            slot = b.add(b.mul(widx, ir.Constant(I32, m)), off)
-            for k, t in enumerate(types):
-                b.store(to_memory(b, t, totals[key][k]), smem_ptr(self, bases[k], slot, memory_bytes(t)))
-        nvvm.barrier(b)
+        widx, nslots, load = self._publish_per_warp(op, base, warp_bits, shape, keys, offs, totals)
         order = range(nslots - 1, -1, -1) if rev else range(nslots)
         for key, off in zip(keys, offs):
             acc, acc_valid, whole = None, ir.Constant(I1, 0), None
             for j in order:
                 before = b.icmp_unsigned(">" if rev else "<", ir.Constant(I32, j), widx)  # warp j precedes mine
-                slot = b.add(ir.Constant(I32, j * m), off)
-                vals = [from_memory(b, t, b.load(smem_ptr(self, bases[k], slot, memory_bytes(t)),
-                                                  typ=memory_type(t))) for k, t in enumerate(types)]
+                vals = load(j, off)
                 whole = vals if whole is None else self._combine(body, whole, vals)
                 if acc is None:
                     acc = vals
@@ -668,24 +647,49 @@ class FuncLowering:
                 prefix[key] = self._pick(valid[key], both, acc)
                 valid[key] = b.or_(valid[key], acc_valid)
 
-    def _thread_coords(self, ll):
-        from .layout_lowering import thread_part
-        return thread_part(self, ll)
-
-    def _reduce_warps(self, op, body, accs, warp_bits, out_shape, ll, ax):
-        b = self.b
+    def _smem_base(self, op, what):
         base = op.attrs.get("smem_offset")
         if base is None:
-            raise BackendError("internal: reduce across warps without shared memory (run allocate-shared)")
-        # this warp's index along the reduced axis
+            raise BackendError(f"internal: {what} without shared memory (run allocate-shared)")
+        return base
+
+    def _publish_per_warp(self, op, base, warp_bits, shape, keys, offs, values):
+        """Cross-warp exchange for reduce/scan: this warp stores ``values[key]`` (one value per operand) at
+        ``offs[key]`` of its slot (warp index from ``warp_bits``; a slot holds one ``shape``-sized array per
+        operand), then a barrier. Returns (this warp's index, slot count, ``load(j, off)`` -> warp j's values)."""
+        b = self.b
         widx = ir.Constant(I32, 0)
         for j, i in enumerate(warp_bits):
             bit = b.and_(b.lshr(self.warp, ir.Constant(I32, i)), ir.Constant(I32, 1))
             widx = b.or_(widx, b.shl(bit, ir.Constant(I32, j)))
         nslots = 1 << len(warp_bits)
         m = 1
-        for n in out_shape:
+        for n in shape:
             m *= n
+        types = [o.type.element for o in op.operands]
+        bases, cur = [], base
+        for t in types:
+            bases.append(cur)
+            cur += nslots * m * memory_bytes(t)
+        for key, off in zip(keys, offs):
+            slot = b.add(b.mul(widx, ir.Constant(I32, m)), off)
+            for k, t in enumerate(types):
+                b.store(to_memory(b, t, values[key][k]), smem_ptr(self, bases[k], slot, memory_bytes(t)))
+        nvvm.barrier(b)
+
+        def load(j, off):
+            slot = b.add(ir.Constant(I32, j * m), off)
+            return [from_memory(b, t, b.load(smem_ptr(self, bases[k], slot, memory_bytes(t)), typ=memory_type(t)))
+                    for k, t in enumerate(types)]
+        return widx, nslots, load
+
+    def _thread_coords(self, ll):
+        from .layout_lowering import thread_part
+        return thread_part(self, ll)
+
+    def _reduce_warps(self, op, body, accs, warp_bits, out_shape, ll, ax):
+        b = self.b
+        base = self._smem_base(op, "reduce across warps")
         # result coordinates of each group (thread part + group constant), as offsets in the result shape
         sub_ll = LinearLayout(tuple(out_shape), tuple(x[:ax] + x[ax + 1:] for x in ll.reg),
                           tuple(x[:ax] + x[ax + 1:] for x in ll.lane), tuple(x[:ax] + x[ax + 1:] for x in ll.warp))
@@ -697,23 +701,12 @@ class FuncLowering:
             offs = row_major_offsets(self, coords, out_shape)
         else:
             offs = [ir.Constant(I32, 0)]
-        types = [o.type.element for o in op.operands]
-        bases, cur = [], base
-        for t in types:
-            bases.append(cur)
-            cur += nslots * m * memory_bytes(t)
-        for key, off in zip(keys, offs):
-            slot = b.add(b.mul(widx, ir.Constant(I32, m)), off)
-            for k, t in enumerate(types):
-                b.store(to_memory(b, t, accs[key][k]), smem_ptr(self, bases[k], slot, memory_bytes(t)))
-        nvvm.barrier(b)
+        _, nslots, load = self._publish_per_warp(op, base, warp_bits, out_shape, keys, offs, accs)
         out = {}
         for key, off in zip(keys, offs):
             acc = None
             for j in range(nslots):
-                slot = b.add(ir.Constant(I32, j * m), off)
-                vals = [from_memory(b, t, b.load(smem_ptr(self, bases[k], slot, memory_bytes(t)),
-                                                  typ=memory_type(t))) for k, t in enumerate(types)]
+                vals = load(j, off)
                 acc = vals if acc is None else self._combine(body, acc, vals)
             out[key] = acc
         return out
@@ -798,9 +791,7 @@ class FuncLowering:
         at, bt, ct = op.a.type, op.b.type, op.acc.type
         if len(ct.shape) != 2:
             raise BackendError("the CUDA backend supports 2-d dot only")
-        base = op.attrs.get("smem_offset")
-        if base is None:
-            raise BackendError("internal: dot without shared memory (run allocate-shared)")
+        base = self._smem_base(op, "dot")
         M, K = at.shape
         N = bt.shape[1]
         ea, eb_ = memory_bytes(at.element), memory_bytes(bt.element)
