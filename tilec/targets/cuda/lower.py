@@ -9,6 +9,7 @@ Structured control flow becomes basic blocks with one phi per carried register.
 from __future__ import annotations
 
 import re
+import hashlib
 
 import llvmlite.ir as ir
 
@@ -1002,7 +1003,7 @@ class FuncLowering:
     def _vprintf(self, fmt: str, args, guard):
         b, m = self.b, self.module
         data = bytearray(fmt.encode()) + b"\0"
-        name = f"tilec_fmt_{abs(hash(fmt)) % 10**12}"
+        name = f"tilec_fmt_{hashlib.sha1(data).hexdigest()[:16]}"  # stable across processes, unlike hash()
         g = m.globals.get(name)
         if g is None:
             g = ir.GlobalVariable(m, ir.ArrayType(I8, len(data)), name, addrspace=1)
