@@ -8,8 +8,9 @@ Structured control flow becomes basic blocks with one phi per carried register.
 """
 from __future__ import annotations
 
-import re
 import hashlib
+import re
+from contextlib import nullcontext
 
 import llvmlite.ir as ir
 
@@ -20,7 +21,7 @@ from ...ir.layouts import LinearLayout, MmaOperandLayout
 from ...passes.gpu.axis_info import AxisAnalysis, vector_width
 from . import nvvm, scalar_ops
 from .layout_lowering import (owner_predicate, reg_coord_values, remap, row_major_offsets, smem_ptr, smem_shuffle,
-                              staging_buffer)
+                              staging_buffer, thread_part)
 from .llvm_types import (I1, I32, I8, constant, from_memory, llvm_type, memory_bytes, memory_type,
                          to_memory)
 
@@ -36,14 +37,6 @@ def _ll(t):
 
 def _num_regs(t):
     return _ll(t).num_regs
-
-
-class _Inline:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def lower_module_text(module, options) -> str:
@@ -121,7 +114,7 @@ class FuncLowering:
         self.warp = self.entry.lshr(tid, ir.Constant(I32, 5))
         self.tid = tid
         self.b = ir.IRBuilder(body_bb)
-        for a, la, t in zip(f.args, fn.args, f.args):
+        for a, la in zip(f.args, fn.args):
             la.name = a.name_hint or ""
             self.bind(a, la)
         term = self.block(f.body)
@@ -615,7 +608,7 @@ class FuncLowering:
         for bb in ll.lane + ll.warp:
             thread_axis_mask |= bb[ax]
         keys = list(chunks)
-        tp = self._thread_coords(ll)
+        tp = thread_part(self, ll)
         offs = []
         for rest, high in keys:
             full = list(rest[:ax]) + [high] + list(rest[ax:])
@@ -684,10 +677,6 @@ class FuncLowering:
                     for k, t in enumerate(types)]
         return widx, nslots, load
 
-    def _thread_coords(self, ll):
-        from .layout_lowering import thread_part
-        return thread_part(self, ll)
-
     def _reduce_warps(self, op, body, accs, warp_bits, out_shape, ll, ax):
         b = self.b
         base = self._smem_base(op, "reduce across warps")
@@ -696,7 +685,6 @@ class FuncLowering:
                           tuple(x[:ax] + x[ax + 1:] for x in ll.lane), tuple(x[:ax] + x[ax + 1:] for x in ll.warp))
         keys = list(accs)
         if out_shape:
-            from .layout_lowering import thread_part
             tp = thread_part(self, sub_ll)
             coords = [tuple(b.add(t, ir.Constant(I32, c)) if c else t for t, c in zip(tp, key)) for key in keys]
             offs = row_major_offsets(self, coords, out_shape)
@@ -1015,12 +1003,10 @@ class FuncLowering:
         st = ir.LiteralStructType([a.type for a in args])
         buf = self.entry.alloca(st)
         buf.type = ir.PointerType()  # opaque, like every other pointer here
-        start = b.block
-        with b.if_then(guard) if guard is not None else _Inline():
+        with b.if_then(guard) if guard is not None else nullcontext():
             for i, a in enumerate(args):
                 b.store(a, b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=st))
             b.call(fn, [b.addrspacecast(g, ir.PointerType()), buf])
-        del start
 
     def op_call(self, op):
         raise BackendError(f"call to @{op.attrs['callee']} reached the CUDA backend; run the inliner first")
