@@ -68,7 +68,7 @@ def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w
     if rounding != "rtz":
         return r
     back = b.fpext(r, sty)
-    fabs = lambda x: b.call(_fabs(b, x.type), [x])  # noqa: E731
+    fabs = lambda x: icall(b, "llvm.fabs", x.type, [x], (x.type,))  # noqa: E731
     over = b.fcmp_ordered(">", fabs(back), fabs(v))
     finite = b.fcmp_ordered("<", fabs(v), LT.const(LT.scalar_type(s), float("inf"), w))
     ity = LT.vec(ir.IntType(d.bits), w)
@@ -164,8 +164,7 @@ def _fp8_encode(b, v, e, rounding, w):
         r = b.lshr(b.add(mag, b.add(c((1 << (drop - 1)) - 1), b.and_(b.lshr(mag, c(drop)), c(1)))), c(drop))
     normal = b.sub(r, c((127 - bias) << mb))
     scaled = b.fmul(a, LT.const(LT.F32, 2.0 ** (bias - 1 + mb), w))
-    from .intrinsics import call as _icall
-    rounded = _icall(b, "llvm.trunc" if rounding == "rtz" else "llvm.roundeven", f32, [scaled], (f32,))
+    rounded = icall(b, "llvm.trunc" if rounding == "rtz" else "llvm.roundeven", f32, [scaled], (f32,))
     sub = b.fptoui(rounded, i32)
     small = b.fcmp_ordered("<", a, LT.const(LT.F32, 2.0 ** (1 - bias), w))
     code = b.select(small, sub, normal)
@@ -200,11 +199,6 @@ def _fp8_cast(b, v, s, d, rounding, w):
     elif s.bits == 16:
         v = widen_to_f32(b, v, s, w)
     return _fp8_encode(b, v, d, rounding, w)
-
-
-def _fabs(b, ty):
-    from .intrinsics import declare
-    return declare(b.module, "llvm.fabs", ty, [ty], (ty,))
 
 
 def bitcast(b, v, src: T.Type, dst: T.Type, w: int = 1):
