@@ -715,10 +715,6 @@ class FuncLowering:
         if at.layout.k_width == 1:
             return self._mma_tf32(op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K)
         kind = "bf16" if at.element.name == "bf16" else "f16"
-        text = (f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, "
-                "{$8,$9}, {$10,$11,$12,$13};")
-        fty = ir.FunctionType(ir.LiteralStructType([ir.FloatType()] * 4), [I32] * 6 + [ir.FloatType()] * 4)
-        asm = ir.InlineAsm(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
         packed: dict = {}
 
         def pack(vals, lo, hi, t):
@@ -731,26 +727,14 @@ class FuncLowering:
                     vec = b.insert_element(vec, x, ir.Constant(I32, j))
                 packed[key] = b.bitcast(vec, I32)
             return packed[key]
-        bases = sorted({(m & ~8, n & ~1) for (m, n) in c_ll.reg_coords()})
-        for mb, nb in bases:
-            ci = [c_idx[(mb, nb)], c_idx[(mb, nb + 1)], c_idx[(mb + 8, nb)], c_idx[(mb + 8, nb + 1)]]
-            nrep = nb & ~7
-            for kb in range(0, K, 16):
-                a = [pack(av, a_idx[(mb + r, kb + k)], a_idx[(mb + r, kb + k + 1)], at)
-                     for r, k in ((0, 0), (8, 0), (0, 8), (8, 8))]
-                bb = [pack(bv, b_idx[(kb + k, nrep)], b_idx[(kb + k + 1, nrep)], bt) for k in (0, 8)]
-                r = b.call(asm, a + bb + [acc[i] for i in ci])
-                for j, i in enumerate(ci):
-                    acc[i] = b.extract_value(r, j)
-        self.bind(op.result, acc)
+        self._mma_tiles(op, f"m16n8k16.row.col.f32.{kind}.{kind}.f32", acc, c_idx, c_ll, K, 16,
+                        lambda mb, kb: [pack(av, a_idx[(mb + r, kb + k)], a_idx[(mb + r, kb + k + 1)], at)
+                                        for r, k in ((0, 0), (8, 0), (0, 8), (8, 8))],
+                        lambda kb, n: [pack(bv, b_idx[(kb + k, n)], b_idx[(kb + k + 1, n)], bt) for k in (0, 8)])
 
     def _mma_tf32(self, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
         """``mma.sync.m16n8k8`` on tf32: inputs rounded (``cvt.rna.tf32.f32``) once per register."""
         b = self.b
-        text = ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, "
-                "{$10,$11,$12,$13};")
-        fty = ir.FunctionType(ir.LiteralStructType([ir.FloatType()] * 4), [I32] * 6 + [ir.FloatType()] * 4)
-        asm = ir.InlineAsm(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
         cvt = ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()]), "cvt.rna.tf32.f32 $0, $1;", "=r,f")
         conv: dict = {}
 
@@ -759,14 +743,23 @@ class FuncLowering:
             if key not in conv:
                 conv[key] = b.call(cvt, [vals[i]])
             return conv[key]
-        bases = sorted({(m & ~8, n & ~1) for (m, n) in c_ll.reg_coords()})
-        for mb, nb in bases:
+        self._mma_tiles(op, "m16n8k8.row.col.f32.tf32.tf32.f32", acc, c_idx, c_ll, K, 8,
+                        lambda mb, kb: [tf32(av, a_idx[(mb + r, kb + k)]) for r, k in ((0, 0), (8, 0), (0, 4), (8, 4))],
+                        lambda kb, n: [tf32(bv, b_idx[(kb + k, n)]) for k in (0, 4)])
+
+    def _mma_tiles(self, op, shape_types, acc, c_idx, c_ll, K, k_step, a_regs, b_regs):
+        """One ``mma.sync.aligned.<shape_types>`` per (16-row, 8-column, ``k_step``-k) fragment of the
+        accumulator's registers; ``a_regs(row base, k base)`` / ``b_regs(k base, column base)`` give the four A
+        and two B b32 operands."""
+        b = self.b
+        text = f"mma.sync.aligned.{shape_types} {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
+        fty = ir.FunctionType(ir.LiteralStructType([ir.FloatType()] * 4), [I32] * 6 + [ir.FloatType()] * 4)
+        asm = ir.InlineAsm(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
+        for mb, nb in sorted({(m & ~8, n & ~1) for (m, n) in c_ll.reg_coords()}):
             ci = [c_idx[(mb, nb)], c_idx[(mb, nb + 1)], c_idx[(mb + 8, nb)], c_idx[(mb + 8, nb + 1)]]
             nrep = nb & ~7
-            for kb in range(0, K, 8):
-                a = [tf32(av, a_idx[(mb + r, kb + k)]) for r, k in ((0, 0), (8, 0), (0, 4), (8, 4))]
-                bb = [tf32(bv, b_idx[(kb + k, nrep)]) for k in (0, 4)]
-                r = b.call(asm, a + bb + [acc[i] for i in ci])
+            for kb in range(0, K, k_step):
+                r = b.call(asm, a_regs(mb, kb) + b_regs(kb, nrep) + [acc[i] for i in ci])
                 for j, i in enumerate(ci):
                     acc[i] = b.extract_value(r, j)
         self.bind(op.result, acc)
