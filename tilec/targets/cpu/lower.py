@@ -18,7 +18,7 @@ from ...ir.types import TileType
 from . import atomics, control, dot, reduce, runtime
 from .loops import nest, pick_width
 from .memory import Mem
-from .nodes import Buf, Lazy, Node, Point, ev, stride_of
+from .nodes import Buf, Lazy, Point, ev, stride_of
 from .policy import has_writes, should_materialise
 
 VMAX = 16
@@ -288,10 +288,4 @@ class Lowering:
 
 
 def _reads_memory(node) -> bool:
-    if isinstance(node, Buf):
-        return False
-    if isinstance(node, Lazy):
-        if node.op.name == "load":
-            return True
-        return any(_reads_memory(a) for a in node.args if isinstance(a, Node))
-    return False
+    return isinstance(node, Lazy) and node.loads

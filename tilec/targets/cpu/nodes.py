@@ -46,6 +46,7 @@ class Node:
     stride = None
     cost = 1
     reads = frozenset()
+    loads = False      # a load op among the lazy nodes it is computed from (buffers are not counted)
     const = None
 
 
@@ -57,6 +58,7 @@ class Lazy(Node):
         own = 0 if op.name in _FREE else _COST.get(op.name, 1)
         self.cost = own + sum(k.cost for k in kids)
         self.reads = frozenset().union(*(k.reads for k in kids)) if kids else frozenset()
+        self.loads = op.name == "load" or any(k.loads for k in kids)
 
     def emit(self, L, pt, w):
         return EMIT.get(self.op.name, _emit_elementwise)(L, self, pt, w)
