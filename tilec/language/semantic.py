@@ -682,22 +682,22 @@ class Semantic:
         rshape = shape[:axis] + shape[axis + 1:]
         rtypes = [block_type(x.dtype, rshape) if rshape else x.dtype for x in inputs]
 
+        handles = self.b.reduce([x.handle for x in inputs], axis, rtypes, self._combine_region(inputs, combine))
+        outs = [tensor(h, t) for h, t in zip(handles, rtypes)]
+        if keep_dims:
+            outs = [self.expand_dims(o, axis) for o in outs]
+        return outs[0] if single else tuple(outs)
+
+    def _combine_region(self, inputs, combine):
+        """The builder's combine callback for a reduce or scan over ``inputs``: wraps handles as scalar tensors,
+        runs ``combine`` and casts its results back to the inputs' element types."""
         def region(acc_handles, x_handles):
             accs = [tensor(h, x.dtype) for h, x in zip(acc_handles, inputs)]
             xs = [tensor(h, x.dtype) for h, x in zip(x_handles, inputs)]
             res = combine(accs, xs)
             res = [res] if isinstance(res, tensor) or not isinstance(res, (tuple, list)) else list(res)
-            out = []
-            for r, x in zip(res, inputs):
-                r = self.cast(self.to_tensor(r, x.dtype), x.dtype)
-                out.append(r.handle)
-            return out
-
-        handles = self.b.reduce([x.handle for x in inputs], axis, rtypes, region)
-        outs = [tensor(h, t) for h, t in zip(handles, rtypes)]
-        if keep_dims:
-            outs = [self.expand_dims(o, axis) for o in outs]
-        return outs[0] if single else tuple(outs)
+            return [self.cast(self.to_tensor(r, x.dtype), x.dtype).handle for r, x in zip(res, inputs)]
+        return region
 
     def scan(self, inputs, axis, combine, reverse=False):
         """Generic inclusive scan along ``axis``; ``combine`` as for :meth:`reduce`."""
@@ -711,14 +711,8 @@ class Semantic:
             raise ValueError(f"scan axis {axis} out of range for shape {list(shape)}")
         axis %= len(shape)
 
-        def region(acc_handles, x_handles):
-            accs = [tensor(h, x.dtype) for h, x in zip(acc_handles, inputs)]
-            xs = [tensor(h, x.dtype) for h, x in zip(x_handles, inputs)]
-            res = combine(accs, xs)
-            res = [res] if isinstance(res, tensor) or not isinstance(res, (tuple, list)) else list(res)
-            return [self.cast(self.to_tensor(r, x.dtype), x.dtype).handle for r, x in zip(res, inputs)]
-
-        handles = self.b.scan([x.handle for x in inputs], axis, bool(_unwrap(reverse)), region)
+        handles = self.b.scan([x.handle for x in inputs], axis, bool(_unwrap(reverse)),
+                              self._combine_region(inputs, combine))
         outs = [tensor(h, x.type) for h, x in zip(handles, inputs)]
         return outs[0] if single else tuple(outs)
 
