@@ -3,12 +3,14 @@
 bf16 has no llvmlite type: bf16 values live in f32 registers (exact, since bf16 is a truncated f32) and only
 become 16-bit patterns at memory boundaries (:func:`to_memory` / :func:`from_memory`). fp8 likewise lives in
 f32 registers with an 8-bit memory form.
-(A candidate for tilec/codegen once the CPU backend's equivalent lands.)
+This register model differs from tilec/codegen/llvm_types.py (bfloat registers, fp8 as i8 codes), so only the
+byte sizes are shared.
 """
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.llvm_types import byte_size
 from ...errors import BackendError
 from ...ir.types import PointerType, ScalarType
 
@@ -42,12 +44,7 @@ def memory_type(t):
 
 
 def memory_bytes(t) -> int:
-    mt = memory_type(t)
-    if isinstance(mt, ir.PointerType):
-        return 8
-    if isinstance(mt, ir.IntType):
-        return max(1, mt.width // 8)
-    return {F16: 2, F32: 4, F64: 8}[mt]
+    return byte_size(memory_type(t))
 
 
 def constant(t, value):

@@ -1,7 +1,8 @@
 """Elementwise semantics on single LLVM values: one table entry per tir op, reading signedness and float-ness
 from the tir element type. Tiles are lists of such values, so the tile lowering maps these over registers.
 Math functions come from :mod:`.nvvm_math` (NVVM intrinsics and own polynomials; no libdevice).
-(A candidate for tilec/codegen: nothing here is NVPTX-specific except the math table it delegates to.)
+Not tilec/codegen/elementwise.py: that table works on the CPU backend's register model (bfloat, fp8 codes,
+vectors) while here bf16/fp8 live in f32 registers (see :mod:`.llvm_types`).
 """
 from __future__ import annotations
 
