@@ -14,6 +14,7 @@ import llvmlite.ir as ir
 from ..errors import BackendError
 from ..ir import types as T
 from . import llvm_types as LT
+from . import casts
 from .casts import narrow_from_f32, widen_to_f32
 from .intrinsics import call as icall
 from .mathfns import UNARY_MATH, BINARY_MATH
@@ -211,3 +212,16 @@ def emit_elementwise(b, name, attrs, args, src_type, dst_type, w):
     if fn is None:
         raise BackendError(f"no LLVM lowering for elementwise op '{name}'")
     return fn(Emit(b, w, src_type.element, dst_type.element, attrs), list(args), name)
+
+
+def emit_op(b, name, attrs, args, types, result, w: int = 1):
+    """Lower any elementwise op (cast, bitcast and addptr included) on LLVM values ``args`` of width ``w``,
+    given the operands' tir ``types`` and the ``result`` type: the one dispatch the CPU lowering's scalar ops,
+    lazy tile nodes and combine regions share."""
+    if name == "cast":
+        return casts.cast(b, args[0], types[0], result, attrs.get("rounding", "rtne"), w)
+    if name == "bitcast":
+        return casts.bitcast(b, args[0], types[0], result, w)
+    if name == "addptr":
+        return casts.addptr(b, args[0], args[1], types[0], types[1], w)
+    return emit_elementwise(b, name, attrs, args, types[1] if name == "select" else types[0], result, w)

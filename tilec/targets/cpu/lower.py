@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...codegen import casts
 from ...codegen import llvm_types as LT
-from ...codegen.elementwise import emit_elementwise
+from ...codegen.elementwise import emit_op
 from ...errors import BackendError
 from ...ir.types import TileType
 from . import atomics, control, dot, reduce, runtime
@@ -189,23 +188,14 @@ class Lowering:
                 return
             return self.set_tile(op, self.lazy(op, args))
         args = [self.get(o) for o in op.operands]
-        b = self.b
         if op.name == "hint":
             r = args[0]
-        elif op.name == "cast":
-            r = casts.cast(b, args[0], op.operands[0].type, t, op.attrs.get("rounding", "rtne"))
-        elif op.name == "bitcast":
-            r = casts.bitcast(b, args[0], op.operands[0].type, t)
-        elif op.name == "addptr":
-            r = casts.addptr(b, args[0], args[1], op.operands[0].type, op.operands[1].type)
         elif op.name == "load":
-            ptr = args[0]
             mask = args[1] if len(args) > 1 else None
             other = args[2] if len(args) > 2 else None
-            r = self.mem.load_scalar(ptr, t, mask, other)
+            r = self.mem.load_scalar(args[0], t, mask, other)
         else:
-            src = op.operands[1].type if op.name == "select" else op.operands[0].type
-            r = emit_elementwise(b, op.name, op.attrs, args, src, t, 1)
+            r = emit_op(self.b, op.name, op.attrs, args, [v.type for v in op.operands], t)
         self.vals[op.results[0]] = r
 
     def op_load(self, op):

@@ -16,7 +16,7 @@ import llvmlite.ir as ir
 
 from ...codegen import casts
 from ...codegen import llvm_types as LT
-from ...codegen.elementwise import emit_elementwise
+from ...codegen.elementwise import emit_op
 
 # cost of recomputing one element; decides whether a value used twice is materialised
 _COST = {"exp": 8, "exp2": 8, "log": 12, "log2": 12, "sin": 12, "cos": 12, "tan": 16, "tanh": 16, "erf": 16,
@@ -206,16 +206,6 @@ def _emit_hint(L, n, pt, w):
     return ev(L, n.args[0], pt, w)
 
 
-def _emit_cast(L, n, pt, w):
-    src = n.args[0]
-    return casts.cast(L.b, ev(L, src, pt, w), src.type, n.type, n.op.attrs.get("rounding", "rtne"), w)
-
-
-def _emit_bitcast(L, n, pt, w):
-    src = n.args[0]
-    return casts.bitcast(L.b, ev(L, src, pt, w), src.type, n.type, w)
-
-
 def _emit_addptr(L, n, pt, w):
     p, off = n.args
     pv = ev(L, p, pt, 1) if (w > 1 and p.stride == 0) else ev(L, p, pt, w)
@@ -227,14 +217,13 @@ def _emit_load(L, n, pt, w):
 
 
 def _emit_elementwise(L, n, pt, w):
+    """Every other op, cast and bitcast included."""
     args = [ev(L, a, pt, w) for a in n.args]
-    src = n.args[1].type if n.op.name == "select" else n.args[0].type
-    return emit_elementwise(L.b, n.op.name, n.op.attrs, args, src, n.type, w)
+    return emit_op(L.b, n.op.name, n.op.attrs, args, [a.type for a in n.args], n.type, w)
 
 
 EMIT = {"constant": _emit_constant, "splat": _emit_splat, "arange": _emit_arange, "broadcast": _emit_broadcast,
-        "expand_dims": _emit_expand_dims, "hint": _emit_hint, "cast": _emit_cast, "bitcast": _emit_bitcast,
-        "addptr": _emit_addptr, "load": _emit_load}
+        "expand_dims": _emit_expand_dims, "hint": _emit_hint, "addptr": _emit_addptr, "load": _emit_load}
 
 
 # -- stride rules ----------------------------------------------------------------------------------------------

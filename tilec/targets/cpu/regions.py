@@ -3,9 +3,8 @@ ordinary elementwise ops, emitted on ``w``-lane values, so a sum is a vector ``f
 vector compare + select."""
 from __future__ import annotations
 
-from ...codegen import casts
 from ...codegen import llvm_types as LT
-from ...codegen.elementwise import emit_elementwise
+from ...codegen.elementwise import emit_op
 from ...errors import BackendError
 from .nodes import splat
 
@@ -29,13 +28,8 @@ def combine(L, block, inputs, w):
         t = op.results[0].type if op.results else None
         if op.name == "constant":
             r = LT.const(LT.scalar_type(t), op.attrs["value"], w)
-        elif op.name == "cast":
-            r = casts.cast(L.b, args[0], op.operands[0].type, t, op.attrs.get("rounding", "rtne"), w)
-        elif op.name == "bitcast":
-            r = casts.bitcast(L.b, args[0], op.operands[0].type, t, w)
         elif "elementwise" in op.traits:
-            src = op.operands[1].type if op.name == "select" else op.operands[0].type
-            r = emit_elementwise(L.b, op.name, op.attrs, args, src, t, w)
+            r = emit_op(L.b, op.name, op.attrs, args, [v.type for v in op.operands], t, w)
         else:
             raise BackendError(f"'{op.name}' is not supported inside a reduce/scan combine region on CPU")
         env[op.results[0]] = r
