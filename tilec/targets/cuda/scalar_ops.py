@@ -8,18 +8,10 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...codegen.intrinsics import call as _intrinsic
+from ...codegen.intrinsics import call as _intrinsic, mangle
 from ...errors import BackendError
 from . import nvvm_math
 from .llvm_types import F32, I64, llvm_type, round_bf16
-
-
-def _suffix(t):
-    return {16: "f16", 32: "f32", 64: "f64"}[{ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(t)]]
-
-
-def _isuffix(t):
-    return f"i{t.width}"
 
 
 def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = False):
@@ -41,7 +33,7 @@ def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = Fa
         if name in ("max", "min"):
             base = ("maximum" if attrs.get("propagate_nan") else "maxnum") if name == "max" else \
                 ("minimum" if attrs.get("propagate_nan") else "minnum")
-            return _intrinsic(b, f"llvm.{base}.{_suffix(x.type)}", x.type, [x, y])
+            return _intrinsic(b, f"llvm.{base}.{mangle(x.type)}", x.type, [x, y])
         if name == "pow":
             return nvvm_math.pow_(b, x, y)
         if name == "atan2":
@@ -66,7 +58,7 @@ def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = Fa
             return b.select(big, ir.Constant(x.type, 0), b.lshr(x, b.select(big, w, y)))
         if name in ("max", "min"):
             fn = ("s" if signed else "u") + name
-            return _intrinsic(b, f"llvm.{fn}.{_isuffix(x.type)}", x.type, [x, y])
+            return _intrinsic(b, f"llvm.{fn}.{mangle(x.type)}", x.type, [x, y])
         if name == "umulhi":
             w = x.type.width
             wide = ir.IntType(2 * w)
@@ -97,7 +89,7 @@ def unary(b: ir.IRBuilder, name: str, et, x):
         if name == "neg":
             return b.fneg(x)
         if name == "abs":
-            return _intrinsic(b, f"llvm.fabs.{_suffix(x.type)}", x.type, [x])
+            return _intrinsic(b, f"llvm.fabs.{mangle(x.type)}", x.type, [x])
         return nvvm_math.unary(b, name, x)
     if name == "neg":
         return b.neg(x)
@@ -106,11 +98,11 @@ def unary(b: ir.IRBuilder, name: str, et, x):
     if name == "abs":
         if not et.is_signed:
             return x
-        return _intrinsic(b, f"llvm.abs.{_isuffix(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
+        return _intrinsic(b, f"llvm.abs.{mangle(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
     if name == "popc":
-        return _intrinsic(b, f"llvm.ctpop.{_isuffix(x.type)}", x.type, [x])
+        return _intrinsic(b, f"llvm.ctpop.{mangle(x.type)}", x.type, [x])
     if name == "clz":
-        return _intrinsic(b, f"llvm.ctlz.{_isuffix(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
+        return _intrinsic(b, f"llvm.ctlz.{mangle(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
     raise BackendError(f"the CUDA backend cannot lower '{name}' on {et}")
 
 
@@ -130,7 +122,7 @@ def cmp(b: ir.IRBuilder, pred: str, et, x, y):
 
 
 def fma(b, et, x, y, z):
-    return _intrinsic(b, f"llvm.fma.{_suffix(x.type)}", x.type, [x, y, z])
+    return _intrinsic(b, f"llvm.fma.{mangle(x.type)}", x.type, [x, y, z])
 
 
 def cast(b: ir.IRBuilder, src_t, dst_t, x, rounding="rtne"):
@@ -155,7 +147,7 @@ def cast(b: ir.IRBuilder, src_t, dst_t, x, rounding="rtne"):
             return b.fcmp_unordered("!=", x, ir.Constant(ls, 0.0))
         # saturating, NaN -> 0 (the IR's semantics; plain fptosi is undefined out of range)
         fn = "fptosi" if d.is_signed else "fptoui"
-        return _intrinsic(b, f"llvm.{fn}.sat.i{ld.width}.{_suffix(ls)}", ld, [x])
+        return _intrinsic(b, f"llvm.{fn}.sat.i{ld.width}.{mangle(ls)}", ld, [x])
     if d.is_float:  # int -> float
         y = b.sitofp(x, ld) if s.is_signed else b.uitofp(x, ld)
         return round_bf16(b, y) if d.name == "bf16" else y
