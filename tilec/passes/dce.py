@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from ..ir.core import BlockArgument, Operation, OpResult, Value
 from .manager import Pass
-from .utils import CONTROL, REGION_TERMINATORS, drop_results, is_removable_load, release_operands
+from .utils import REGION_TERMINATORS, drop_results, has_own_effect, release_operands
 
 
 def _is_root(op: Operation) -> bool:
-    if op.name == "return":
-        return True
-    return not (op.is_pure or op.name in CONTROL or op.name in REGION_TERMINATORS or is_removable_load(op))
+    return op.name == "return" or has_own_effect(op)
 
 
 class _Liveness:

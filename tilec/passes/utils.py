@@ -17,15 +17,17 @@ def is_removable_load(op: Operation) -> bool:
     return op.name == "load" and not op.attrs.get("volatile", False)
 
 
+def has_own_effect(op: Operation) -> bool:
+    """Whether ``op`` itself, not counting its nested ops, has an effect (a structured op or a terminator has
+    only the effects of what it holds)."""
+    return not (op.is_pure or op.name in CONTROL or op.name in REGION_TERMINATORS or is_removable_load(op))
+
+
 def has_side_effects(op: Operation) -> bool:
     """True when ``op`` (or anything nested in it) writes memory or has other observable effects."""
     if op.is_pure and not op.regions:
         return False
-    for o in op.walk():
-        if o.is_pure or o.name in CONTROL or o.name in REGION_TERMINATORS or is_removable_load(o):
-            continue
-        return True
-    return False
+    return any(has_own_effect(o) for o in op.walk())
 
 
 def constant_value(v: Value):
@@ -114,8 +116,6 @@ def remove_results(op: Operation, drop):
     drop_results(op, keep)
 
 
-
-
 def is_empty_region_op(op: Operation) -> bool:
     """A ``for``/``if`` with no results whose regions hold nothing but a bare terminator."""
     if op.name not in ("for", "if") or op.results:
@@ -123,5 +123,6 @@ def is_empty_region_op(op: Operation) -> bool:
     return all(not r.blocks or all(o.name == "yield" and not o.operands for o in r.block.ops) for r in op.regions)
 
 
-__all__ = ["has_side_effects", "is_speculatable", "is_removable_load", "constant_value", "defined_outside",
-           "values_used_from_outside", "remove_results", "release_operands", "drop_results", "is_empty_region_op"]
+__all__ = ["has_side_effects", "has_own_effect", "is_speculatable", "is_removable_load", "constant_value",
+           "defined_outside", "values_used_from_outside", "remove_results", "release_operands", "drop_results",
+           "is_empty_region_op"]
