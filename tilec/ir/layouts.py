@@ -69,9 +69,6 @@ class LinearLayout:
         bases = self.lane if kind == "lane" else self.warp
         return sum(1 << i for i, b in enumerate(bases) if not any(b))
 
-    def thread_bases(self):
-        return self.lane + self.warp
-
     def is_injective_per_dim_bits(self) -> bool:
         """True when every basis is zero or a single power of two in one dimension and no two bases share a
         bit: index arithmetic may then use OR instead of XOR."""
@@ -533,24 +530,6 @@ def parse_layout(text: str) -> Layout:
     if r.i != len(r.toks):
         raise ValueError(f"trailing text after layout: {' '.join(r.toks[r.i:])}")
     return lay
-
-
-def layout_text_end(text: str, start: int) -> int:
-    """Index just past the ``#name<...>`` starting at ``start`` (balanced angle brackets); for parsers that
-    need to cut a layout out of a longer line."""
-    depth = 0
-    for i in range(start, len(text)):
-        c = text[i]
-        if c == "<":
-            depth += 1
-        elif c == ">":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    raise ValueError("unterminated layout")
-
-
-LAYOUT_NAMES = tuple(_BUILDERS)
 
 
 def _register_with_parser():
