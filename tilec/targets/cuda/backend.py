@@ -7,7 +7,6 @@ Stages (each ``fn(artifact, metadata)``):
 from __future__ import annotations
 
 from ...errors import BackendError
-from ...ir.printer import print_ir
 
 GPU_PASSES = ("convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions", "pipeline-loads",
               "allocate-shared", "insert-barriers")
@@ -138,7 +137,3 @@ class CUDABackend:
         tilec.cuda arrays, DLPack CUDA tensors); None otherwise."""
         from .launcher import is_cuda_value
         return "cuda" if is_cuda_value(value) else None
-
-
-def gir_text(module) -> str:
-    return print_ir(module)

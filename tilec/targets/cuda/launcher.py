@@ -15,6 +15,7 @@ import ctypes
 
 from ...errors import LaunchError
 from . import driver as drv
+from .backend import MAX_STATIC_SMEM
 
 _CTYPES = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
            "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16, "u32": ctypes.c_uint32,
@@ -123,7 +124,7 @@ class Launcher:
             drv.context(device)
             mod = drv.load_module(self.image, self.name)
             f = drv.get_function(mod, self.name)
-            if self.shared > 48 * 1024:
+            if self.shared > MAX_STATIC_SMEM:
                 drv.set_dynamic_shared(f, self.shared, device)
             self.metadata.setdefault("driver", drv.function_attributes(f))
             fn = self.functions[device] = int(f)
@@ -221,13 +222,9 @@ def _pointer_getter(v):
     elif isinstance(v, int):
         g = lambda v: (int(v), None, None)  # noqa: E731
     else:
-        g = _generic_pointer
+        g = pointer_of
     _POINTER_GETTERS[t] = g
     return g
-
-
-def _generic_pointer(v):
-    return pointer_of(v)
 
 
 _POINTER_GETTERS: dict = {}
