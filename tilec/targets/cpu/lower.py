@@ -17,7 +17,7 @@ from ...ir.types import TileType
 from . import atomics, control, dot, reduce, runtime
 from .loops import nest, pick_width
 from .memory import Mem
-from .nodes import Buf, Lazy, Point, ev, stride_of
+from .nodes import Buf, Lazy, Point, ev, row_major, stride_of
 from .policy import has_writes, should_materialise
 
 VMAX = 16
@@ -117,19 +117,11 @@ class Lowering:
 
     def contiguous(self, node) -> Buf:
         """A row-major buffer holding ``node`` (views are copied)."""
-        if isinstance(node, Buf) and node.strides == self._row_major(node.shape):
+        if isinstance(node, Buf) and node.strides == row_major(node.shape):
             return node
         buf = self.alloc(node.type)
         self.fill(buf, node)
         return buf
-
-    @staticmethod
-    def _row_major(shape):
-        out, s = [], 1
-        for n in reversed(shape):
-            out.insert(0, s)
-            s *= n
-        return tuple(out)
 
     def flush(self, op):
         """Before ``op`` writes memory: materialise lazy values that read memory and are used later on."""

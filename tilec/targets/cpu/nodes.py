@@ -71,12 +71,7 @@ class Buf(Node):
 
     def __init__(self, ptr, type, strides=None, base=None):
         self.ptr, self.type, self.shape = ptr, type, type.shape
-        if strides is None:
-            strides, s = [], 1
-            for n in reversed(self.shape):
-                strides.insert(0, s)
-                s *= n
-        self.strides = tuple(strides)
+        self.strides = row_major(self.shape) if strides is None else tuple(strides)
         self.base = base or self
         self.stride = 0 if self.strides and self.strides[-1] == 0 else None
         self.reads = frozenset({self.base})
@@ -122,6 +117,15 @@ class Buf(Node):
         p = self.address(L, idx)
         assert self.strides[-1] == 1 or w == 1
         b.store(to_memory(b, value, self.type, w), p, align=LT.byte_size(ety))
+
+
+def row_major(shape) -> tuple:
+    """Element strides of a dense row-major array of ``shape``."""
+    out, s = [], 1
+    for n in reversed(shape):
+        out.append(s)
+        s *= n
+    return tuple(reversed(out))
 
 
 def from_memory(b, v, t, w):
