@@ -53,16 +53,23 @@ def raw_launch_ex():
         f = None
         if os.environ.get("TILEC_CUDA_LAUNCH", "") not in ("plain", "bindings"):
             driver()
-            for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
-                try:
-                    f = ctypes.CDLL(name).cuLaunchKernelEx
-                except (OSError, AttributeError):
-                    continue
-                f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-                f.restype = ctypes.c_int
-                break
+            f = _libcuda_symbol("cuLaunchKernelEx", [ctypes.c_void_p] * 4)
         _state["raw_launch_ex"] = f
     return _state["raw_launch_ex"]
+
+
+def _libcuda_symbol(name: str, argtypes):
+    """``name`` from the driver library as a ctypes function returning the CUresult int, or None."""
+    import ctypes
+    for lib in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            f = getattr(ctypes.CDLL(lib), name)
+        except (OSError, AttributeError):
+            continue
+        f.argtypes = argtypes
+        f.restype = ctypes.c_int
+        return f
+    return None
 
 
 def launch_config():
@@ -82,15 +89,10 @@ def _make_raw_launch():
     import os
     d = driver()
     if os.environ.get("TILEC_CUDA_LAUNCH", "") != "bindings":
-        for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
-            try:
-                lib = ctypes.CDLL(name)
-                f = lib.cuLaunchKernel
-            except (OSError, AttributeError):
-                continue
-            u = ctypes.c_uint
-            f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-            f.restype = ctypes.c_int
+        u = ctypes.c_uint
+        f = _libcuda_symbol("cuLaunchKernel", [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p,
+                                               ctypes.c_void_p, ctypes.c_void_p])
+        if f is not None:
             return f
     launch = d.cuLaunchKernel
     function, stream = d.CUfunction, d.CUstream

@@ -66,7 +66,6 @@ def ptxas_path():
 
 _INFO = re.compile(r"Used (\d+) registers")
 _SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
-_SMEM = re.compile(r"(\d+) bytes smem")
 _STACK = re.compile(r"(\d+) bytes stack frame")
 
 
