@@ -402,8 +402,7 @@ class FuncLowering:
             inner = b.block
         phi = b.phi(result_type)
         phi.add_incoming(v, inner)
-        phi.add_incoming(ir.Constant(result_type, None) if isinstance(result_type, ir.PointerType)
-                         else ir.Constant(result_type, 0 if isinstance(result_type, ir.IntType) else 0.0), start)
+        phi.add_incoming(ir.Constant(result_type, None), start)  # zero or null
         return phi
 
     def _elements(self, op, names):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as intrinsic
+from ...codegen.llvm_types import byte_size
 from .llvm_types import F16, F32, F64, I16, I32, I64, VOID
 
 
@@ -92,12 +93,12 @@ _CACHE = {"": "", "ca": ".ca", "cg": ".cg", "cs": ".cs", "lu": ".lu", "cv": ".cv
 def vector_load(b, ptr, et, n: int, pred=None, others=None, cache=""):
     """Load ``n`` consecutive elements of memory type ``et`` at ``ptr`` (aligned to the whole vector) as one
     instruction; where ``pred`` is false the results are ``others`` (or zero)."""
-    nbytes = n * _bytes(et)
+    nbytes = n * byte_size(et)
     nw, wt, cons, bits = _words(nbytes)
     if nw == 0 or (n == 1 and nbytes < 4 and nw == 1 and et != I16 and et != F16):
         return [_scalar_load(b, ptr, et, pred, others[0] if others else None)]
     if others is None:
-        others = [ir.Constant(et, 0 if isinstance(et, ir.IntType) else 0.0)] * n
+        others = [ir.Constant(et, None)] * n  # zero
     other_words = _pack(b, others, wt, nw)
     outs = ",".join(f"${i}" for i in range(nw))
     addr = f"${nw}"
@@ -122,7 +123,7 @@ def vector_load(b, ptr, et, n: int, pred=None, others=None, cache=""):
 def vector_store(b, ptr, values, pred=None, cache=""):
     et = values[0].type
     n = len(values)
-    nbytes = n * _bytes(et)
+    nbytes = n * byte_size(et)
     nw, wt, cons, bits = _words(nbytes)
     if nw == 0 or (n == 1 and nbytes < 4 and et != I16 and et != F16):
         return _scalar_store(b, ptr, values[0], pred)
@@ -140,20 +141,11 @@ def vector_store(b, ptr, values, pred=None, cache=""):
     b.call(ir.InlineAsm(fty, text, ",".join(cons_list), side_effect=True), args)
 
 
-def _bytes(t):
-    if isinstance(t, ir.IntType):
-        return max(1, t.width // 8)
-    if isinstance(t, ir.PointerType):
-        return 8
-    return {F16: 2, F32: 4, F64: 8}[t]
-
-
 def _scalar_load(b, ptr, et, pred, other):
     if pred is None:
         return b.load(ptr, typ=et)
     if other is None:
-        other = ir.Constant(et, 0 if isinstance(et, ir.IntType) else 0.0) if not isinstance(et, ir.PointerType) \
-            else ir.Constant(et, None)
+        other = ir.Constant(et, None)  # zero or null
     start = b.block
     with b.if_then(pred):
         v = b.load(ptr, typ=et)
