@@ -516,6 +516,12 @@ class Semantic:
     STORE_CACHE = ("", ".wb", ".cg", ".cs", ".wt")
     EVICTION = ("", "evict_normal", "evict_first", "evict_last")
 
+    def _as_element(self, v, elt: dtype) -> tensor:
+        """``v`` as a value of pointee type ``elt``: Python scalars are materialised directly in ``elt``, tensors
+        cast to it."""
+        v = _unwrap(v)
+        return self.cast(self.to_tensor(v, None if isinstance(v, tensor) else elt), elt)
+
     def _pointer_and_mask(self, ptr, mask, what):
         ptr = self.to_tensor(ptr)
         if not ptr.dtype.is_ptr():
@@ -616,8 +622,7 @@ class Semantic:
         if mask is not None:
             operands.append(mask.handle)
         if other is not None:
-            o = self.cast(self.to_tensor(other, None if isinstance(other, tensor) else elt), elt)
-            o = self.broadcast_to(o, ptr.shape)
+            o = self.broadcast_to(self._as_element(other, elt), ptr.shape)
             operands.append(o.handle)
         ty = ptr.type.with_element(elt)
         out = tensor(self.b.create("load", operands, ty, cache=cache, eviction=evict, volatile=bool(volatile)), ty)
@@ -650,8 +655,7 @@ class Semantic:
         if elt.is_bool():
             elt = tlc.int8
             ptr = self.cast(ptr, pointer_type(elt, ptr.dtype.address_space))
-        value = self.cast(self.to_tensor(value, None if isinstance(value, tensor) else elt), elt)
-        value = self.broadcast_to(value, ptr.shape)
+        value = self.broadcast_to(self._as_element(value, elt), ptr.shape)
         operands = [ptr.handle, value.handle] + ([mask.handle] if mask is not None else [])
         self.b.create("store", operands, None, cache=cache, eviction=evict)
 
@@ -781,8 +785,7 @@ class Semantic:
             shape = self.broadcast_shapes(ptr.shape, val.shape)
             ptr = self.broadcast_to(ptr, shape)
             mask = None if mask is None else self.broadcast_to(mask, shape)
-        val = self.broadcast_to(self.cast(self.to_tensor(val, None if isinstance(val, tensor) else elt), elt),
-                                ptr.shape)
+        val = self.broadcast_to(self._as_element(val, elt), ptr.shape)
         ops = [ptr.handle, val.handle] + ([mask.handle] if mask is not None else [])
         return tensor(self.b.create("atomic_rmw", ops, val.type, kind=kind, sem=sem_, scope=scope_), val.type)
 
@@ -796,8 +799,7 @@ class Semantic:
         bits = elt.primitive_bitwidth
         sint, uint = (tlc.int32, tlc.uint32) if bits == 32 else (tlc.int64, tlc.uint64)
         ptr, mask = self._pointer_and_mask(ptr, mask, f"atomic_{kind}")
-        val = _unwrap(val)
-        val = self.cast(self.to_tensor(val, None if isinstance(val, tensor) else elt), elt)
+        val = self._as_element(val, elt)
         if ptr.shape != val.shape:
             shape = self.broadcast_shapes(ptr.shape, val.shape)
             ptr, val = self.broadcast_to(ptr, shape), self.broadcast_to(val, shape)
@@ -820,10 +822,8 @@ class Semantic:
         sem_, scope_ = _unwrap(sem) or "acq_rel", _unwrap(scope) or "gpu"
         ptr, _ = self._pointer_and_mask(ptr, None, "atomic_cas")
         elt = ptr.dtype.element_ty
-        cmp = self.broadcast_to(self.cast(self.to_tensor(_unwrap(cmp), elt if not isinstance(_unwrap(cmp), tensor)
-                                                         else None), elt), ptr.shape)
-        val = self.broadcast_to(self.cast(self.to_tensor(_unwrap(val), elt if not isinstance(_unwrap(val), tensor)
-                                                         else None), elt), ptr.shape)
+        cmp = self.broadcast_to(self._as_element(cmp, elt), ptr.shape)
+        val = self.broadcast_to(self._as_element(val, elt), ptr.shape)
         return tensor(self.b.create("atomic_cas", [ptr.handle, cmp.handle, val.handle], val.type, sem=sem_,
                                     scope=scope_), val.type)
 
