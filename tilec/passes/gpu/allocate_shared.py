@@ -9,16 +9,9 @@ same first-fit allocator. Each op gets an ``smem_offset`` attribute; the functio
 from __future__ import annotations
 
 from ...ir.layouts import DotOperandLayout, MmaOperandLayout
-from .common import Pass
+from .common import Pass, elem_bytes
 
 ALIGN = 16
-
-
-def _elem_bytes(t):
-    e = t.element
-    if e.is_ptr:
-        return 8
-    return max(1, e.bits // 8)
 
 
 def scratch_bytes(op) -> int:
@@ -29,22 +22,22 @@ def scratch_bytes(op) -> int:
             return 0
         if s.layout.to_linear(s.shape).same_threads(d.layout.to_linear(d.shape)):
             return 0
-        return s.numel * _elem_bytes(s)
+        return s.numel * elem_bytes(s)
     if op.name in ("atomic_rmw", "atomic_cas") and not op.ptr.type.is_tile and op.result.uses:
         return 16  # thread 0 runs a scalar atomic and hands its result to the others
     if op.name in ("trans", "reshape"):
         s, d = op.src.type, op.result.type
         if not s.is_tile:
             return 0
-        return s.numel * _elem_bytes(s)
+        return s.numel * elem_bytes(s)
     if op.name == "dot" and not isinstance(op.a.type.layout, (DotOperandLayout, MmaOperandLayout)):
         a, b = op.a.type, op.b.type  # the FMA path: both operands staged in shared memory
-        return a.numel * _elem_bytes(a) + b.numel * _elem_bytes(b) + ALIGN
+        return a.numel * elem_bytes(a) + b.numel * elem_bytes(b) + ALIGN
     if op.name == "scan":  # per warp along the axis, its chunk totals (bounded by the whole tile)
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
         warps = sum(1 for b in ll.warp if b[op.attrs["axis"]])
-        return (1 << warps) * src.numel * sum(_elem_bytes(o.type) for o in op.operands) if warps else 0
+        return (1 << warps) * src.numel * sum(elem_bytes(o.type) for o in op.operands) if warps else 0
     if op.name == "reduce":  # partial results of the warps along the axis
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
@@ -56,7 +49,7 @@ def scratch_bytes(op) -> int:
         for i, n in enumerate(src.shape):
             if i != ax:
                 out *= n
-        return (1 << warps) * out * sum(_elem_bytes(o.type) for o in op.operands)
+        return (1 << warps) * out * sum(elem_bytes(o.type) for o in op.operands)
     return 0
 
 

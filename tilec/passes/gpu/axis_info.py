@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from math import gcd
 
 from ...ir import ops as O
+from .common import pointee_bytes
 
 BIG = 1 << 30  # divisibility of zero
 
@@ -54,13 +55,6 @@ def _const_value(v):
     if isinstance(op, O.SplatOp):
         return _const_value(op.src)
     return None
-
-
-def _elem_bytes(t):
-    e = t.element
-    if e.is_ptr:
-        return max(1, e.pointee.bits // 8)
-    return max(1, e.bits // 8)
 
 
 class AxisAnalysis:
@@ -189,7 +183,7 @@ def _element_div(info: AxisInfo, contig: tuple) -> tuple:
 def _add_like(scale_rhs):
     def rule(an, op):
         a, b = an.info(op.operands[0]), an.info(op.operands[1])
-        scale = _elem_bytes(op.operands[0].type) if scale_rhs else 1
+        scale = pointee_bytes(op.operands[0].type) if scale_rhs else 1
         contig = tuple(max(gcd(ca, kb), gcd(ka, cb)) for ca, cb, ka, kb in
                        zip(a.contiguity, b.contiguity, a.constancy, b.constancy))
         ad = _element_div(a, contig)

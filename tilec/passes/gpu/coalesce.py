@@ -14,13 +14,9 @@ from collections import defaultdict
 from ...ir import ops as O
 from ...ir.layouts import BlockedLayout, DotOperandLayout, SliceLayout, default_blocked
 from .axis_info import AxisAnalysis, vector_width
-from .common import Pass, convert_after, convert_before, tile_values
+from .common import Pass, convert_after, convert_before, pointee_bytes, tile_values
 
 MEMORY_OPS = (O.LoadOp, O.StoreOp, O.AtomicRMWOp, O.AtomicCASOp)
-
-
-def _elem_bytes(ptr_type):
-    return max(1, ptr_type.element.pointee.bits // 8)
 
 
 def ideal_layout(ptr, info, num_warps: int, warp_size: int) -> BlockedLayout:
@@ -28,7 +24,7 @@ def ideal_layout(ptr, info, num_warps: int, warp_size: int) -> BlockedLayout:
     rank = len(shape)
     order = tuple(sorted(range(rank), key=lambda d: (-info.contiguity[d], -d)))
     d0 = order[0]
-    eb = _elem_bytes(ptr.type)
+    eb = pointee_bytes(ptr.type)
     per = min(info.contiguity[d0], max(1, info.divisibility[d0] // eb), max(1, 16 // eb),
               max(1, ptr.type.numel // (num_warps * warp_size)))
     p = 1
@@ -79,14 +75,14 @@ class Coalesce(Pass):
         ll = layout.to_linear(op.ptr.type.shape)
         mask = getattr(op, "mask", None)
         return vector_width(ll, an.info(op.ptr), an.info(mask) if mask is not None else None,
-                            _elem_bytes(op.ptr.type))
+                            pointee_bytes(op.ptr.type))
 
     def func(self, f):
         an = AxisAnalysis(f)
         accesses = self._accesses(f, an)
         votes = defaultdict(lambda: defaultdict(int))
         for op, ideal in accesses:
-            votes[op.ptr.type.layout][ideal] += op.ptr.type.numel * _elem_bytes(op.ptr.type)
+            votes[op.ptr.type.layout][ideal] += op.ptr.type.numel * pointee_bytes(op.ptr.type)
         for cur, tally in votes.items():
             winner = max(tally.items(), key=lambda kv: kv[1])[0]
             if winner != cur:

@@ -47,6 +47,17 @@ def convert_after(v: Value, layout: Layout, anchor_op) -> Value:
     return b.op(ConvertLayoutOp, v, result_type=v.type.with_layout(layout))
 
 
+def elem_bytes(t) -> int:
+    """Bytes of one element of ``t`` in memory (pointers 8); the CUDA lowering's memory sizes agree."""
+    e = t.element
+    return 8 if e.is_ptr else e.bytes
+
+
+def pointee_bytes(ptr_type) -> int:
+    """Bytes of the element a pointer (or tile of pointers) points at."""
+    return elem_bytes(ptr_type.element.pointee)
+
+
 def tile_values(func):
     """Every tile-typed value defined in ``func`` (block arguments and op results)."""
     out = []
