@@ -139,13 +139,20 @@ class Launcher:
                 self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0], chunk)
             else:
                 helpers = _get_helpers(n - 1)
-                for i, h in enumerate(helpers, 1):
-                    h.job = (lambda i=i: self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[i], chunk))
-                    h.go.release()
-                self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0], chunk)
+                try:
+                    for i, h in enumerate(helpers, 1):
+                        h.job = (lambda i=i: self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[i], chunk))
+                        h.go.release()
+                    self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0], chunk)
+                finally:
+                    for h in helpers:
+                        h.done.acquire()
+                    _busy.release()
+                errors = [h.error for h in helpers if h.error is not None]
                 for h in helpers:
-                    h.done.acquire()
-                _busy.release()
+                    h.error = None
+                if errors:
+                    raise LaunchError(f"a CPU worker thread failed: {errors[0]!r}") from errors[0]
             dt = (time.perf_counter() - t0) * n / total
             self.per_program = dt if self.per_program is None else 0.5 * (self.per_program + dt)
             if len(runtime.failures) > before:
