@@ -79,14 +79,13 @@ class PipelineLoads(Pass):
         used_args = {a for ld in loads for a in self._args_used(ld, body, args)}
         if not all(_chain_ok(y.operands[args.index(a)], body, iv, set(args), set()) for a in used_args):
             return
-        signed = loop.lb.type.is_signed
         # iteration 0, before the loop
         b = Builder()
         b.set_insertion_point_before(loop)
         b.loc = loop.loc
         first = {iv: loop.lb}
         first.update({a: loop.inits[i] for i, a in enumerate(args)})
-        runs = b.op(O.CmpOp, loop.lb, loop.ub, predicate="lt" if signed else "lt")
+        runs = b.op(O.CmpOp, loop.lb, loop.ub, predicate="lt")
         inits = [self._load_for(ld, body, dict(first), runs, b) for ld in loads]
         # iteration i + 1, at the top of the body
         b.set_insertion_point_before(body.ops[0])
