@@ -54,6 +54,12 @@ class LinearLayout:
                 out = _xor(out, b)
         return out
 
+    def without_dim(self, dim: int) -> "LinearLayout":
+        """The layout with dimension ``dim`` dropped from the shape and every basis (a slice along ``dim``)."""
+        drop = lambda bs: tuple(b[:dim] + b[dim + 1:] for b in bs)  # noqa: E731
+        return LinearLayout(self.shape[:dim] + self.shape[dim + 1:], drop(self.reg), drop(self.lane),
+                            drop(self.warp))
+
     def reg_coord(self, r: int) -> tuple:
         return self._apply(self.reg, r)
 
@@ -234,9 +240,7 @@ class SliceLayout(Layout):
     def _linear(self, shape):
         full = list(shape)
         full.insert(self.dim, 1)
-        p = self.parent.to_linear(tuple(full))
-        drop = lambda bs: tuple(b[:self.dim] + b[self.dim + 1:] for b in bs)  # noqa: E731
-        return LinearLayout(tuple(shape), drop(p.reg), drop(p.lane), drop(p.warp))
+        return self.parent.to_linear(tuple(full)).without_dim(self.dim)
 
 
 @dataclass(frozen=True, repr=False)

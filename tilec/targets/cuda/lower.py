@@ -680,8 +680,7 @@ class FuncLowering:
         b = self.b
         base = self._smem_base(op, "reduce across warps")
         # result coordinates of each group (thread part + group constant), as offsets in the result shape
-        sub_ll = LinearLayout(tuple(out_shape), tuple(x[:ax] + x[ax + 1:] for x in ll.reg),
-                          tuple(x[:ax] + x[ax + 1:] for x in ll.lane), tuple(x[:ax] + x[ax + 1:] for x in ll.warp))
+        sub_ll = ll.without_dim(ax)
         keys = list(accs)
         if out_shape:
             tp = thread_part(self, sub_ll)
