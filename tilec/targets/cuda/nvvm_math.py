@@ -12,9 +12,9 @@ import math
 
 import llvmlite.ir as ir
 
-from ...codegen.intrinsics import call as _call
+from ...codegen.intrinsics import call as _call, mangle
 from ...errors import BackendError
-from .llvm_types import F16, F32, F64, I32
+from .llvm_types import F32, F64, I32
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
@@ -33,11 +33,7 @@ def _poly(b, x, coeffs):
 
 
 def _fabs(b, x):
-    return _call(b, f"llvm.fabs.{_sfx(x.type)}", x.type, [x])
-
-
-def _sfx(t):
-    return {F16: "f16", F32: "f32", F64: "f64"}[t]
+    return _call(b, f"llvm.fabs.{mangle(x.type)}", x.type, [x])
 
 
 def exp2(b, x):
@@ -232,7 +228,7 @@ def unary(b, name: str, x):
             raise BackendError(f"the CUDA backend has no '{name}'")
         return fn(b, x)
     if name in EXACT_ANY:
-        return _call(b, f"llvm.{EXACT_ANY[name]}.{_sfx(t)}", t, [x])
+        return _call(b, f"llvm.{EXACT_ANY[name]}.{mangle(t)}", t, [x])
     if t == F64 and name == "rsqrt":
         return b.fdiv(ir.Constant(F64, 1.0), _call(b, "llvm.sqrt.f64", F64, [x]))
     return _via_f32(b, lambda v: unary(b, name, v), x)
