@@ -259,11 +259,6 @@ RULES = {
 }
 
 
-def analyse_module(module) -> dict:
-    """Function name -> AxisAnalysis for every function of the module."""
-    return {f.sym_name: AxisAnalysis(f) for f in module.funcs}
-
-
 def vector_width(ll, ptr_info: AxisInfo, mask_info: AxisInfo | None, elem_bytes: int) -> int:
     """Elements per memory instruction for a pointer tile in linear layout ``ll``: as many consecutive
     registers as the layout gives along its fastest register dimension, limited by the pointers' contiguity and
