@@ -498,16 +498,16 @@ class Semantic:
         return tensor(self.b.constant(v, ty), ty)
 
     def program_id(self, axis) -> tensor:
-        axis = _unwrap(axis)
-        if not isinstance(axis, int) or axis not in (0, 1, 2):
-            raise ValueError(f"program_id axis must be 0, 1 or 2 (a compile-time int), got {axis!r}")
-        return tensor(self.b.create("program_id", [], tlc.int32, axis=axis), tlc.int32)
+        return self._grid_query("program_id", axis)
 
     def num_programs(self, axis) -> tensor:
+        return self._grid_query("num_programs", axis)
+
+    def _grid_query(self, op, axis) -> tensor:
         axis = _unwrap(axis)
         if not isinstance(axis, int) or axis not in (0, 1, 2):
-            raise ValueError(f"num_programs axis must be 0, 1 or 2 (a compile-time int), got {axis!r}")
-        return tensor(self.b.create("num_programs", [], tlc.int32, axis=axis), tlc.int32)
+            raise ValueError(f"{op} axis must be 0, 1 or 2 (a compile-time int), got {axis!r}")
+        return tensor(self.b.create(op, [], tlc.int32, axis=axis), tlc.int32)
 
     # -------------------------------------------------------------------------------------------------------
     # memory
@@ -842,16 +842,17 @@ class Semantic:
         return self.reduce(x, axis, lambda a, b: [self.add(a[0], b[0])], keep_dims)
 
     def max(self, x, axis=None, keep_dims=False, propagate_nan=False):
-        x = self.to_tensor(x)
-        if x.dtype.is_bool() or (x.dtype.is_int() and x.dtype.int_bitwidth < 32):
-            x = self.cast(x, tlc.uint32 if x.dtype.is_int_unsigned() else tlc.int32)
-        return self.reduce(x, axis, lambda a, b: [self.minmax("max", a[0], b[0], propagate_nan)], keep_dims)
+        return self._reduce_minmax("max", x, axis, keep_dims, propagate_nan)
 
     def min(self, x, axis=None, keep_dims=False, propagate_nan=False):
+        return self._reduce_minmax("min", x, axis, keep_dims, propagate_nan)
+
+    def _reduce_minmax(self, op, x, axis, keep_dims, propagate_nan):
+        """max/min reductions; bools and narrow ints reduce in 32 bits, as Triton's do."""
         x = self.to_tensor(x)
         if x.dtype.is_bool() or (x.dtype.is_int() and x.dtype.int_bitwidth < 32):
             x = self.cast(x, tlc.uint32 if x.dtype.is_int_unsigned() else tlc.int32)
-        return self.reduce(x, axis, lambda a, b: [self.minmax("min", a[0], b[0], propagate_nan)], keep_dims)
+        return self.reduce(x, axis, lambda a, b: [self.minmax(op, a[0], b[0], propagate_nan)], keep_dims)
 
     def xor_sum(self, x, axis=None, keep_dims=False):
         x = self.to_tensor(x)
