@@ -22,21 +22,6 @@ def _axis(x: tensor, axis, what: str) -> int:
     return axis % rank
 
 
-def _iota(s, n: int, axis: int, rank: int) -> tensor:
-    """``arange(0, n)`` laid along ``axis`` of a rank-``rank`` tensor (size 1 elsewhere)."""
-    idx = s.arange(0, n)
-    if rank > 1:
-        shape = [1] * rank
-        shape[axis] = n
-        idx = s.reshape(idx, shape)
-    return idx
-
-
-def _insert(s, x: tensor, axis: int) -> tensor:
-    """``x`` with a new size-1 dimension at ``axis``."""
-    return s.expand_dims(x, axis)
-
-
 def _pick(s, values: tensor, flags: tensor, axis: int) -> tensor:
     """Reduce ``axis`` keeping the value whose flag is set (the first one if several are)."""
     def combine(a, b):
@@ -54,8 +39,8 @@ def join(s, a, b) -> tensor:
     a, b = s.broadcast_pair(a, b)
     rank = len(a.shape)
     shape = a.shape + (2,)
-    a, b = (s.broadcast_to(_insert(s, v, rank), shape) for v in (a, b))
-    first = s.compare("eq", s.broadcast_to(_iota(s, 2, rank, rank + 1), shape), 0)
+    a, b = (s.broadcast_to(s.expand_dims(v, rank), shape) for v in (a, b))
+    first = s.compare("eq", s.broadcast_to(s.iota(2, rank, rank + 1), shape), 0)
     return s.where(first, a, b)
 
 
@@ -110,9 +95,9 @@ def gather(s, src, index, axis) -> tensor:
     n = src.shape[axis]
     shape = list(index.shape)
     shape.insert(axis + 1, n)                           # the output's axis, then the source axis
-    vals = s.broadcast_to(_insert(s, src, axis), tuple(shape))
-    idx = s.broadcast_to(_insert(s, s.cast(index, tlc.int32), axis + 1), tuple(shape))
-    hit = s.compare("eq", idx, s.broadcast_to(_iota(s, n, axis + 1, rank + 1), tuple(shape)))
+    vals = s.broadcast_to(s.expand_dims(src, axis), tuple(shape))
+    idx = s.broadcast_to(s.expand_dims(s.cast(index, tlc.int32), axis + 1), tuple(shape))
+    hit = s.compare("eq", idx, s.broadcast_to(s.iota(n, axis + 1, rank + 1), tuple(shape)))
     return _pick(s, vals, hit, axis + 1)
 
 
@@ -125,7 +110,7 @@ def flip(s, x, dim=None) -> tensor:
     n = x.shape[d]
     if n == 1:
         return x
-    rev = s.sub(n - 1, _iota(s, n, d, len(x.shape)))
+    rev = s.sub(n - 1, s.iota(n, d, len(x.shape)))
     return gather(s, x, s.broadcast_to(rev, x.shape), d)
 
 
@@ -139,11 +124,11 @@ def histogram(s, x, num_bins, mask=None) -> tensor:
         raise TypeError(f"histogram num_bins must be a positive compile-time int, got {num_bins!r}")
     n = x.shape[0]
     shape = (n, num_bins)
-    xv = s.broadcast_to(_insert(s, s.cast(x, tlc.int64), 1), shape)
-    hit = s.compare("eq", xv, s.broadcast_to(_insert(s, s.arange(0, num_bins), 0), shape))
+    xv = s.broadcast_to(s.expand_dims(s.cast(x, tlc.int64), 1), shape)
+    hit = s.compare("eq", xv, s.broadcast_to(s.expand_dims(s.arange(0, num_bins), 0), shape))
     mask = _unwrap(mask)
     if mask is not None:
-        hit = s.logical_and(hit, s.broadcast_to(_insert(s, s.cast(s.to_tensor(mask), tlc.int1), 1), shape))
+        hit = s.logical_and(hit, s.broadcast_to(s.expand_dims(s.cast(s.to_tensor(mask), tlc.int1), 1), shape))
     return s.sum(s.cast(hit, tlc.int32), 0)
 
 
@@ -163,11 +148,11 @@ def _ranks(s, x: tensor, dim: int, descending: bool) -> tensor:
     shape = list(x.shape)
     shape.insert(dim + 1, x.shape[dim])                 # dim: element i, dim+1: element j
     shape = tuple(shape)
-    xi = s.broadcast_to(_insert(s, x, dim + 1), shape)
-    xj = s.broadcast_to(_insert(s, x, dim), shape)
+    xi = s.broadcast_to(s.expand_dims(x, dim + 1), shape)
+    xj = s.broadcast_to(s.expand_dims(x, dim), shape)
     n = x.shape[dim]
-    ii = s.broadcast_to(_iota(s, n, dim, rank + 1), shape)
-    jj = s.broadcast_to(_iota(s, n, dim + 1, rank + 1), shape)
+    ii = s.broadcast_to(s.iota(n, dim, rank + 1), shape)
+    jj = s.broadcast_to(s.iota(n, dim + 1, rank + 1), shape)
     tie = s.logical_and(s.logical_not(_before(s, xi, xj, descending)),
                         s.logical_and(s.logical_not(_before(s, xj, xi, descending)), s.compare("lt", jj, ii)))
     earlier = s.logical_or(_before(s, xj, xi, descending), tie)
@@ -181,9 +166,9 @@ def _scatter_by_rank(s, x: tensor, ranks: tensor, dim: int, k: int) -> tensor:
     shape[dim] = k
     shape.insert(dim + 1, x.shape[dim])                 # dim: output slot r, dim+1: source i
     shape = tuple(shape)
-    vals = s.broadcast_to(_insert(s, x, dim), shape)
-    rk = s.broadcast_to(_insert(s, ranks, dim), shape)
-    hit = s.compare("eq", rk, s.broadcast_to(_iota(s, k, dim, rank + 1), shape))
+    vals = s.broadcast_to(s.expand_dims(x, dim), shape)
+    rk = s.broadcast_to(s.expand_dims(ranks, dim), shape)
+    hit = s.compare("eq", rk, s.broadcast_to(s.iota(k, dim, rank + 1), shape))
     return _pick(s, vals, hit, dim + 1)
 
 

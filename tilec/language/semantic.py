@@ -479,6 +479,16 @@ class Semantic:
         ty = block_type(tlc.int32, (end - start,))
         return tensor(self.b.create("arange", [], ty, start=start, end=end), ty)
 
+    def iota(self, n: int, axis: int, rank: int) -> tensor:
+        """``arange(0, n)`` laid along ``axis`` of a rank-``rank`` tensor (size 1 elsewhere), for index
+        arithmetic that broadcasts against that tensor."""
+        idx = self.arange(0, n)
+        if rank > 1:
+            shape = [1] * rank
+            shape[axis] = n
+            idx = self.reshape(idx, shape)
+        return idx
+
     def full(self, shape, value, dt) -> tensor:
         shape = _unwrap(shape)
         shape = tuple(_unwrap(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
@@ -578,10 +588,7 @@ class Semantic:
                 raise ValueError(f"boundary_check dimension {d} out of range for a {n}-d block pointer")
         ptr, mask = bp.base, None
         for d in range(n):
-            idx = self.add(self.arange(0, bp.block_shape[d]), bp.offsets[d])
-            view = [1] * n
-            view[d] = bp.block_shape[d]
-            idx = self.reshape(idx, view) if n > 1 else idx
+            idx = self.add(self.iota(bp.block_shape[d], d, n), bp.offsets[d])
             ptr = self.add(ptr, self.mul(self.cast(idx, tlc.int64), bp.strides[d]))
             if d in checks:
                 ok = self.logical_and(self.compare("ge", idx, 0),
@@ -745,10 +752,7 @@ class Semantic:
         if not isinstance(axis, int) or not -len(x.shape) <= axis < len(x.shape):
             raise ValueError(f"reduction axis {axis} out of range for shape {list(x.shape)}")
         axis %= len(x.shape)
-        idx_shape = [1] * len(x.shape)
-        idx_shape[axis] = x.shape[axis]
-        idx = self.arange(0, x.shape[axis])
-        idx = self.broadcast_to(self.reshape(idx, idx_shape) if len(x.shape) > 1 else idx, x.shape)
+        idx = self.broadcast_to(self.iota(x.shape[axis], axis, len(x.shape)), x.shape)
         pred = "gt" if largest else "lt"
 
         def combine(a, b):
