@@ -68,11 +68,17 @@ def advance(base, offsets):
 
 
 # -- shape -------------------------------------------------------------------------------------------------------
+def _one_or_many(args: tuple):
+    """``f(x, 2, 3)`` and ``f(x, (2, 3))`` both mean the sequence (2, 3)."""
+    if len(args) == 1 and isinstance(_unwrap(args[0]), (tuple, list)):
+        return _unwrap(args[0])
+    return args
+
+
 @builtin
 @tensor_method
 def reshape(input, *shape, can_reorder=False):
-    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (tuple, list)):
-        shape = _unwrap(shape[0])
+    shape = _one_or_many(shape)
     return current().reshape(input, shape, can_reorder)
 
 
@@ -91,8 +97,7 @@ def view(input, *shape):
 @builtin
 @tensor_method
 def trans(input, *dims):
-    if len(dims) == 1 and isinstance(_unwrap(dims[0]), (tuple, list)):
-        dims = _unwrap(dims[0])
+    dims = _one_or_many(dims)
     return current().trans(input, dims or None)
 
 
@@ -116,8 +121,7 @@ def expand_dims(input, axis):
 @builtin
 @tensor_method
 def broadcast_to(input, *shape):
-    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (tuple, list)):
-        shape = _unwrap(shape[0])
+    shape = _one_or_many(shape)
     return current().broadcast_to(current().to_tensor(input), tuple(_unwrap(s) for s in shape))
 
 
