@@ -266,10 +266,7 @@ class FuncLowering:
         idx = remap(s_ll, d_ll, fn)
         if idx is not None:
             return [vals[i] for i in idx]
-        base = op.attrs.get("smem_offset")
-        if base is None:
-            raise BackendError(f"internal: '{op.name}' needs shared memory but none was allocated "
-                               "(run the allocate-shared pass)")
+        base = self._smem_base(op, f"'{op.name}' across threads")
         # the map is linear over GF(2), so the destination registers' source coordinates form a linear layout
         mapped = LinearLayout(tuple(src_t.shape), tuple(tuple(fn(x)) for x in d_ll.reg),
                               tuple(tuple(fn(x)) for x in d_ll.lane), tuple(tuple(fn(x)) for x in d_ll.warp))
