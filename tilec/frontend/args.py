@@ -121,6 +121,10 @@ def _describe_int_nospec(v):
     return t + ":nospec", t, 1, False
 
 
+def _describe_np_int_nospec(v):
+    return _describe_int_nospec(int(v))
+
+
 def _describe_bool(v):
     return "i1", "i1", 1, False
 
@@ -152,7 +156,7 @@ def describer(arg, specialize: bool = True):
     """The describer for ``arg``'s type (cached per type); raises TypeError for unsupported kinds."""
     t = type(arg)
     if not specialize and (t is int or (t in DESCRIBERS and DESCRIBERS[t] is _describe_np_int)):
-        return _describe_int_nospec if t is int else (lambda v: _describe_int_nospec(int(v)))
+        return _describe_int_nospec if t is int else _describe_np_int_nospec
     d = DESCRIBERS.get(t)
     if d is not None:
         return d
