@@ -18,16 +18,12 @@ import os
 import sys
 
 from . import core as tlc
-from .core import block_ptr, block_type, constexpr, dtype, pointer_type, tensor
+from .core import _unwrap, block_ptr, block_type, dtype, pointer_type, tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tilec/
 MAX_TENSOR_NUMEL = 1048576  # Triton's TRITON_MAX_TENSOR_NUMEL
 _I32 = (-2**31, 2**31 - 1)
 _I64 = (-2**63, 2**63 - 1)
-
-
-def _unwrap(v):
-    return v.value if isinstance(v, constexpr) else v
 
 
 def is_pow2(n) -> bool:
