@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...ir import ops as O
 from ...ir.layouts import MmaLayout, MmaOperandLayout
 from ...ir.core import OpResult
-from .common import Pass, convert_after, convert_before
+from .common import Pass, convert_before, retype_behind_convert
 
 MMA_INPUTS = ("f16", "bf16")
 
@@ -71,14 +71,9 @@ def fold_add_into_acc(op):
     if isinstance(other, OpResult) and other.op.parent is op.parent and \
             op.parent.ops.index(other.op) > op.parent.ops.index(op):
         return  # defined after the dot
-    convert_before_value = other if other.type.layout == op.acc.type.layout else None
-    if convert_before_value is None:
-        from ...ir.builder import Builder
-        b = Builder()
-        b.set_insertion_point_before(op)
-        b.loc = op.loc
-        convert_before_value = b.op(O.ConvertLayoutOp, other, result_type=other.type.with_layout(op.acc.type.layout))
-    op.set_operand(2, convert_before_value)
+    acc_layout = op.acc.type.layout
+    op.set_operand(2, other)
+    convert_before(op, 2, acc_layout)
     user.replace_with([v])
 
 
@@ -100,14 +95,8 @@ class AccelerateDot(Pass):
     def rewrite(self, op, num_warps):
         M, N = op.acc.type.shape
         mma = MmaLayout(mma_warps(M, N, num_warps))
-        old = op.result.type.layout
         kw = k_width(op)
         convert_before(op, 0, MmaOperandLayout(0, mma, kw))
         convert_before(op, 1, MmaOperandLayout(1, mma, kw))
         convert_before(op, 2, mma)
-        r = op.result
-        r.type = r.type.with_layout(mma)
-        back = convert_after(r, old, op)
-        for use_op, idx in list(r.uses):
-            if use_op is not back.op:
-                use_op.set_operand(idx, back)
+        retype_behind_convert(op.result, mma, op)

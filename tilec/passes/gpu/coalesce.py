@@ -14,7 +14,7 @@ from collections import defaultdict
 from ...ir import ops as O
 from ...ir.layouts import BlockedLayout, DotOperandLayout, SliceLayout, default_blocked
 from .axis_info import AxisAnalysis, vector_width
-from .common import Pass, convert_after, convert_before, pointee_bytes, tile_values
+from .common import Pass, convert_before, pointee_bytes, retype_behind_convert, tile_values
 
 MEMORY_OPS = (O.LoadOp, O.StoreOp, O.AtomicRMWOp, O.AtomicCASOp)
 
@@ -96,9 +96,4 @@ class Coalesce(Pass):
                 if o.type.is_tile:
                     convert_before(op, i, ideal)
             for r in op.results:
-                old = r.type
-                r.type = old.with_layout(ideal)
-                back = convert_after(r, old.layout, op)
-                for use_op, idx in list(r.uses):
-                    if use_op is not back.op:
-                        use_op.set_operand(idx, back)
+                retype_behind_convert(r, ideal, op)

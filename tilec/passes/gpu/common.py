@@ -47,6 +47,18 @@ def convert_after(v: Value, layout: Layout, anchor_op) -> Value:
     return b.op(ConvertLayoutOp, v, result_type=v.type.with_layout(layout))
 
 
+def retype_behind_convert(v: Value, layout: Layout, anchor_op) -> Value:
+    """Give ``v`` (a result of ``anchor_op``) ``layout`` while its users keep seeing the old type: they are
+    moved onto a ``convert_layout`` back to the old layout placed after ``anchor_op``, which is returned."""
+    old = v.type
+    v.type = old.with_layout(layout)
+    back = convert_after(v, old.layout, anchor_op)
+    for use_op, idx in list(v.uses):
+        if use_op is not back.op:
+            use_op.set_operand(idx, back)
+    return back
+
+
 def elem_bytes(t) -> int:
     """Bytes of one element of ``t`` in memory (pointers 8); the CUDA lowering's memory sizes agree."""
     e = t.element

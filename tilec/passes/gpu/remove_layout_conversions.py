@@ -17,7 +17,7 @@ from ...ir import ops as O
 from ...ir.builder import Builder
 from ...ir.core import OpResult
 from ...ir.layouts import BlockedLayout, SliceLayout
-from .common import Pass
+from .common import Pass, convert_before, retype_behind_convert
 
 MAX_REMAT_OPS = 40
 FREE = ("constant", "splat", "arange")
@@ -139,23 +139,13 @@ class RemoveLayoutConversions(Pass):
             if want is None:
                 continue
             arg, res = op.iter_args[i], op.results[i]
-            old = arg.type
-            b = Builder()
-            b.set_insertion_point_before(op)
-            b.loc = op.loc
-            init = b.op(O.ConvertLayoutOp, op.inits[i], result_type=old.with_layout(want))
-            op.set_operand(3 + i, init)
-            arg.type = old.with_layout(want)
+            convert_before(op, 3 + i, want)
+            arg.type = arg.type.with_layout(want)
             for use_op, _ in list(arg.uses):
                 use_op.replace_with([arg])
             y = op.body.terminator
             y.set_operand(i, y.operands[i].op.src)
-            res.type = old.with_layout(want)
-            b.set_insertion_point_after(op)
-            back = b.op(O.ConvertLayoutOp, res, result_type=old)
-            for use_op, idx in list(res.uses):
-                if use_op is not back.op:
-                    use_op.set_operand(idx, back)
+            retype_behind_convert(res, want, op)
             changed = True
         return changed
 
