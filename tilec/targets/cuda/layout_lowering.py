@@ -187,10 +187,6 @@ class StagingBuffer:
         return out
 
 
-def staging_buffer(src_ll, dst_ll, shape, elem_bytes, vector=True) -> StagingBuffer:
-    return StagingBuffer(src_ll, dst_ll, shape, elem_bytes, vector)
-
-
 def _vec_ptr_store(ctx, base, off, elem_bytes, vals):
     b = ctx.b
     p = smem_ptr(ctx, base, off, elem_bytes)

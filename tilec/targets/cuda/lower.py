@@ -21,7 +21,7 @@ from ...ir.layouts import LinearLayout, MmaOperandLayout
 from ...passes.gpu.axis_info import AxisAnalysis, vector_width
 from . import nvvm, scalar_ops
 from .layout_lowering import (owner_predicate, reg_coord_values, remap, row_major_offsets, smem_ptr, smem_shuffle,
-                              staging_buffer, thread_part)
+                              StagingBuffer, thread_part)
 from .llvm_types import (I1, I32, I8, constant, from_memory, llvm_type, memory_bytes, memory_type,
                          to_memory)
 
@@ -271,7 +271,7 @@ class FuncLowering:
         mapped = LinearLayout(tuple(src_t.shape), tuple(tuple(fn(x)) for x in d_ll.reg),
                               tuple(tuple(fn(x)) for x in d_ll.lane), tuple(tuple(fn(x)) for x in d_ll.warp))
         eb = memory_bytes(elem_t)
-        buf = staging_buffer(s_ll, mapped, src_t.shape, eb, vector=not elem_t.is_ptr)
+        buf = StagingBuffer(s_ll, mapped, src_t.shape, eb, vector=not elem_t.is_ptr)
         src_off = buf.offsets(self, reg_coord_values(self, s_ll))
         dst_off = buf.offsets(self, reg_coord_values(self, mapped))
         return smem_shuffle(self, vals, src_off, dst_off, memory_type(elem_t), eb, base,
