@@ -14,26 +14,24 @@ from .values import Packed, flatten, unflatten
 # Python builtins with kernel meanings (looked up by scope.python_builtins)
 
 
-def py_min(*args):
+def _py_extreme(op, fold, args):
+    """Python's min/max in a kernel: folded with tl.minimum/maximum when any argument is a tensor."""
     if len(args) == 1:
         args = tuple(args[0])
     if any(is_tensor(a) for a in args):
         acc = args[0]
         for a in args[1:]:
-            acc = current().minmax("min", acc, a)
+            acc = current().minmax(op, acc, a)
         return acc
-    return builtins.min(args)
+    return fold(args)
+
+
+def py_min(*args):
+    return _py_extreme("min", builtins.min, args)
 
 
 def py_max(*args):
-    if len(args) == 1:
-        args = tuple(args[0])
-    if any(is_tensor(a) for a in args):
-        acc = args[0]
-        for a in args[1:]:
-            acc = current().minmax("max", acc, a)
-        return acc
-    return builtins.max(args)
+    return _py_extreme("max", builtins.max, args)
 
 
 def py_abs(x):
