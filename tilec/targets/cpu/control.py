@@ -73,7 +73,12 @@ def _yield_values(L, blk):
     for op in blk.ops[:-1] if blk.terminator is not None else blk.ops:
         L.op(op)
     term = blk.terminator
-    return term, ([L.get(v) for v in term.operands] if term is not None else [])
+    values = [L.get(v) for v in term.operands] if term is not None else []
+    # the region's values go out of scope here (what it yields is carried on by the parent op), so a later write
+    # must not try to materialise them at a point they don't dominate
+    inside = {r for o in blk.ops for x in o.walk() for r in x.results}
+    L.pending = [(v, n) for v, n in L.pending if v not in inside]
+    return term, values
 
 
 def _store_tiles(L, carried, nexts):
