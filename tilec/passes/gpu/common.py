@@ -7,14 +7,7 @@ from ...ir.core import Value
 from ...ir.layouts import Layout
 from ...ir.ops import ConvertLayoutOp
 
-try:
-    from ..manager import Pass
-except ImportError:  # the manager is optional for running a GPU pass by hand
-    class Pass:  # type: ignore[no-redef]
-        name = "<pass>"
-
-        def run(self, module):
-            raise NotImplementedError
+from ..manager import Pass  # noqa: F401 - re-exported for the GPU passes
 
 
 def layout_of(v: Value):
