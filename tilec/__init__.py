@@ -7,8 +7,8 @@ from .errors import CompilationError, TilecError
 from . import language
 from .language import constexpr
 from .compiler import ASTSource, Target, compile
-from .frontend.jit import JITFunction, jit
-from .autotuner import Config, autotune, heuristics
+from .runtime.jit import JITFunction, jit
+from .runtime.autotuner import Config, autotune, heuristics
 from . import testing
 from .targets.cuda import array as cuda
 

@@ -145,7 +145,8 @@ def _libdevice() -> dict:
 
 def _triton_package() -> dict:
     import tilec
-    from . import autotuner, errors
+    from . import errors
+    from .runtime import autotuner
     return {"jit": tilec.jit, "JITFunction": tilec.JITFunction, "cdiv": tilec.cdiv,
             "next_power_of_2": tilec.next_power_of_2, "autotune": autotuner.autotune, "heuristics": autotuner.heuristics,
             "Config": autotuner.Config, "KernelInterface": autotuner.KernelInterface,
@@ -155,7 +156,8 @@ def _triton_package() -> dict:
 
 def _runtime() -> dict:
     import tilec
-    from . import autotuner, errors
+    from . import errors
+    from .runtime import autotuner
     return {"driver": driver, "Autotuner": autotuner.Autotuner, "Heuristics": autotuner.Heuristics,
             "Config": autotuner.Config, "autotune": autotuner.autotune, "heuristics": autotuner.heuristics,
             "JITFunction": tilec.JITFunction, "KernelInterface": autotuner.KernelInterface, "jit": tilec.jit,
@@ -164,7 +166,7 @@ def _runtime() -> dict:
 
 def _jit_module() -> dict:
     import tilec
-    from . import autotuner
+    from .runtime import autotuner
     return {"jit": tilec.jit, "JITFunction": tilec.JITFunction, "KernelInterface": autotuner.KernelInterface}
 
 
@@ -196,7 +198,7 @@ _MODULES = {
     "triton.runtime": (None, _runtime, True),
     "triton.runtime.driver": (None, lambda: {"driver": driver}, False),
     "triton.runtime.jit": (None, _jit_module, False),
-    "triton.runtime.autotuner": ("tilec.autotuner", None, False),
+    "triton.runtime.autotuner": ("tilec.runtime.autotuner", None, False),
     "triton.runtime.errors": (None, _errors, False),
     "triton.compiler": (None, _compiler, True),
     "triton.compiler.errors": (None, _errors, False),

@@ -6,7 +6,7 @@ import tilec
 import tilec.language as tl
 import test_control_flow as cf
 import test_kernels as kk
-from tilec.frontend.jit import JITFunction
+from tilec.runtime.jit import JITFunction
 
 rng = np.random.default_rng(5)
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from helpers import launch
-from tilec.frontend.jit import JITFunction
+from tilec.runtime.jit import JITFunction
 
 _counter = itertools.count()
 LEAVES = ["a", "b", "c", "1.5", "2", "-0.25"]

@@ -6,12 +6,12 @@ import pytest
 import tilec
 from tilec.frontend.codegen import generate
 from tilec.ir import ops as O
-from tilec.ir.layouts import BlockedLayout, SliceLayout
+from tilec.gpu.layouts import BlockedLayout, SliceLayout
 from tilec.ir.parser import parse_module
 from tilec.ir.printer import print_ir
-from tilec.passes.gpu.allocate_shared import allocate
-from tilec.passes.gpu.axis_info import AxisAnalysis
-from tilec.passes.gpu.verify_gir import GIRError, check_layouts, verify_gir
+from tilec.gpu.passes.allocate_shared import allocate
+from tilec.gpu.passes.axis_info import AxisAnalysis
+from tilec.gpu.passes.verify_gir import GIRError, check_layouts, verify_gir
 from tilec.passes.manager import PassManager, tir_pipeline
 from tilec.targets.cuda.backend import run_gpu_passes
 
@@ -165,7 +165,7 @@ def test_debug_mode_verifies_gir(monkeypatch):
 
 
 def test_pipeline_loads_carries_next_iterations_tiles():
-    from tilec.passes.gpu.pipeline_loads import MIN_STAGES
+    from tilec.gpu.passes.pipeline_loads import MIN_STAGES
     kernel, make, _ = CASES["matmul_f16"]
     args, cx, *_ = make(np.random.default_rng(0))
     m = tir(kernel, args, **cx)

@@ -4,7 +4,7 @@ import itertools
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tilec.ir.layouts import (BlockedLayout, DotOperandLayout, LinearLayout, SharedLayout, SliceLayout,
+from tilec.gpu.layouts import (BlockedLayout, DotOperandLayout, LinearLayout, SharedLayout, SliceLayout,
                               default_blocked, parse_layout)
 from tilec.ir.parser import parse_type
 from tilec.ir.types import TileType, f32

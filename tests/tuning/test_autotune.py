@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tilec
-from tilec.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
+from tilec.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from tilec.errors import CompilationError
 
 from . import kernels

@@ -89,7 +89,7 @@ def test_triton_names_resolve_to_tilec(installed):
     assert tl is tl2 and tl.constexpr is tilec.language.constexpr and tl.load is tilec.language.load
     assert tl.math.exp is tilec.language.exp and libdevice.exp is tilec.language.exp
     assert triton.jit is tilec.jit and triton.cdiv(10, 3) == 4 and triton.next_power_of_2(100) == 128
-    assert triton.Config is tilec.autotuner.Config and triton.autotune is tilec.autotuner.autotune
+    assert triton.Config is tilec.runtime.autotuner.Config and triton.autotune is tilec.runtime.autotuner.autotune
     assert triton.testing.do_bench is tilec.testing.do_bench
     assert driver.active.get_current_target().backend == "cpu"
     assert driver.active.utils.get_device_properties(0)["multiprocessor_count"] >= 1

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tilec
-from tilec.autotuner import Config, autotune
+from tilec.runtime.autotuner import Config, autotune
 from tilec.testing import do_bench
 
 from . import kernels
@@ -15,7 +15,7 @@ GRID = lambda meta: (tilec.cdiv(meta["n"], meta["BLOCK"]),)  # noqa: E731
 @pytest.fixture
 def cuda(monkeypatch):
     monkeypatch.setenv("TILEC_BACKEND", "cuda")
-    from tilec.frontend import args
+    from tilec.runtime import args
     from tilec.targets.cuda import array
     probe = array.empty((1,), np.float32)
     try:

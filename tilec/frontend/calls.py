@@ -58,7 +58,7 @@ class CallGen:
         self.g = g
 
     def call(self, node: ast.Call):
-        from .jit import JITFunction
+        from ..runtime.jit import JITFunction
         fn = self.g.expr.visit(node.func)
         args = []
         for a in node.args:

@@ -18,7 +18,7 @@ from ..language.semantic import Semantic
 from .calls import CallGen
 from .expressions import ExprGen
 from .scope import Scope, is_tensor, normalize
-from .specialize import hashable as _hashable
+from ..runtime.specialize import hashable as _hashable
 from .statements import StmtGen
 from .tir_builder import TirBuilder
 from .values import Packed, flatten
@@ -160,7 +160,7 @@ class FunctionGen:
         return [tensor(r, t) for r, t in zip(op.results, info.ret_types)]
 
     def call_combine(self, fn, scalars):
-        from .jit import JITFunction
+        from ..runtime.jit import JITFunction
         if isinstance(fn, JITFunction):
             out = self.calls.call_jit(fn, list(scalars), {}, None)
         else:
@@ -239,7 +239,7 @@ def parse_signature(fn, signature, constexprs, attrs):
 
 def generate(src, options=None) -> ModuleOp:
     """The tir module for ``src`` (an ASTSource): the kernel ``func`` first, then its callees."""
-    from .jit import JITFunction
+    from ..runtime.jit import JITFunction
     fn = src.fn
     if not isinstance(fn, JITFunction):
         fn = JITFunction(fn)

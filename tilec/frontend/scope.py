@@ -27,7 +27,7 @@ def python_builtins():
 
 
 def allowed_global(v) -> bool:
-    from .jit import JITFunction
+    from ..runtime.jit import JITFunction
     if v is None or isinstance(v, (bool, numbers.Number, str, constexpr, dtype, JITFunction, types.ModuleType)):
         return True
     if tl.is_builtin(v) or getattr(type(v), "__tilec_attr_ok__", False):

@@ -13,6 +13,7 @@ Layout encodings in tile types (``tile<16x16xf32, #blocked<...>>``) are parsed b
 """
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from typing import Callable
@@ -208,7 +209,7 @@ class _Parser:
             self.pos = i + 1
         fn = LAYOUT_PARSERS.get(name)
         if fn is None:
-            from . import layouts  # noqa: F401  (the GPU encodings register themselves on import)
+            importlib.import_module("tilec.gpu.layouts")  # the GPU encodings register themselves (a plugin: ir does not depend on gpu)
             fn = LAYOUT_PARSERS.get(name)
         if fn is None:
             raise self.error(f"unknown layout '#{name}' (known: {', '.join(sorted(LAYOUT_PARSERS)) or 'none'})", start)

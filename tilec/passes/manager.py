@@ -53,9 +53,9 @@ def get_pass(name: str, **options) -> Pass:
     if cls is None:  # target pass packages register their passes when imported
         import importlib
         import pkgutil
-        for sub in ("gpu",):
+        for sub in ("tilec.gpu.passes",):
             try:
-                pkg = importlib.import_module(f"{__package__}.{sub}")
+                pkg = importlib.import_module(sub)
                 for info in pkgutil.iter_modules(pkg.__path__):
                     importlib.import_module(f"{pkg.__name__}.{info.name}")
             except Exception:  # a target package that cannot load has no passes to offer

@@ -15,13 +15,13 @@ MAX_STATIC_SMEM = 48 * 1024
 
 def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3):
     """The GPU pass pipeline, in order (each a ``Pass`` with a ``name`` and ``run``)."""
-    from ...passes.gpu.accelerate_dot import AccelerateDot
-    from ...passes.gpu.pipeline_loads import PipelineLoads
-    from ...passes.gpu.allocate_shared import AllocateShared
-    from ...passes.gpu.coalesce import Coalesce
-    from ...passes.gpu.convert_to_gir import ConvertToGIR
-    from ...passes.gpu.insert_barriers import InsertBarriers
-    from ...passes.gpu.remove_layout_conversions import RemoveLayoutConversions
+    from ...gpu.passes.accelerate_dot import AccelerateDot
+    from ...gpu.passes.pipeline_loads import PipelineLoads
+    from ...gpu.passes.allocate_shared import AllocateShared
+    from ...gpu.passes.coalesce import Coalesce
+    from ...gpu.passes.convert_to_gir import ConvertToGIR
+    from ...gpu.passes.insert_barriers import InsertBarriers
+    from ...gpu.passes.remove_layout_conversions import RemoveLayoutConversions
     from ...passes.inline import InlineAll
     return [InlineAll(), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps),
             RemoveLayoutConversions(), PipelineLoads(num_stages), AllocateShared(), InsertBarriers()]
@@ -32,7 +32,7 @@ def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str
     """Run the GPU passes over a tir module in place, through the PassManager (dumps, timing, verification)."""
     passes = gpu_passes(num_warps, warp_size, arch, num_stages)
     name = kernel_name or next((f.sym_name for f in module.funcs if f.attrs.get("kernel")), "module")
-    from ...passes.gpu.verify_gir import verify_gir
+    from ...gpu.passes.verify_gir import verify_gir
     from ...passes.manager import PassManager
     pm = PassManager(name)
     pm.run(module, passes)

@@ -1,5 +1,5 @@
 """Layouts at code-generation time: thread coordinates, register remapping and shared-memory shuffles, all
-derived from linear layouts (tilec/ir/layouts.py), so each works for every encoding.
+derived from linear layouts (tilec/gpu/layouts.py), so each works for every encoding.
 
 - :func:`thread_part` gives, per dimension, the coordinate contributed by this thread's lane and warp bits;
   a register's coordinate is that combined with the register's constant part.

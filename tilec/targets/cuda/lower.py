@@ -17,8 +17,8 @@ import llvmlite.ir as ir
 from ...codegen.intrinsics import declare
 from ...errors import BackendError
 from ...ir import ops as O
-from ...ir.layouts import LinearLayout, MmaOperandLayout
-from ...passes.gpu.axis_info import AxisAnalysis, vector_width
+from ...gpu.layouts import LinearLayout, MmaOperandLayout
+from ...gpu.passes.axis_info import AxisAnalysis, vector_width
 from . import nvvm, scalar_ops
 from .layout_lowering import (owner_predicate, reg_coord_values, remap, row_major_offsets, smem_ptr, smem_shuffle,
                               StagingBuffer, thread_part)

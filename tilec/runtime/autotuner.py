@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from .errors import BackendError, CompilationError, LaunchError
+from ..errors import BackendError, CompilationError, LaunchError
 
 # Compile options of other Triton backends that configs carry among their meta-parameters (AMD's, for instance);
 # tilec's backends have no such knobs, so these are dropped unless the kernel has a parameter of that name.
@@ -167,7 +167,7 @@ class Autotuner(KernelInterface):
         self.configs_top_k = prune_configs_by.get("top_k", 1.0)
         self.early_config_prune = prune_configs_by.get("early_config_prune")
         if do_bench is None:
-            from .testing import do_bench as default_bench
+            from ..testing import do_bench as default_bench
             do_bench = functools.partial(default_bench, warmup=25 if warmup is None else warmup,
                                          rep=100 if rep is None else rep)
         self.do_bench = do_bench
@@ -256,9 +256,9 @@ class Autotuner(KernelInterface):
     def _disk_path(self, key, pruned):
         """One file per (kernel source, tuning key, candidate configs, target): any change retunes."""
         import hashlib
-        from . import cache
-        from .compiler import default_target
-        from .version import __version__
+        from .. import cache
+        from ..compiler import default_target
+        from ..version import __version__
         payload = repr((getattr(self.base_fn, "cache_key", self.base_fn.__name__), key, [str(c) for c in pruned],
                         str(default_target()), __version__))
         digest = hashlib.sha256(payload.encode()).hexdigest()

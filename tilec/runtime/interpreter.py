@@ -23,7 +23,7 @@ from ..ir.types import TileType
 from ..language import core as tlc
 from ..language.core import tensor, type_from_signature, use_semantic
 from ..language.semantic import Semantic
-from .tir_builder import TirBuilder
+from ..frontend.tir_builder import TirBuilder
 
 
 class Value:

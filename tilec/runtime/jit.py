@@ -96,7 +96,7 @@ class JITFunction:
     @property
     def source(self):
         if self._source is None:
-            from .source import Source
+            from ..frontend.source import Source
             self._source = Source(self.fn)
         return self._source
 

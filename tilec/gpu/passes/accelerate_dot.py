@@ -9,7 +9,7 @@ qualify keep the FMA path. First, for every dot, ``acc + dot(a, b, 0)`` becomes 
 from __future__ import annotations
 
 from ...ir import ops as O
-from ...ir.layouts import MmaLayout, MmaOperandLayout
+from ..layouts import MmaLayout, MmaOperandLayout
 from ...ir.core import OpResult
 from .common import Pass, convert_before, retype_behind_convert
 

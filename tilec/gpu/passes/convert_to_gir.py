@@ -10,7 +10,7 @@ improve on this; this pass only has to be correct.
 from __future__ import annotations
 
 from ...ir import ops as O
-from ...ir.layouts import BlockedLayout, SliceLayout, default_blocked
+from ..layouts import BlockedLayout, SliceLayout, default_blocked
 from .common import Pass, convert_before, layout_of, set_layout, tile_values
 
 SHAPE_FREE = ("reduce", "scan", "trans", "reshape", "convert_layout")

@@ -9,7 +9,7 @@ every tile has a layout; elementwise ops and memory ops see one layout across th
 from __future__ import annotations
 
 from ...ir.core import IRError
-from ...ir.layouts import BlockedLayout, SliceLayout
+from ..layouts import BlockedLayout, SliceLayout
 from ...ir.parser import parse_module
 from ...ir.printer import print_ir
 

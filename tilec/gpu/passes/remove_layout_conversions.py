@@ -16,7 +16,7 @@ from __future__ import annotations
 from ...ir import ops as O
 from ...ir.builder import Builder
 from ...ir.core import OpResult
-from ...ir.layouts import BlockedLayout, SliceLayout
+from ..layouts import BlockedLayout, SliceLayout
 from .common import Pass, convert_before, retype_behind_convert
 
 MAX_REMAT_OPS = 40

@@ -8,7 +8,7 @@ same first-fit allocator. Each op gets an ``smem_offset`` attribute; the functio
 """
 from __future__ import annotations
 
-from ...ir.layouts import DotOperandLayout, MmaOperandLayout
+from ..layouts import DotOperandLayout, MmaOperandLayout
 from .common import Pass, elem_bytes
 
 ALIGN = 16

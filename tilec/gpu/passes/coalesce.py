@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...ir import ops as O
-from ...ir.layouts import BlockedLayout, DotOperandLayout, SliceLayout, default_blocked
+from ..layouts import BlockedLayout, DotOperandLayout, SliceLayout, default_blocked
 from .axis_info import AxisAnalysis, vector_width
 from .common import Pass, convert_before, pointee_bytes, retype_behind_convert, tile_values
 

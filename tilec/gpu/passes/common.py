@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ...ir.builder import Builder
 from ...ir.core import Value
-from ...ir.layouts import Layout
+from ..layouts import Layout
 from ...ir.ops import ConvertLayoutOp
 
-from ..manager import Pass  # noqa: F401 - re-exported for the GPU passes
+from ...passes.manager import Pass  # noqa: F401 - re-exported for the GPU passes
 
 
 def layout_of(v: Value):

@@ -537,7 +537,7 @@ def parse_layout(text: str) -> Layout:
 
 
 def _register_with_parser():
-    from .parser import register_layout_parser
+    from ..ir.parser import register_layout_parser
     for n in _BUILDERS:
         register_layout_parser(n, lambda body, n=n: parse_layout(f"#{n}<{body or ''}>"))
 

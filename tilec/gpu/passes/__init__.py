@@ -1,0 +1,1 @@
+"""The GPU passes over gir (tir with layouts), one file per pass; each registers its ``Pass`` by name."""
