@@ -113,3 +113,11 @@ def test_grid_3d_program_ids():
     run((5, 3, 4), [out])
     z, y, x = np.meshgrid(range(4), range(3), range(5), indexing="ij")
     np.testing.assert_array_equal(out, (z * 1000 + x).ravel())
+
+
+def test_bf16_values_are_held_as_codes():
+    """bf16 values stay 16-bit integer codes in the CPU's LLVM IR: on hosts without native bf16, LLVM promotes
+    ``bfloat`` phis/selects/masked loads through ``__truncsfbf2``, which the in-process JIT cannot resolve."""
+    _, asm, _ = compile_cpu(K.matmul(32, 32, 16, T.bf16))
+    assert "bfloat" not in asm["llir"]
+    assert "__truncsfbf2" not in asm["asm"] and "__extendbfsf2" not in asm["asm"]

@@ -92,7 +92,7 @@ def widen_to_f32(b, v, t: T.Type, w: int = 1):
         return _fp8_decode(b, v, t.element, w)
     if t.element == T.bf16:
         i16, i32 = LT.vec(ir.IntType(16), w), LT.vec(LT.I32, w)
-        bits = b.zext(b.bitcast(v, i16), i32)
+        bits = b.zext(v if v.type == i16 else b.bitcast(v, i16), i32)
         return b.bitcast(b.shl(bits, LT.const(LT.I32, 16, w)), LT.vec(LT.F32, w))
     return b.fpext(v, LT.vec(LT.F32, w))
 
@@ -109,7 +109,7 @@ def narrow_from_f32(b, v, t: T.Type, w: int = 1):
     hi = b.lshr(bits, c(16))
     rounded = b.lshr(b.add(bits, b.add(c(0x7FFF), b.and_(hi, c(1)))), c(16))
     out = b.select(b.fcmp_unordered("uno", v, v), b.or_(hi, c(0x40)), rounded)
-    return b.bitcast(b.trunc(out, LT.vec(ir.IntType(16), w)), LT.vec(LT.BF16, w))
+    return b.trunc(out, LT.vec(ir.IntType(16), w))
 
 
 def _f32_to_bf16_rtz(b, v, w):
@@ -117,7 +117,7 @@ def _f32_to_bf16_rtz(b, v, w):
     c = lambda x: LT.const(LT.I32, x, w)  # noqa: E731
     hi = b.lshr(b.bitcast(v, LT.vec(LT.I32, w)), c(16))
     hi = b.select(b.fcmp_unordered("uno", v, v), b.or_(hi, c(0x40)), hi)
-    return b.bitcast(b.trunc(hi, LT.vec(ir.IntType(16), w)), LT.vec(LT.BF16, w))
+    return b.trunc(hi, LT.vec(ir.IntType(16), w))
 
 
 # -- fp8 (e4m3 "fn": no infinities, saturating; e5m2: IEEE-like), as i8 codes -----------------------------------

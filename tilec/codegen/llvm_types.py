@@ -35,6 +35,9 @@ VOID = ir.VoidType()
 
 _FLOATS = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
 FP8 = frozenset({"f8e4m3", "f8e5m2"})  # no LLVM type: held as their i8 codes, converted by casts.py
+# bf16 is held as its 16-bit code too: LLVM promotes ``bfloat`` values (phis, selects, masked loads) to f32 and
+# back on hosts without native bf16, through ``__truncsfbf2``, a libcall the in-process JIT cannot resolve.
+CODES = {"f8e4m3": I8, "f8e5m2": I8, "bf16": ir.IntType(16)}
 
 
 def scalar_type(t: T.Type) -> ir.Type:
@@ -43,8 +46,8 @@ def scalar_type(t: T.Type) -> ir.Type:
     if isinstance(e, T.PointerType):
         return PTR
     if e.kind == "float":
-        if e.name in FP8:
-            return I8
+        if e.name in CODES:
+            return CODES[e.name]
         try:
             return _FLOATS[e.name]
         except KeyError:
@@ -89,7 +92,7 @@ def const(ty: ir.Type, value, w: int = 1):
 def const_of(t: T.Type, value, w: int = 1):
     """A constant of tir type ``t``'s element (fp8 values become their codes)."""
     e = t.element
-    if not isinstance(e, T.PointerType) and e.name in FP8:
+    if not isinstance(e, T.PointerType) and e.name in CODES:
         from ..ir.numerics import encode, round_to
         value = int(encode(round_to(float(value), e), e))
     return const(scalar_type(t), value, w)
