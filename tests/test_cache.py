@@ -53,3 +53,141 @@ def test_concurrent_writers_never_see_partial_entries(cache_dir):
         assert all(pool.map(_writer, [(str(cache_dir), i) for i in range(4)]))
     leftovers = [n for n in os.listdir(os.path.join(cache_dir, "12")) if n.startswith(".tmp")]
     assert leftovers == []
+
+
+KEY = "9a" * 32
+
+
+def _entry_files(d):
+    return {n: os.path.join(d, n) for n in os.listdir(d)}
+
+
+@pytest.mark.parametrize("damage", ["truncate", "edit", "delete", "metadata", "metadata-empty"])
+def test_corrupt_entry_is_discarded_and_rebuilt(cache_dir, damage):
+    asm = {"tir": "module {\n}\n" * 50, "llir": "define void @k() {\n ret void\n}\n", "cubin": b"\x7fELF" * 64}
+    d = cache.store(KEY, "k", asm, {"name": "k"})
+    files = _entry_files(d)
+    if damage == "truncate":
+        with open(files["k.ll"], "r+") as f:
+            f.truncate(10)
+    elif damage == "edit":
+        with open(files["k.cubin"], "r+b") as f:
+            f.write(b"\x00")
+    elif damage == "delete":
+        os.remove(files["k.tir"])
+    elif damage == "metadata":
+        with open(files["metadata.json"], "w") as f:
+            f.write('{"name": "k", "_files": ')
+    else:
+        open(files["metadata.json"], "w").close()
+    assert cache.load(KEY) is None          # never served
+    assert not os.path.exists(d)            # discarded, so the next store rebuilds it
+    d2 = cache.store(KEY, "k", asm, {"name": "k"})
+    assert d2 == d and cache.load(KEY) == (asm, {"name": "k"})
+
+
+def test_store_replaces_a_corrupt_entry_in_place(cache_dir):
+    d = cache.store(KEY, "k", {"tir": "abc"}, {"name": "k"})
+    with open(os.path.join(d, "k.tir"), "w") as f:
+        f.write("abd")
+    cache.store(KEY, "k", {"tir": "abc"}, {"name": "k"})
+    assert cache.load(KEY) == ({"tir": "abc"}, {"name": "k"})
+
+
+def test_compile_survives_a_corrupt_entry(cache_dir):
+    """A damaged cached kernel is recompiled, not a permanent error, and the rebuilt entry is then served."""
+    import numpy as np
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def scale(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3.0, mask=offs < n)
+
+    src = tilec.ASTSource(scale, signature="*fp32,i32", constexprs={"BLOCK": 64})
+    first = tilec.compile(src)
+    [entry] = [os.path.join(r, f) for r, _, fs in os.walk(cache_dir) for f in fs if f.endswith(".ll")]
+    with open(entry, "w") as f:
+        f.write("define void @broken(")
+    again = tilec.compile(src)
+    assert again.asm["llir"] == first.asm["llir"]
+    x = np.random.default_rng(1).standard_normal(77).astype(np.float32)
+    y = x.copy()
+    again[(2,)](y, 77)
+    np.testing.assert_allclose(y, x * 3.0, rtol=1e-6)
+    assert cache.load(first.metadata["hash"])[0]["llir"] == first.asm["llir"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through read-only permissions")
+def test_read_only_cache_warns_once(tmp_path, monkeypatch):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(ro))
+    monkeypatch.setattr(cache, "_warned", set())
+    with pytest.warns(cache.CacheWarning, match="cannot be written"):
+        assert cache.store(KEY, "k", {"tir": "x"}, {"name": "k"}) is None
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache.store("9b" * 32, "k", {"tir": "x"}, {"name": "k"}) is None
+
+
+def test_unwritable_cache_warns_once(tmp_path, monkeypatch):
+    """A cache path under a regular file cannot be created, whoever runs the test."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(cache, "_warned", set())
+    with pytest.warns(cache.CacheWarning, match="cannot be written"):
+        assert cache.store(KEY, "k", {"tir": "x"}, {"name": "k"}) is None
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache.store("9b" * 32, "k", {"tir": "x"}, {"name": "k"}) is None
+        assert cache.load(KEY) is None
+
+
+_KERNEL_SRC = '''
+import numpy as np, tilec, tilec.language as tl
+
+@tilec.jit
+def axpy(x_ptr, y_ptr, a, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, a * tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+'''
+
+
+def _compile_and_run(args):
+    d, i = args
+    os.environ["TILEC_CACHE_DIR"] = d
+    import importlib.util
+    import sys
+    import numpy as np
+    path = os.path.join(d, f"kern_{i}.py")
+    with open(path, "w") as f:
+        f.write(_KERNEL_SRC)
+    spec = importlib.util.spec_from_file_location(f"kern_{i}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    ok = True
+    for block in (32, 64, 128) if i % 2 else (64, 256):  # the same and different specialisations at once
+        x = np.random.default_rng(i).standard_normal(1000).astype(np.float32)
+        y = np.ones(1000, np.float32)
+        mod.axpy[(-(-1000 // block),)](x, y, 2.0, 1000, BLOCK=block)
+        ok &= bool(np.allclose(y, 2.0 * x + 1.0, rtol=1e-6))
+    return ok
+
+
+@pytest.mark.slow
+def test_eight_processes_compiling_leave_a_valid_cache(cache_dir):
+    with mp.get_context("spawn").Pool(8) as pool:
+        assert all(pool.map(_compile_and_run, [(str(cache_dir), i) for i in range(8)]))
+    entries = [os.path.join(cache_dir, p, k) for p in os.listdir(cache_dir) if len(p) == 2
+               for k in os.listdir(os.path.join(cache_dir, p))]
+    assert entries and all(not os.path.basename(e).startswith(".") and ".bad-" not in e for e in entries)
+    for e in entries:
+        assert cache.load(os.path.basename(e)) is not None, e

@@ -2,14 +2,19 @@
 
 Entries are written into a private temporary directory and renamed into place, so a concurrent reader sees either
 no entry or a complete one; two processes racing on one key both succeed and one of the identical entries wins.
+Each file's SHA-256 is kept in ``metadata.json``: an entry whose files are missing, truncated or edited, or whose
+metadata does not parse, is never served: it is discarded and the kernel is rebuilt (and stored again). A cache
+directory that cannot be written warns once; kernels are then compiled in memory.
 ``TILEC_CACHE_DIR`` moves the cache; ``TILEC_ALWAYS_COMPILE=1`` bypasses it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import tempfile
+import warnings
 
 _EXT = {"tir": "tir", "gir": "gir", "cir": "cir", "llir": "ll", "ptx": "ptx", "asm": "s", "cubin": "cubin",
         "obj": "o", "hsaco": "hsaco", "amdgcn": "amdgcn"}
@@ -27,54 +32,101 @@ def enabled() -> bool:
     return os.environ.get("TILEC_ALWAYS_COMPILE", "0") not in ("1", "true", "True")
 
 
+class CacheWarning(UserWarning):
+    """The cache could not be used (not writable, full); compiling goes on in memory."""
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(where: str, err: OSError):
+    if where not in _warned:
+        _warned.add(where)
+        warnings.warn(f"tilec: the kernel cache at {where} cannot be written ({err.strerror or err}); "
+                      "kernels are compiled in memory (set TILEC_CACHE_DIR to a writable directory)",
+                      CacheWarning, stacklevel=3)
+
+
 def _entry(key: str) -> str:
     return os.path.join(cache_dir(), key[:2], key)
 
 
-def load(key: str):
-    """Return (asm, metadata) for ``key`` or None."""
-    d = _entry(key)
+def _digest(data) -> str:
+    return hashlib.sha256(data if isinstance(data, (bytes, bytearray)) else data.encode()).hexdigest()
+
+
+def _discard(d: str):
+    """Remove a bad entry: renamed aside first, so no reader ever sees it half deleted."""
+    aside = f"{d}.bad-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        os.rename(d, aside)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _read(d: str):
+    """(asm, metadata) of the entry in ``d``; None when it is absent; raises ValueError when it is corrupt."""
     try:
         with open(os.path.join(d, "metadata.json")) as f:
-            meta = json.load(f)
-        asm = {}
-        for stage, fname in meta["_files"].items():
-            mode = "rb" if meta["_binary"].get(stage) else "r"
-            with open(os.path.join(d, fname), mode) as f:
-                asm[stage] = f.read()
-    except (OSError, ValueError, KeyError):
+            text = f.read()
+    except FileNotFoundError:
         return None
-    meta = {k: v for k, v in meta.items() if not k.startswith("_")}
-    return asm, meta
+    except NotADirectoryError:
+        raise ValueError("not a directory") from None
+    meta = json.loads(text)
+    if not isinstance(meta, dict) or not all(k in meta for k in ("_files", "_binary", "_sha256")):
+        raise ValueError("metadata without its file table")
+    asm = {}
+    for stage, fname in meta["_files"].items():
+        with open(os.path.join(d, fname), "rb") as f:
+            data = f.read()
+        if _digest(data) != meta["_sha256"].get(stage):
+            raise ValueError(f"{fname}: checksum mismatch")
+        asm[stage] = data if meta["_binary"].get(stage) else data.decode()
+    return asm, {k: v for k, v in meta.items() if not k.startswith("_")}
+
+
+def load(key: str):
+    """Return (asm, metadata) for ``key`` or None; a corrupt entry is discarded (and None returned)."""
+    d = _entry(key)
+    try:
+        return _read(d)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        _discard(d)
+        return None
 
 
 def store(key: str, name: str, asm: dict, metadata: dict) -> str | None:
     """Write an entry atomically; returns its directory (None if the cache directory is not writable)."""
     final = _entry(key)
-    if os.path.isdir(final):
+    if os.path.isdir(final) and load(key) is not None:
         return final
     parent = os.path.dirname(final)
     try:
         os.makedirs(parent, exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-", dir=parent)
-    except OSError:
+    except OSError as e:
+        _warn_once(cache_dir(), e)
         return None
     try:
-        files, binary = {}, {}
+        files, binary, sums = {}, {}, {}
         for stage, art in asm.items():
             fname = f"{name}.{_EXT.get(stage, stage)}"
             is_bin = isinstance(art, (bytes, bytearray))
-            with open(os.path.join(tmp, fname), "wb" if is_bin else "w") as f:
-                f.write(art)
-            files[stage], binary[stage] = fname, is_bin
-        meta = dict(metadata, _files=files, _binary=binary)
+            data = bytes(art) if is_bin else art.encode()
+            with open(os.path.join(tmp, fname), "wb") as f:
+                f.write(data)
+            files[stage], binary[stage], sums[stage] = fname, is_bin, _digest(data)
+        meta = dict(metadata, _files=files, _binary=binary, _sha256=sums)
         with open(os.path.join(tmp, "metadata.json"), "w") as f:
             json.dump(meta, f, indent=1, default=str)
         try:
             os.rename(tmp, final)
         except OSError:  # another process won the race with an identical entry
             shutil.rmtree(tmp, ignore_errors=True)
-    except OSError:
+    except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        _warn_once(cache_dir(), e)
         return None
     return final
