@@ -179,3 +179,36 @@ def test_torch_cpu_launch():
     out = torch.zeros(n)
     scale[(tilec.cdiv(n, 64),)](x, out, n, -2.0, BLOCK=64)
     torch.testing.assert_close(out, -2.0 * x)
+
+
+# -- the CUDA launcher's argument loop, without a GPU ---------------------------------------------------------------
+def _cuda_launcher():
+    from tilec.targets.cuda.launcher import Launcher
+    calls = []
+    launcher = Launcher("// no ptx", "k", ["ptr", "i32", "ptr"], 4, 0, {})
+    launcher.functions[0] = 1234  # as if loaded on device 0
+    launcher.launch = lambda fn, gx, gy, gz, bx, by, bz, shared, stream, argv, extra: calls.append(
+        (fn, (gx, gy, gz), bx, stream)) or 0
+    return launcher, calls
+
+
+def test_cuda_launcher_reads_pointers_through_the_shared_inspection():
+    launcher, calls = _cuda_launcher()
+    a, b = FakeCudaArray(ptr=0x7F0000003000, device=0, stream=9), FakeCudaArray(ptr=0x7F0000004000, device=0)
+    launcher((2, 1, 1), [a, 77, b])
+    assert calls == [(1234, (2, 1, 1), 128, 9)]
+    assert [c.value for c in launcher.cells] == [0x7F0000003000, 77, 0x7F0000004000]
+    launcher((1, 1, 1), [None, 1, 4096])  # null and raw device addresses pass as they are
+    assert [c.value for c in launcher.cells] == [0, 1, 4096]
+
+
+def test_cuda_launcher_refuses_host_memory():
+    launcher, calls = _cuda_launcher()
+    with pytest.raises(LaunchError, match=r"host \(numpy\) array was passed to a CUDA kernel"):
+        launcher((1, 1, 1), [np.zeros(4, np.float32), 1, None])
+    with pytest.raises(LaunchError, match="cannot pass str"):
+        launcher((1, 1, 1), ["x", 1, None])
+    torch = pytest.importorskip("torch")
+    with pytest.raises(LaunchError, match=r"move it with \.cuda\(\)"):
+        launcher((1, 1, 1), [torch.zeros(4), 1, None])
+    assert calls == []
