@@ -6,11 +6,18 @@ from .version import __version__
 from .errors import CompilationError, TilecError
 from . import language
 from .language import constexpr
-from .compiler import ASTSource, Target, compile
+from .backends import register_backend
+from .compiler import ASTSource, Target, default_target
+from .pipeline import CompiledKernel, compile_source
 from .runtime.jit import JITFunction, jit
 from .runtime.autotuner import Config, autotune, heuristics
 from . import testing
 from .targets.cuda import array as cuda
+
+
+def compile(src: ASTSource, target: Target | None = None, options: dict | None = None) -> CompiledKernel:
+    """Compile ``src`` for ``target`` (default: ``TILEC_BACKEND`` or the CPU); see ``pipeline.py``."""
+    return compile_source(src, target or default_target(), dict(options or {}))
 
 
 def cdiv(x: int, y: int) -> int:
@@ -25,4 +32,4 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", "TilecError", "compile", "Target",
-           "ASTSource", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing", "cuda"]
+           "ASTSource", "register_backend", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing", "cuda"]

@@ -16,12 +16,20 @@ import os
 import sys
 import types
 
+import tilec
+
+from . import errors
+from .compiler import default_target
+from .language import standard
+from .runtime import autotuner
+from .targets.cuda import driver as cu
+from .testing import do_bench
+
 TRITON_VERSION = "3.3.0"
 
 
 # -- driver.active: where tensors should live and what the device looks like --------------------------------------
 def _backend() -> str:
-    from .compiler import default_target
     return default_target().backend
 
 
@@ -50,7 +58,6 @@ class _DriverUtils:
     def get_device_properties(device=0):
         """Triton's property names; on the CPU, cores stand in for multiprocessors and the limits are generous."""
         if _backend() == "cuda":
-            from .targets.cuda import driver as cu
             attr = cu.device_attribute
             dev = device or 0
             return {"multiprocessor_count": attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT", dev),
@@ -87,7 +94,6 @@ class ActiveDriver:
         return 0
 
     def get_current_target(self):
-        from .compiler import default_target
         return default_target()
 
     def get_device_interface(self):
@@ -97,7 +103,6 @@ class ActiveDriver:
         return _CPUDeviceInterface()
 
     def get_benchmarker(self):
-        from .testing import do_bench
         return do_bench
 
     def get_empty_cache_for_benchmark(self):
@@ -135,18 +140,14 @@ def _public(mod) -> dict:
 
 def _libdevice() -> dict:
     """libdevice names that tilec's math functions cover."""
-    from .language import standard as s
-    table = {"fabs": s.abs, "abs": s.abs, "fma": s.fma, "fmax": s.maximum, "fmin": s.minimum, "div_rn": s.fdiv,
-             "sqrt_rn": s.sqrt_rn}
+    table = {"fabs": standard.abs, "abs": standard.abs, "fma": standard.fma, "fmax": standard.maximum,
+             "fmin": standard.minimum, "div_rn": standard.fdiv, "sqrt_rn": standard.sqrt_rn}
     for n in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "erf"):
-        table[n] = getattr(s, n)
+        table[n] = getattr(standard, n)
     return table
 
 
 def _triton_package() -> dict:
-    import tilec
-    from . import errors
-    from .runtime import autotuner
     return {"jit": tilec.jit, "JITFunction": tilec.JITFunction, "cdiv": tilec.cdiv,
             "next_power_of_2": tilec.next_power_of_2, "autotune": autotuner.autotune, "heuristics": autotuner.heuristics,
             "Config": autotuner.Config, "KernelInterface": autotuner.KernelInterface,
@@ -155,9 +156,6 @@ def _triton_package() -> dict:
 
 
 def _runtime() -> dict:
-    import tilec
-    from . import errors
-    from .runtime import autotuner
     return {"driver": driver, "Autotuner": autotuner.Autotuner, "Heuristics": autotuner.Heuristics,
             "Config": autotuner.Config, "autotune": autotuner.autotune, "heuristics": autotuner.heuristics,
             "JITFunction": tilec.JITFunction, "KernelInterface": autotuner.KernelInterface, "jit": tilec.jit,
@@ -165,21 +163,17 @@ def _runtime() -> dict:
 
 
 def _jit_module() -> dict:
-    import tilec
-    from .runtime import autotuner
     return {"jit": tilec.jit, "JITFunction": tilec.JITFunction, "KernelInterface": autotuner.KernelInterface}
 
 
 def _errors() -> dict:
-    from . import errors
     return {"CompilationError": errors.CompilationError, "OutOfResources": errors.LaunchError,
             "CompileTimeAssertionFailure": errors.CompilationError, "TilecError": errors.TilecError}
 
 
 def _compiler() -> dict:
-    from . import compiler, errors
-    return {"CompilationError": errors.CompilationError, "compile": compiler.compile, "ASTSource": compiler.ASTSource,
-            "GPUTarget": compiler.Target}
+    return {"CompilationError": errors.CompilationError, "compile": tilec.compile, "ASTSource": tilec.ASTSource,
+            "GPUTarget": tilec.Target}
 
 
 # name -> (tilec module whose public names it offers and which answers unknown attributes, or None;

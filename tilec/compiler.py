@@ -1,11 +1,16 @@
-"""The compile pipeline: source -> tir -> tir passes -> backend stages, each stage's text kept in ``asm``.
+"""What to compile and for what: ``Target``, ``ASTSource`` (a @jit function with a specialisation), and choosing
+the target — the default, the one ``TILEC_BACKEND`` forces, or the one a launch's arguments call for.
 
-``compile()`` works without any device: the target is explicit or detected from the arguments' device.
+The stages themselves run in ``pipeline.py``; ``tilec.compile`` is ``pipeline.compile_source`` with the default
+target. Backends come from the registry in ``backends.py``.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+
+from .backends import get_backend, owner_of, register_backend  # noqa: F401  (get_backend: the pipeline's)
+from .frontend.codegen import generate
 
 
 @dataclass(frozen=True)
@@ -34,28 +39,21 @@ class ASTSource:
     attrs: dict = field(default_factory=dict)
 
     def make_ir(self, options):
-        from .frontend.codegen import generate
         return generate(self, options)
 
 
-def get_backend(target: Target):
-    if target.backend == "cpu":
-        from .targets.cpu.backend import CPUBackend
-        return CPUBackend(target)
-    if target.backend == "cuda":
-        from .targets.cuda.backend import CUDABackend
-        return CUDABackend(target)
-    raise ValueError(f"unknown backend {target.backend!r}")
-
-
 def default_target() -> Target:
+    """``TILEC_BACKEND`` when set, else the CPU."""
     forced = os.environ.get("TILEC_BACKEND")
     if forced:
         return Target(forced)
     return Target("cpu")
 
 
-def compile(src: ASTSource, target: Target | None = None, options: dict | None = None):
-    """Compile ``src`` for ``target``; returns a :class:`CompiledKernel` (see ``pipeline.py``)."""
-    from .pipeline import compile_source
-    return compile_source(src, target or default_target(), dict(options or {}))
+def target_for(values) -> Target:
+    """The target a launch with ``values`` compiles for: ``TILEC_BACKEND`` when set, else the first registered
+    backend that owns one of the arguments (GPU arrays select their GPU's backend), else the default."""
+    if os.environ.get("TILEC_BACKEND"):
+        return default_target()
+    owner = owner_of(values)
+    return Target(owner) if owner is not None else default_target()

@@ -3,50 +3,13 @@
 from __future__ import annotations
 
 import ast
-import builtins
 
 from .. import language as tl
 from ..errors import CompilationError
-from ..language.core import constexpr, current, dtype, tensor
+from ..language.core import constexpr, dtype, tensor
+from .function import is_kernel_function
 from .scope import is_tensor, normalize
 from .values import Packed, flatten, unflatten
-
-# Python builtins with kernel meanings (looked up by scope.python_builtins)
-
-
-def _py_extreme(op, fold, args):
-    """Python's min/max in a kernel: folded with tl.minimum/maximum when any argument is a tensor."""
-    if len(args) == 1:
-        args = tuple(args[0])
-    if any(is_tensor(a) for a in args):
-        acc = args[0]
-        for a in args[1:]:
-            acc = current().minmax(op, acc, a)
-        return acc
-    return fold(args)
-
-
-def py_min(*args):
-    return _py_extreme("min", builtins.min, args)
-
-
-def py_max(*args):
-    return _py_extreme("max", builtins.max, args)
-
-
-def py_abs(x):
-    return current().abs(x) if is_tensor(x) else builtins.abs(x)
-
-
-def py_print(*args, sep=" "):
-    if any(is_tensor(a) for a in args):
-        prefix = sep.join(str(a) for a in args if not is_tensor(a))
-        return current().device_print(prefix, *[a for a in args if is_tensor(a)])
-    builtins.print(*args, sep=sep)
-
-
-for _f in (py_min, py_max, py_abs, py_print):
-    _f.__tilec_builtin__ = True
 
 # classes that may be instantiated in kernels
 _CONSTRUCTIBLE = (tl.static_range, tl.range, tl.constexpr, tl.pointer_type, tl.block_type, tl.dtype)
@@ -58,7 +21,6 @@ class CallGen:
         self.g = g
 
     def call(self, node: ast.Call):
-        from ..runtime.jit import JITFunction
         fn = self.g.expr.visit(node.func)
         args = []
         for a in node.args:
@@ -75,7 +37,7 @@ class CallGen:
                 kwargs.update(self.g.expr.visit(k.value))
             else:
                 kwargs[k.arg] = self.g.expr.visit(k.value)
-        if isinstance(fn, JITFunction):
+        if is_kernel_function(fn):
             return self.call_jit(fn, args, kwargs, node)
         if tl.is_builtin(fn) or fn in _PY_CALLABLE or self._is_value_method(fn) or (
                 isinstance(fn, type) and issubclass(fn, _CONSTRUCTIBLE)):

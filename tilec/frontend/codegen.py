@@ -17,8 +17,8 @@ from ..language.core import constexpr, dtype, tensor, type_from_signature, use_s
 from ..language.semantic import Semantic
 from .calls import CallGen
 from .expressions import ExprGen
+from .function import KernelFunction, hashable as _hashable, is_kernel_function
 from .scope import Scope, is_tensor, normalize
-from ..runtime.specialize import hashable as _hashable
 from .statements import StmtGen
 from .tir_builder import TirBuilder
 from .values import Packed, flatten
@@ -160,8 +160,7 @@ class FunctionGen:
         return [tensor(r, t) for r, t in zip(op.results, info.ret_types)]
 
     def call_combine(self, fn, scalars):
-        from ..runtime.jit import JITFunction
-        if isinstance(fn, JITFunction):
+        if is_kernel_function(fn):
             out = self.calls.call_jit(fn, list(scalars), {}, None)
         else:
             out = fn(*scalars)
@@ -239,10 +238,9 @@ def parse_signature(fn, signature, constexprs, attrs):
 
 def generate(src, options=None) -> ModuleOp:
     """The tir module for ``src`` (an ASTSource): the kernel ``func`` first, then its callees."""
-    from ..runtime.jit import JITFunction
     fn = src.fn
-    if not isinstance(fn, JITFunction):
-        fn = JITFunction(fn)
+    if not is_kernel_function(fn):
+        fn = KernelFunction(fn)
     runtime, constexprs = parse_signature(fn, src.signature, src.constexprs, src.attrs)
     mgen = ModuleGen(options)
     name = mgen.unique_name(fn.__name__)

@@ -11,24 +11,16 @@ import types
 
 from .. import language as tl
 from ..language.core import constexpr, dtype, tensor
+from .function import is_kernel_function
+from .pybuiltins import python_builtins
 
 _MISSING = object()
 
 
-def python_builtins():
-    """Python builtins usable in kernels, mapped to what they mean there."""
-    from . import calls
-    return {
-        "range": tl.range, "len": len, "float": float, "int": int, "bool": bool, "isinstance": isinstance,
-        "min": calls.py_min, "max": calls.py_max, "abs": calls.py_abs, "print": calls.py_print,
-        "tuple": tuple, "list": list, "getattr": getattr, "True": True, "False": False, "None": None,
-        "ValueError": ValueError, "TypeError": TypeError, "AssertionError": AssertionError,
-    }
-
-
 def allowed_global(v) -> bool:
-    from ..runtime.jit import JITFunction
-    if v is None or isinstance(v, (bool, numbers.Number, str, constexpr, dtype, JITFunction, types.ModuleType)):
+    if v is None or isinstance(v, (bool, numbers.Number, str, constexpr, dtype, types.ModuleType)):
+        return True
+    if is_kernel_function(v):
         return True
     if tl.is_builtin(v) or getattr(type(v), "__tilec_attr_ok__", False):
         return True

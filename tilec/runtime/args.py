@@ -2,41 +2,19 @@
 
 Each accepted Python type gets one small *describer* ``arg -> (key, signature type, divisibility, equal_to_1)``,
 found through a dict on ``type(arg)`` so the per-launch cost is one lookup and one call per argument. torch is
-never imported here: torch tensors are recognised by their type's module name.
+never imported here: torch tensors are recognised by their type's module name. What an array is (pointer,
+element type, device) is answered by ``tilec.targets.arguments``, shared with the backends' launchers.
 """
 from __future__ import annotations
 
 import numpy as np
 
-# numpy dtype -> signature element type
-NUMPY_TO_SIG = {
-    np.dtype(np.bool_): "i1", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16", np.dtype(np.int32): "i32",
-    np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32",
-    np.dtype(np.uint64): "u64", np.dtype(np.float16): "fp16", np.dtype(np.float32): "fp32",
-    np.dtype(np.float64): "fp64",
-}
-TORCH_TO_SIG = {
-    "torch.bool": "i1", "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32", "torch.int64": "i64",
-    "torch.uint8": "u8", "torch.uint16": "u16", "torch.uint32": "u32", "torch.uint64": "u64",
-    "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float32": "fp32", "torch.float64": "fp64",
-    "torch.float8_e4m3fn": "fp8e4nv", "torch.float8_e5m2": "fp8e5",
-}
+from ..targets import arguments
+from ..targets.arguments import NUMPY_TO_SIG, TORCH_TO_SIG  # noqa: F401  (the tables, re-exported)
+from ..targets.arguments import numpy_element as _np_elem, torch_element as _torch_elem
+
 _I32 = (-2**31, 2**31 - 1)
 _I64 = (-2**63, 2**63 - 1)
-
-
-def _np_elem(dt: np.dtype) -> str:
-    s = NUMPY_TO_SIG.get(dt)
-    if s is None:
-        name = dt.name
-        if name == "bfloat16":  # ml_dtypes
-            return "bf16"
-        if name.startswith("float8_e4m3"):
-            return "fp8e4nv"
-        if name.startswith("float8_e5m2"):
-            return "fp8e5"
-        raise TypeError(f"arrays of dtype {dt} are not supported")
-    return s
 
 
 def _describe_ndarray(a):
@@ -50,9 +28,7 @@ def _key_ndarray(a):
 
 
 def _describe_torch(t):
-    elem = TORCH_TO_SIG.get(str(t.dtype))
-    if elem is None:
-        raise TypeError(f"torch tensors of dtype {t.dtype} are not supported")
+    elem = _torch_elem(t.dtype)
     aligned = t.data_ptr() % 16 == 0
     return ("*" + elem, aligned, t.device.type), "*" + elem, 16 if aligned else 1, False
 
@@ -69,26 +45,12 @@ def _key_torch(t):
     return (dt, t.data_ptr() & 15 == 0, t.is_cuda)
 
 
-def _describe_array_interface(a):
-    ai = a.__array_interface__
-    elem = _np_elem(np.dtype(ai["typestr"]))
-    aligned = ai["data"][0] % 16 == 0
-    return ("*" + elem, aligned), "*" + elem, 16 if aligned else 1, False
-
-
-def _describe_cuda_array_interface(a):
-    cai = a.__cuda_array_interface__
-    elem = _np_elem(np.dtype(cai["typestr"]))
-    aligned = cai["data"][0] % 16 == 0
-    return ("cuda", "*" + elem, aligned), "*" + elem, 16 if aligned else 1, False
-
-
-def on_device(arg) -> bool:
-    """Whether ``arg`` lives in GPU memory (a CUDA array or a torch tensor on a non-CPU device)."""
-    if hasattr(arg, "__cuda_array_interface__"):
-        return True
-    dev = getattr(arg, "device", None)
-    return type(arg).__module__.startswith("torch") and getattr(dev, "type", "cpu") != "cpu"
+def _describe_array(a):
+    """Any other array (``__cuda_array_interface__``, ``__array_interface__``, DLPack), through the shared
+    argument inspection."""
+    info = arguments.inspect(a)
+    aligned = info.ptr % 16 == 0
+    return ("*" + info.dtype, aligned, info.device), "*" + info.dtype, 16 if aligned else 1, False
 
 
 def _int_type(v: int) -> str:
@@ -160,12 +122,11 @@ def describer(arg, specialize: bool = True):
     d = DESCRIBERS.get(t)
     if d is not None:
         return d
-    if t.__module__.startswith("torch") and hasattr(arg, "data_ptr"):
+    kind = arguments.producer(arg)
+    if kind == "torch":
         d = _describe_torch
-    elif hasattr(arg, "__cuda_array_interface__"):
-        d = _describe_cuda_array_interface
-    elif hasattr(arg, "__array_interface__"):
-        d = _describe_array_interface
+    elif kind is not None:
+        d = _describe_array
     elif isinstance(arg, bool):
         d = _describe_bool
     elif isinstance(arg, int):

@@ -11,12 +11,23 @@ from __future__ import annotations
 
 import builtins
 import functools
+import hashlib
+import inspect
+import json
 import math
 import os
 import sys
+import tempfile
 import time
+import warnings
 
+import numpy as np
+
+from .. import cache
+from ..compiler import default_target
 from ..errors import BackendError, CompilationError, LaunchError
+from ..testing import do_bench as default_bench
+from ..version import __version__
 
 # Compile options of other Triton backends that configs carry among their meta-parameters (AMD's, for instance);
 # tilec's backends have no such knobs, so these are dropped unless the kernel has a parameter of that name.
@@ -87,7 +98,6 @@ def _arg_names(fn) -> list:
     if names is None:
         names = getattr(fn, "_names", None)
     if names is None:
-        import inspect
         names = list(inspect.signature(getattr(fn, "fn", fn)).parameters)
     return list(names)
 
@@ -103,7 +113,6 @@ def _zero(a):
     if hasattr(a, "zero_"):
         a.zero_()
     elif hasattr(a, "copy_from_numpy"):
-        import numpy as np
         a.copy_from_numpy(np.zeros(a.shape, a.dtype))
     else:
         a[...] = 0
@@ -155,7 +164,6 @@ class Autotuner(KernelInterface):
                                  f"(parameters: {', '.join(self.arg_names)})")
         unknown = [k for k in self.keys if k not in self.arg_names]
         if unknown:
-            import warnings
             warnings.warn(f"autotune: key names {unknown} are not parameters of {self.base_fn.__name__}; they are "
                           f"ignored, so changing them does not retune", stacklevel=3)
         self._restore_copies: dict = {}
@@ -167,7 +175,6 @@ class Autotuner(KernelInterface):
         self.configs_top_k = prune_configs_by.get("top_k", 1.0)
         self.early_config_prune = prune_configs_by.get("early_config_prune")
         if do_bench is None:
-            from ..testing import do_bench as default_bench
             do_bench = functools.partial(default_bench, warmup=25 if warmup is None else warmup,
                                          rep=100 if rep is None else rep)
         self.do_bench = do_bench
@@ -255,17 +262,12 @@ class Autotuner(KernelInterface):
     # -- results kept on disk (cache_results=True) ------------------------------------------------------------
     def _disk_path(self, key, pruned):
         """One file per (kernel source, tuning key, candidate configs, target): any change retunes."""
-        import hashlib
-        from .. import cache
-        from ..compiler import default_target
-        from ..version import __version__
         payload = repr((getattr(self.base_fn, "cache_key", self.base_fn.__name__), key, [str(c) for c in pruned],
                         str(default_target()), __version__))
         digest = hashlib.sha256(payload.encode()).hexdigest()
         return os.path.join(cache.cache_dir(), "autotune", digest[:2], digest + ".json")
 
     def _load_result(self, path, pruned):
-        import json
         try:
             with open(path) as f:
                 data = json.load(f)
@@ -277,8 +279,6 @@ class Autotuner(KernelInterface):
         return best
 
     def _store_result(self, path, pruned, best, timings):
-        import json
-        import tempfile
         os.makedirs(os.path.dirname(path), exist_ok=True)
         data = {"best": pruned.index(best), "configs": [str(c) for c in pruned],
                 "timings": [[None if math.isinf(v) or math.isnan(v) else v for v in timings[c]] for c in pruned]}

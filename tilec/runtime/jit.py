@@ -17,7 +17,11 @@ import threading
 
 import numpy as np
 
-from ..language.core import constexpr
+from ..compiler import ASTSource, target_for
+from ..frontend.function import KernelFunction
+from ..language.core import constexpr, dtype, tensor
+from ..pipeline import compile_source
+from . import interpreter
 from .args import KEYERS, describer, host_value
 from .specialize import describe, hashable as _hashable
 
@@ -25,23 +29,6 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "en
                   "default_dot_input_precision", "target", "launch_cooperative_grid")
 _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
 _EMPTY = inspect.Parameter.empty
-
-
-class Param:
-    """A kernel parameter as the launch path needs it: constexpr or runtime, default, whether to specialise."""
-    __slots__ = ("name", "index", "is_constexpr", "has_default", "default", "specialize")
-
-    def __init__(self, p: inspect.Parameter, index: int, do_not_specialize):
-        self.name = p.name
-        self.index = index
-        ann = p.annotation
-        self.is_constexpr = ann is constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
-        self.has_default = p.default is not inspect.Parameter.empty
-        self.default = p.default if self.has_default else None
-        self.specialize = p.name not in do_not_specialize and index not in do_not_specialize
-
-    def __repr__(self):
-        return f"Param({self.name}{': constexpr' if self.is_constexpr else ''})"
 
 
 class KernelLauncher:
@@ -63,23 +50,14 @@ class KernelLauncher:
         return fn.run(*args, grid=self.grid, **kwargs)
 
 
-class JITFunction:
-    """A kernel (or a helper called from kernels). Compiled variants are cached per specialisation key in
-    ``self.cache``; ``cache_key`` identifies the source for the on-disk cache."""
+class JITFunction(KernelFunction):
+    """A kernel (or a helper called from kernels) that can be launched. Compiled variants are cached per
+    specialisation key in ``self.cache``; ``cache_key`` identifies the source for the on-disk cache."""
 
     def __init__(self, fn, do_not_specialize=(), noinline=False, debug=None, interpret=None):
-        self.fn = fn
+        super().__init__(fn, do_not_specialize, noinline)
         self.interpret = os.environ.get("TILEC_INTERPRET", "0") not in ("", "0") if interpret is None else interpret
-        self.__name__ = fn.__name__
-        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
-        self.__doc__ = fn.__doc__
-        self.__module__ = fn.__module__
-        self.__wrapped__ = fn
-        self.noinline = noinline
         self.debug = debug
-        self.signature = inspect.signature(fn)
-        dns = set(do_not_specialize or ())
-        self.params = [Param(p, i, dns) for i, p in enumerate(self.signature.parameters.values())]
         self._names = [p.name for p in self.params]
         self._index = {p.name: i for i, p in enumerate(self.params)}
         self._is_cx = [p.is_constexpr for p in self.params]
@@ -87,23 +65,11 @@ class JITFunction:
         self._runtime_idx = [i for i, p in enumerate(self.params) if not p.is_constexpr]
         self.cache: dict = {}
         self._lock = threading.Lock()
-        self._source = None
         self._cache_key = None
         self._fast_cache: dict = {}
         self._binder = _make_binder(self)  # unused while ``interpret`` is set
 
     # -- source and hashing -------------------------------------------------------------------------------------
-    @property
-    def source(self):
-        if self._source is None:
-            from ..frontend.source import Source
-            self._source = Source(self.fn)
-        return self._source
-
-    @property
-    def src(self) -> str:
-        return self.source.text
-
     def _referenced_globals(self):
         """(name, value) of every global/closure name the source mentions (module attributes one level deep)."""
         g = dict(self.fn.__globals__)
@@ -186,7 +152,6 @@ class JITFunction:
 
     def specialize(self, values):
         """(cache key, runtime values, ASTSource) for bound parameter values."""
-        from ..compiler import ASTSource
         params = self.params
         constexprs = {}
         runtime_params, runtime_vals = [], []
@@ -283,14 +248,13 @@ class JITFunction:
         return kernel if kernel is not None else self._compile(values, options, key)
 
     def _compile(self, values, options, okey):
-        from ..compiler import compile as tilec_compile
         with self._lock:
             kernel = self.cache.get(okey)
             if kernel is None:
                 _, _, src = self.specialize(values)
                 opts = {k: v for k, v in options.items() if k != "target"}
                 opts["debug"] = self.debug_enabled(opts.get("debug"))
-                kernel = tilec_compile(src, options.get("target") or _target_of(values), opts)
+                kernel = compile_source(src, options.get("target") or target_for(values), opts)
                 self.cache[okey] = kernel
         return kernel
 
@@ -305,7 +269,6 @@ class JITFunction:
         return self.run(*args, grid=grid, warmup=True, **kwargs)
 
     def _interpret(self, grid, values, debug=None):
-        from . import interpreter
         if callable(grid):
             grid = grid(dict(zip(self._names, values)))
         grid = (grid,) if isinstance(grid, int) else tuple(grid)
@@ -315,10 +278,8 @@ class JITFunction:
                         debug=self.debug_enabled(debug))
 
     def __call__(self, *args, **kwargs):
-        from .interpreter import is_interpreting
-        if is_interpreting():  # a @jit function called from an interpreted kernel
+        if interpreter.is_interpreting():  # a @jit function called from an interpreted kernel
             if any(p.is_constexpr for p in self.params):
-                from ..language.core import tensor
                 bound = self.signature.bind(*args, **kwargs)
                 for p in self.params:
                     if p.is_constexpr and isinstance(bound.arguments.get(p.name), tensor):
@@ -416,7 +377,6 @@ def _make_binder(jf):
 
 
 def _compile_time_value(v) -> bool:
-    from ..language.core import dtype
     if v is None or isinstance(v, (bool, int, float, str, dtype, JITFunction)):
         return True
     if isinstance(v, (np.integer, np.floating, np.bool_)):
@@ -424,17 +384,6 @@ def _compile_time_value(v) -> bool:
     if isinstance(v, tuple):
         return all(_compile_time_value(x) for x in v)
     return callable(v) and getattr(v, "__tilec_builtin__", False)
-
-
-def _target_of(values):
-    """The backend follows the arguments: GPU-resident arrays select CUDA unless TILEC_BACKEND forces one."""
-    if os.environ.get("TILEC_BACKEND"):
-        return None
-    from .args import on_device
-    if any(on_device(v) for v in values):
-        from ..compiler import Target
-        return Target("cuda")
-    return None
 
 
 def jit(fn=None, *, do_not_specialize=(), noinline=False, debug=None, interpret=None, **_ignored):

@@ -7,6 +7,7 @@ key for the in-memory cache and the ``signature``/``attrs`` an ASTSource needs.
 """
 from __future__ import annotations
 
+from ..frontend.function import hashable  # noqa: F401  (constexpr values in cache keys)
 from .args import describer
 
 
@@ -27,12 +28,3 @@ def describe(params, values):
         elif div != 1:
             attrs[p.name] = {"divisibility": div}
     return tuple(key), sig, attrs
-
-
-def hashable(v):
-    """``v`` itself when it can be a dict key, else its repr (constexpr values in cache keys)."""
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return repr(v)

@@ -7,22 +7,12 @@ import llvmlite.ir as ir
 from ...codegen import driver
 from ...codegen import llvm_types as LT
 from ...errors import BackendError
+from ..params import param_kind
 from .lower import Lowering
 from .plan import CIR, render
 from .wrapper import build_worker
 
 DEFAULTS = {"num_warps": 4, "num_stages": 3, "debug": False, "opt_level": 3}
-
-
-def param_kind(t) -> str:
-    if t.is_ptr:
-        return "ptr"
-    e = t.element
-    if e.is_bool:
-        return "bool"
-    if e.is_int:
-        return "i" if e.is_signed else "u"
-    return e.name
 
 
 class CPUBackend:

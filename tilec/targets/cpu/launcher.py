@@ -13,6 +13,8 @@ import time
 import numpy as np
 
 from ...errors import LaunchError
+from ..arguments import GETTERS, device_of, pointer_getter
+from ..params import PARAM_KINDS_KEY
 from . import runtime
 from .jit import Engine
 from .wrapper import WORKER
@@ -60,28 +62,20 @@ def _get_helpers(n):
         return _helpers[:n]
 
 
-def pointer_of(x) -> int:
-    """The address behind a pointer argument: int, numpy array, or anything with a data pointer."""
-    if isinstance(x, int):
-        return x
-    if isinstance(x, np.ndarray):
-        return x.ctypes.data
-    if x is None:
-        return 0
-    dp = getattr(x, "data_ptr", None)
-    if callable(dp):
-        return dp()
-    ai = getattr(x, "__array_interface__", None)
-    if ai is not None:
-        return ai["data"][0]
-    if isinstance(x, ctypes.Array) or isinstance(x, ctypes._Pointer):
-        return ctypes.addressof(x)
-    if isinstance(x, np.generic):
-        return int(x)
-    raise LaunchError(f"cannot pass {type(x).__name__} as a pointer argument")
+def host_pointer(v) -> int:
+    """The address behind a pointer argument (host arrays of any kind, raw ints, None); LaunchError for arrays
+    in device memory."""
+    g = GETTERS.get(type(v)) or pointer_getter(v)
+    address, device, _ = g(v)
+    if device is not None and device >= 0:
+        raise LaunchError(f"a {device_of(v)} array was passed to a CPU kernel; copy it to host memory first")
+    return address
 
 
-_FMT = {"ptr": "Q", "i": "q", "u": "Q", "f32": "f4x", "f64": "d", "f16": "e6x", "bool": "q"}
+
+# How each parameter kind (``tilec.targets.params``) is packed into its 8-byte slot of the argument block.
+_FMT = {"ptr": "Q", "i1": "q", "i8": "q", "i16": "q", "i32": "q", "i64": "q", "u8": "Q", "u16": "Q", "u32": "Q",
+        "u64": "Q", "f32": "f4x", "f64": "d", "f16": "e6x", "bf16": "H6x"}
 
 
 def _bf16_bits(v):
@@ -91,8 +85,8 @@ def _bf16_bits(v):
 
 def _converter(kind):
     if kind == "ptr":
-        return pointer_of
-    if kind in ("i", "u", "bool"):
+        return host_pointer
+    if kind[0] in "iu":
         return int
     if kind == "bf16":
         return _bf16_bits
@@ -103,8 +97,11 @@ class Launcher:
     def __init__(self, llir: str, metadata: dict):
         self.engine = Engine(llir, WORKER)
         self.fn = _WORKER_T(self.engine.address)
-        kinds = metadata["param_kinds"]
-        self.fmt = "<" + "".join(_FMT.get(k, "H6x") for k in kinds) if kinds else "<"
+        kinds = metadata[PARAM_KINDS_KEY]
+        try:
+            self.fmt = "<" + "".join(_FMT[k] for k in kinds)
+        except KeyError as e:
+            raise LaunchError(f"unsupported kernel parameter kind {e}") from None
         self.convert = [_converter(k) for k in kinds]
         self.buf = ctypes.create_string_buffer(max(8, struct.calcsize(self.fmt)))
         self.scratch_size = (int(metadata.get("scratch_size", 0)) + 127) // 128 * 128 + 128

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import LaunchError
+from ..arguments import register_pointer_getter
 from . import driver as drv
 
 
@@ -77,6 +78,9 @@ class DeviceArray:
             except Exception:
                 pass
             self.ptr = 0
+
+
+register_pointer_getter(DeviceArray, lambda v: (v.ptr, v.device, None))  # its own fields: no interface dict
 
 
 def empty(shape, dtype=np.float32, device: int = 0) -> DeviceArray:

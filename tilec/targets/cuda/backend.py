@@ -105,7 +105,7 @@ class CUDABackend:
         metadata["num_warps"] = options["num_warps"]
         metadata["arch"] = self.arch
         if kernel is not None:
-            metadata["cuda_params"] = [param_kind(t) for t in kernel.function_type.inputs]
+            metadata["param_kinds"] = [param_kind(t) for t in kernel.function_type.inputs]
         return module
 
     def make_llir(self, module, metadata, options):

@@ -7,13 +7,15 @@ Python work is a short loop and no wrapper objects are built. Modules and functi
 
 Pointer arguments may be torch CUDA tensors (launches then go to torch's current stream), anything with
 ``__cuda_array_interface__`` (its ``stream`` is honoured), ``tilec.cuda`` arrays, DLPack CUDA tensors, raw ints
-(device addresses) or None (null).
+(device addresses) or None (null); ``tilec.targets.arguments`` reads them.
 """
 from __future__ import annotations
 
 import ctypes
 
 from ...errors import LaunchError
+from ..arguments import GETTERS, device_of, is_torch_tensor, pointer_getter
+from ..params import PARAM_KINDS_KEY
 from . import driver as drv
 from .backend import MAX_STATIC_SMEM
 
@@ -24,75 +26,16 @@ _CTYPES = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32
 _MAX_GRID = (2 ** 31 - 1, 65535, 65535)
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# argument inspection
-# ---------------------------------------------------------------------------------------------------------------
-def _is_torch_tensor(v) -> bool:
-    return type(v).__module__.startswith("torch") and hasattr(v, "data_ptr") and hasattr(v, "is_cuda")
-
-
 def is_cuda_value(v) -> bool:
-    if _is_torch_tensor(v):
-        return bool(v.is_cuda)
-    if hasattr(v, "__cuda_array_interface__"):
-        return True
-    dev = getattr(v, "__dlpack_device__", None)
-    if dev is not None:
-        try:
-            return dev()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
-        except Exception:
-            return False
-    return False
+    """Whether ``v`` is an array in CUDA device memory."""
+    return device_of(v) == "cuda"
 
 
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
-
-def _dlpack_pointer(v):
-    cap = v.__dlpack__()
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype = ctypes.c_void_p
-    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    p = get(cap, b"dltensor")
-    t = _DLTensor.from_address(p)  # DLManagedTensor starts with its DLTensor
-    if t.device.device_type not in (2, 13):
-        raise LaunchError("a DLPack argument does not live on a CUDA device")
-    return (t.data or 0) + t.byte_offset, t.device.device_id, cap
-
-
-def pointer_of(v):
-    """(device address, device index or None, stream or None) of a pointer argument."""
-    if v is None:
-        return 0, None, None
-    if isinstance(v, int):
-        return v, None, None
-    if _is_torch_tensor(v):
-        if not v.is_cuda:
-            raise LaunchError("a torch tensor on the CPU was passed to a CUDA kernel; move it with .cuda()")
-        return v.data_ptr(), v.device.index, "torch"
-    cai = getattr(v, "__cuda_array_interface__", None)
-    if cai is not None:
-        dev = getattr(v, "device", None)
-        st = cai.get("stream")
-        return cai["data"][0], dev if isinstance(dev, int) else None, st if isinstance(st, int) and st > 2 else None
-    if hasattr(v, "__array_interface__"):
-        raise LaunchError("a host (numpy) array was passed to a CUDA kernel; copy it to the device first "
-                          "(tilec.cuda.from_numpy or torch)")
-    if hasattr(v, "__dlpack__"):
-        ptr, dev, _cap = _dlpack_pointer(v)
-        return ptr, dev, None
-    raise LaunchError(f"cannot pass {type(v).__name__} as a pointer to a CUDA kernel")
+def _not_on_device(v) -> LaunchError:
+    if is_torch_tensor(v):
+        return LaunchError("a torch tensor on the CPU was passed to a CUDA kernel; move it with .cuda()")
+    return LaunchError(f"a host ({type(v).__module__.split('.')[0]}) array was passed to a CUDA kernel; copy it to "
+                       "the device first (tilec.cuda.from_numpy or torch)")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -145,8 +88,10 @@ class Launcher:
         try:
             for i, cell in self.ptr_cells:
                 v = args[i]
-                get = _POINTER_GETTERS.get(type(v)) or _pointer_getter(v)
+                get = GETTERS.get(type(v)) or pointer_getter(v)
                 cell.value, dev, st = get(v)
+                if dev == -1:
+                    raise _not_on_device(v)
                 if device is None:
                     device = dev
                 if stream is None:
@@ -195,44 +140,9 @@ class Launcher:
         return self.launch
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# per-type pointer getters: (address, device or None, stream or a callable(device) -> stream, or None)
-# ---------------------------------------------------------------------------------------------------------------
-def _torch_getter():
-    import torch
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    stream = raw if raw is not None else (lambda dev: torch.cuda.current_stream(dev).cuda_stream)
-
-    def get(t):
-        dev = t.get_device()
-        if dev < 0:
-            raise LaunchError("a torch tensor on the CPU was passed to a CUDA kernel; move it with .cuda()")
-        return t.data_ptr(), dev, stream
-    return get
-
-
-def _pointer_getter(v):
-    t = type(v)
-    if _is_torch_tensor(v):
-        g = _torch_getter()
-    elif t.__module__ == "tilec.targets.cuda.array":
-        g = lambda v: (v.ptr, v.device, None)  # noqa: E731
-    elif v is None:
-        g = lambda v: (0, None, None)  # noqa: E731
-    elif isinstance(v, int):
-        g = lambda v: (int(v), None, None)  # noqa: E731
-    else:
-        g = pointer_of
-    _POINTER_GETTERS[t] = g
-    return g
-
-
-_POINTER_GETTERS: dict = {}
-
-
 def make_launcher(asm: dict, metadata: dict) -> Launcher:
     image = asm.get("ptx")
     if image is None:
         raise LaunchError("no PTX to load")
-    return Launcher(image, metadata["name"], metadata.get("cuda_params", ()), metadata.get("num_warps", 4),
+    return Launcher(image, metadata["name"], metadata[PARAM_KINDS_KEY], metadata.get("num_warps", 4),
                     metadata.get("shared", 0), metadata)

@@ -1,0 +1,78 @@
+"""The backend registry: each backend by name, created on first use by its factory, with a cheap ``owns(value)``
+that says whether a launch argument belongs to it (a CUDA tensor to ``cuda``, a numpy array to ``cpu``).
+
+Backends are asked in order — ``cuda`` before ``cpu``, a backend registered with ``before="cpu"`` ahead of the
+CPU — and the first that owns any argument compiles the launch; ``TILEC_BACKEND`` overrides the choice (see
+``compiler.target_for``). Factories import their backend's code when called, so importing tilec loads no LLVM.
+
+A backend object provides ``parse_options(dict) -> dict``, ``stages(options) -> [(name, fn)]`` and
+``load(asm, metadata) -> launcher`` (see ``pipeline.py``).
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from .targets.arguments import device_of
+
+
+class BackendEntry(NamedTuple):
+    name: str
+    factory: Callable       # target -> backend object
+    owns: Callable | None   # launch argument -> bool; None: chosen only by name
+
+
+_REGISTRY: list = []
+
+
+def register_backend(name: str, factory: Callable, *, owns: Callable | None = None, before: str | None = None):
+    """Register (or replace) backend ``name``. ``factory(target)`` makes the backend object; ``owns(value)`` says
+    whether a launch argument is this backend's (when omitted, ``factory.owns`` if it has one). The backend is
+    asked after those registered earlier, or just ahead of backend ``before``."""
+    if owns is None:
+        owns = getattr(factory, "owns", None)
+    entry = BackendEntry(name, factory, owns)
+    unregister_backend(name)
+    names = [e.name for e in _REGISTRY]
+    _REGISTRY.insert(names.index(before) if before in names else len(_REGISTRY), entry)
+    return entry
+
+
+def unregister_backend(name: str):
+    _REGISTRY[:] = [e for e in _REGISTRY if e.name != name]
+
+
+def backend_names() -> list:
+    """Registered backends in the order launches ask them."""
+    return [e.name for e in _REGISTRY]
+
+
+def get_backend(target):
+    """The backend object for ``target`` (a ``Target``: its ``backend`` names a registered backend)."""
+    for e in _REGISTRY:
+        if e.name == target.backend:
+            return e.factory(target)
+    raise ValueError(f"unknown backend {target.backend!r} (registered: {', '.join(backend_names())})")
+
+
+def owner_of(values) -> str | None:
+    """The first backend, in order, that owns one of ``values``; None when none does (no arrays, say)."""
+    for e in _REGISTRY:
+        owns = e.owns
+        if owns is not None and any(owns(v) for v in values):
+            return e.name
+    return None
+
+
+# -- the built-in backends -------------------------------------------------------------------------------------
+def _cuda(target):
+    from .targets.cuda.backend import CUDABackend  # loaded on first use: NVVM lowering, PTX
+    return CUDABackend(target)
+
+
+def _cpu(target):
+    from .targets.cpu.backend import CPUBackend  # loaded on first use: llvmlite
+    return CPUBackend(target)
+
+
+register_backend("cuda", _cuda, owns=lambda v: device_of(v) == "cuda")
+register_backend("cpu", _cpu, owns=lambda v: device_of(v) == "cpu")
