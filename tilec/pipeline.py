@@ -135,8 +135,12 @@ def compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKer
     if params is not None:
         metadata["num_params"] = len(params)
         metadata["runtime_params"] = [i for i, p in enumerate(params) if not p.is_constexpr]
-    PassManager(name).run(module, tir_pipeline())
+    pm = PassManager(name, variant=key[:12])
+    pm.run(module, tir_pipeline())
     asm = {"tir": _text(module)}
+    backend_passes = backend.passes(opts) if hasattr(backend, "passes") else []
+    if backend_passes:  # the same manager: dumps keep numbering, break/print filters apply alike
+        pm.run(module, backend_passes, final_verifier=getattr(backend, "verifier", None))
     artifact = module
     for stage, fn in backend.stages(opts):
         artifact = fn(artifact, metadata)

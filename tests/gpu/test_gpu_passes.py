@@ -13,7 +13,7 @@ from tilec.gpu.passes.allocate_shared import allocate
 from tilec.gpu.passes.axis_info import AxisAnalysis
 from tilec.gpu.passes.verify_gir import GIRError, check_layouts, verify_gir
 from tilec.passes.manager import PassManager, tir_pipeline
-from tilec.targets.cuda.backend import run_gpu_passes
+from tilec.gpu.pipeline import run_gpu_passes
 
 import gpu_jit_kernels as J
 from gpu_cases import CASES

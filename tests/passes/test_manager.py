@@ -74,7 +74,7 @@ def test_dump_ir_to_stderr_with_headers(monkeypatch, capsys):
     monkeypatch.delenv("TILEC_DUMP_DIR", raising=False)
     PassManager("k").run(parse_module(TEXT), ["canonicalize", "licm"])
     err = capsys.readouterr().err
-    assert "// -----// IR before the pipeline //----- //" in err
+    assert "// -----// IR before the pipeline on k //----- //" in err
     assert "// -----// IR after canonicalize (" in err
     assert "IR after licm (" in err and "(no change)" in err.split("IR after licm")[1].split("\n")[0]
     assert err.count("module {") == 3

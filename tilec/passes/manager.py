@@ -1,16 +1,28 @@
-"""Pass infrastructure: the ``Pass`` base, a name registry, and the ``PassManager`` that runs, times, verifies
-and dumps.
+"""Pass infrastructure: the ``Pass`` base, a name registry, and the ``PassManager`` that runs, times, verifies,
+dumps and stops in the debugger.
 
-Dumping is driven by the environment so it works from any entry point (the JIT, tests, tools) without plumbing:
+One manager runs a whole compile: the tir pipeline and then the backend's own passes (the GPU passes for a GPU
+target), numbered continuously. Everything is driven by the environment so it works from any entry point (the JIT,
+tests, tools) without plumbing:
 
 - ``TILEC_DUMP_IR=1`` prints the IR before the first pass and after every pass to stderr, each under a header
-  naming the pass and its time; ``TILEC_DUMP_IR=name1,name2`` limits this to those kernels.
-- ``TILEC_DUMP_DIR=<dir>`` writes ``<dir>/<kernel>/NN-<pass>.tir`` files (``00-input.tir`` first).
+  naming the pass, the kernel and the pass's time; ``TILEC_DUMP_IR=name1,name2`` limits this to those kernels (a
+  name that no compiled kernel had is reported once when the process exits).
+- ``TILEC_DUMP_DIR=<dir>`` writes ``<dir>/<kernel>/<variant>/NN-<pass>.tir`` files (``00-input.tir`` first; one
+  folder per compiled specialisation, so autotune configs and specialisations never overwrite each other).
+- ``TILEC_PRINT_BEFORE=<pass>[,...]`` / ``TILEC_PRINT_AFTER=<pass>[,...]`` print the IR only right before / after
+  the named passes (``all`` for every pass).
+- ``TILEC_BREAK_BEFORE=<pass>[,...]`` stops in the debugger (``breakpoint()``, so ``PYTHONBREAKPOINT`` applies)
+  right before the named pass runs, with the IR in the local ``module`` and the pass in ``pass_``.
+  Each name in these three lists may carry ``@kernel`` (``coalesce@softmax_kernel``) to apply to one kernel.
 - ``TILEC_DEBUG=1`` verifies the IR after every pass (as does ``PassManager(..., verify=True)``).
 """
 from __future__ import annotations
 
+import atexit
+import importlib
 import os
+import pkgutil
 import re
 import sys
 import time
@@ -46,20 +58,28 @@ def _load_builtin_passes():
     from . import canonicalize, cse, dce, inline, licm  # noqa: F401
 
 
+# Packages whose modules register further passes when imported (found by name on demand).
+PASS_PACKAGES = ["tilec.gpu.passes"]
+
+
+def _load_pass_packages():
+    """Import every module of the pass packages; a module that fails to import raises its own error."""
+    for pkg_name in PASS_PACKAGES:
+        pkg = importlib.import_module(pkg_name)
+        for info in pkgutil.iter_modules(pkg.__path__):
+            mod = f"{pkg.__name__}.{info.name}"
+            try:
+                importlib.import_module(mod)
+            except Exception as e:
+                raise ImportError(f"pass module {mod} failed to import: {type(e).__name__}: {e}") from e
+
+
 def get_pass(name: str, **options) -> Pass:
     """An instance of the pass registered as ``name`` (options go to its constructor)."""
     _load_builtin_passes()
     cls = PASS_REGISTRY.get(name)
-    if cls is None:  # target pass packages register their passes when imported
-        import importlib
-        import pkgutil
-        for sub in ("tilec.gpu.passes",):
-            try:
-                pkg = importlib.import_module(sub)
-                for info in pkgutil.iter_modules(pkg.__path__):
-                    importlib.import_module(f"{pkg.__name__}.{info.name}")
-            except Exception:  # a target package that cannot load has no passes to offer
-                continue
+    if cls is None:
+        _load_pass_packages()
         cls = PASS_REGISTRY.get(name)
     if cls is None:
         raise KeyError(f"unknown pass {name!r}; known: {', '.join(sorted(PASS_REGISTRY))}")
@@ -88,13 +108,54 @@ def tir_pipeline() -> list[Pass]:
     return [get_pass(n) for n in ("inline", "canonicalize", "cse", "licm", "canonicalize", "cse", "dce")]
 
 
+def _names(var: str) -> set[str]:
+    return {x.strip() for x in os.environ.get(var, "").split(",") if x.strip()}
+
+
+_dump_filter_matched: set[str] = set()
+
+
+def _report_unmatched_dump_filter():
+    wanted = _names("TILEC_DUMP_IR") - {"0", "1", "true", "all", "*"}
+    missing = sorted(wanted - _dump_filter_matched)
+    if wanted and missing:
+        sys.stderr.write(f"tilec: TILEC_DUMP_IR named {', '.join(missing)}, but no compiled kernel had "
+                         f"{'that name' if len(missing) == 1 else 'those names'}"
+                         + (f" (dumped: {', '.join(sorted(_dump_filter_matched))})" if _dump_filter_matched else "")
+                         + "\n")
+
+
+_atexit_registered = False
+
+
 def _dump_selected(kernel_name: str) -> bool:
+    global _atexit_registered
     v = os.environ.get("TILEC_DUMP_IR", "")
     if v in ("", "0"):
         return False
     if v.lower() in ("1", "true", "all", "*"):
         return True
-    return kernel_name in {s.strip() for s in v.split(",")}
+    if not _atexit_registered:
+        _atexit_registered = True
+        atexit.register(_report_unmatched_dump_filter)
+    if kernel_name in _names("TILEC_DUMP_IR"):
+        _dump_filter_matched.add(kernel_name)
+        return True
+    return False
+
+
+def _pass_selector(var: str, kernel_name: str):
+    """The pass names ``var`` selects for this kernel (``pass`` or ``pass@kernel``; ``all`` selects every pass)."""
+    out = set()
+    for item in _names(var):
+        name, _, kernel = item.partition("@")
+        if not kernel or kernel == kernel_name:
+            out.add(name)
+    return out
+
+
+def _selected(selector: set, pass_name: str) -> bool:
+    return pass_name in selector or "all" in selector
 
 
 class PassFailure(IRError):
@@ -102,23 +163,40 @@ class PassFailure(IRError):
 
 
 class PassManager:
-    """Runs passes over a module for one kernel, timing each (``timings``: list of (pass name, seconds))."""
+    """Runs passes over a module for one kernel, timing each (``timings``: list of (pass name, seconds)).
 
-    def __init__(self, kernel_name: str = "module", verify: bool = False):
+    ``run`` may be called several times on one manager (the tir pipeline, then the backend's passes): numbering
+    in dumps continues, and the input is dumped only once. ``variant`` names the specialisation in dump folders.
+    """
+
+    def __init__(self, kernel_name: str = "module", verify: bool = False, variant: str | None = None):
         self.kernel_name = kernel_name
+        self.variant = variant
         self.verify = verify or os.environ.get("TILEC_DEBUG", "") not in ("", "0")
         self.dump = _dump_selected(kernel_name)
         self.dump_dir = os.environ.get("TILEC_DUMP_DIR") or None
+        self.print_before = _pass_selector("TILEC_PRINT_BEFORE", kernel_name)
+        self.print_after = _pass_selector("TILEC_PRINT_AFTER", kernel_name)
+        self.break_before = _pass_selector("TILEC_BREAK_BEFORE", kernel_name)
         self.timings: list[tuple[str, float]] = []
         self._step = 0
+        self._last_text: str | None = None
+        self._ran = False
 
     # -- dumping -------------------------------------------------------------------------------------------
-    def _emit(self, label: str, text: str, header: str):
-        if self.dump:
-            sys.stderr.write(f"// -----// {header} //----- //\n{text}\n")
+    def _folder(self) -> str:
+        parts = [self.dump_dir, re.sub(r"[^A-Za-z0-9_.-]", "_", self.kernel_name)]
+        if self.variant:
+            parts.append(re.sub(r"[^A-Za-z0-9_.-]", "_", self.variant))
+        return os.path.join(*parts)
+
+    def _emit(self, label: str, text: str, header: str, to_stderr: bool | None = None):
+        if self.dump if to_stderr is None else to_stderr:
+            where = self.kernel_name + (f" [{self.variant}]" if self.variant else "")
+            sys.stderr.write(f"// -----// {header} on {where} //----- //\n{text}\n")
             sys.stderr.flush()
         if self.dump_dir:
-            d = os.path.join(self.dump_dir, re.sub(r"[^A-Za-z0-9_.-]", "_", self.kernel_name))
+            d = self._folder()
             os.makedirs(d, exist_ok=True)
             with open(os.path.join(d, f"{self._step:02d}-{label}.tir"), "w") as f:
                 f.write(text)
@@ -128,23 +206,40 @@ class PassManager:
     def dumping(self) -> bool:
         return self.dump or self.dump_dir is not None
 
-    def _verify(self, module, after: str):
+    def _verify(self, module, after: str, verifier=None):
         from ..ir.verifier import verify
         try:
-            verify(module)
+            (verifier or verify)(module)
         except IRError as e:
             raise PassFailure(f"invalid IR after '{after}' in kernel '{self.kernel_name}': {e}") from e
 
+    def _break(self, module, pass_):
+        """Stop in the debugger before ``pass_``: ``module`` and ``pass_`` are this frame's locals."""
+        sys.stderr.write(f"tilec: stopping before pass '{pass_.name}' on kernel '{self.kernel_name}' "
+                         f"(TILEC_BREAK_BEFORE); the IR is `module`, the pass is `pass_`\n")
+        breakpoint()  # noqa: T100  (TILEC_BREAK_BEFORE asked for it)
+
     # -- running -------------------------------------------------------------------------------------------
-    def run(self, module: Operation, passes) -> Operation:
-        """Run ``passes`` (Pass instances or registered names) in order over ``module``, in place."""
+    def run(self, module: Operation, passes, final_verifier=None) -> Operation:
+        """Run ``passes`` (Pass instances or registered names) in order over ``module``, in place.
+        When verifying, ``final_verifier`` also checks the result of the last pass (the GPU passes' layout
+        contracts, which hold only once all of them have run)."""
         passes = [get_pass(p) if isinstance(p, str) else p for p in passes]
-        before = print_ir(module) if self.dumping else None
-        if before is not None:
+        text_needed = self.dumping or self.print_before or self.print_after
+        before = self._last_text
+        if text_needed and before is None:
+            before = print_ir(module)
+        if self.dumping and not self._ran:
             self._emit("input", before, "IR before the pipeline")
-        if self.verify:
+        if self.verify and not self._ran:
             self._verify(module, "input")
+        self._ran = True
         for p in passes:
+            if _selected(self.print_before, p.name):
+                before = print_ir(module)
+                sys.stderr.write(f"// -----// IR before {p.name} on {self.kernel_name} //----- //\n{before}\n")
+            if _selected(self.break_before, p.name):
+                self._break(module, p)
             t0 = time.perf_counter()
             try:
                 p.run(module)
@@ -161,17 +256,26 @@ class PassManager:
                                   f"{type(e).__name__}: {e}") from e
             dt = time.perf_counter() - t0
             self.timings.append((p.name, dt))
-            if self.dumping:
+            if self.dumping or _selected(self.print_after, p.name):
                 after = print_ir(module)
                 same = " (no change)" if after == before else ""
-                self._emit(p.name, after, f"IR after {p.name} ({dt * 1e3:.1f} ms){same}")
+                header = f"IR after {p.name} ({dt * 1e3:.1f} ms){same}"
+                if self.dumping:
+                    self._emit(p.name, after, header)
+                if _selected(self.print_after, p.name) and not self.dump:
+                    sys.stderr.write(f"// -----// {header} on {self.kernel_name} //----- //\n{after}\n")
                 before = after
+            else:
+                before = None
             if self.verify:
                 self._verify(module, p.name)
+        if self.verify and final_verifier is not None and passes:
+            self._verify(module, passes[-1].name, final_verifier)
+        self._last_text = before
         return module
 
     def report(self) -> str:
         """A one-line-per-pass timing table."""
         total = sum(t for _, t in self.timings)
-        rows = [f"{n:<16} {t * 1e3:9.2f} ms" for n, t in self.timings]
-        return "\n".join(rows + [f"{'total':<16} {total * 1e3:9.2f} ms"])
+        rows = [f"{n:<26} {t * 1e3:9.2f} ms" for n, t in self.timings]
+        return "\n".join(rows + [f"{'total':<26} {total * 1e3:9.2f} ms"])

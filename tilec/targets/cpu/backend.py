@@ -32,6 +32,10 @@ class CPUBackend:
     def convert_arg(self, value):
         return value
 
+    def passes(self, options):
+        """No passes of its own: the CPU lowering works on tir as the tir pipeline leaves it."""
+        return []
+
     def stages(self, options):
         level = int(options.get("opt_level", 3))
         return [("cir", make_cir), ("llir", lambda cir, md: make_llir(cir, md, level)),

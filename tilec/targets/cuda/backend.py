@@ -1,44 +1,16 @@
 """The NVIDIA backend: options, the stages after the tir passes, and loading for launch.
 
 Stages (each ``fn(artifact, metadata)``):
-``gir`` (tir module -> module after the GPU passes), ``llir`` (NVVM LLVM IR text), ``ptx`` (text), and
+``gir`` (the module after the GPU passes, which ``passes`` contributes to the compile's one pass pipeline), ``llir`` (NVVM LLVM IR text), ``ptx`` (text), and
 ``cubin`` (bytes; only when ptxas is on PATH). None of them needs a GPU or a CUDA driver; ``load`` does.
 """
 from __future__ import annotations
 
 from ...errors import BackendError
+from ...gpu.pipeline import gpu_passes, run_gpu_passes  # noqa: F401  (run_gpu_passes: for tools and tests)
+from ...gpu.passes.verify_gir import verify_gir
 
-GPU_PASSES = ("convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions", "pipeline-loads",
-              "allocate-shared", "insert-barriers")
 MAX_STATIC_SMEM = 48 * 1024
-
-
-def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3):
-    """The GPU pass pipeline, in order (each a ``Pass`` with a ``name`` and ``run``)."""
-    from ...gpu.passes.accelerate_dot import AccelerateDot
-    from ...gpu.passes.pipeline_loads import PipelineLoads
-    from ...gpu.passes.allocate_shared import AllocateShared
-    from ...gpu.passes.coalesce import Coalesce
-    from ...gpu.passes.convert_to_gir import ConvertToGIR
-    from ...gpu.passes.insert_barriers import InsertBarriers
-    from ...gpu.passes.remove_layout_conversions import RemoveLayoutConversions
-    from ...passes.inline import InlineAll
-    return [InlineAll(), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps),
-            RemoveLayoutConversions(), PipelineLoads(num_stages), AllocateShared(), InsertBarriers()]
-
-
-def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str | None = None, arch: int = 80,
-                   num_stages: int = 3):
-    """Run the GPU passes over a tir module in place, through the PassManager (dumps, timing, verification)."""
-    passes = gpu_passes(num_warps, warp_size, arch, num_stages)
-    name = kernel_name or next((f.sym_name for f in module.funcs if f.attrs.get("kernel")), "module")
-    from ...gpu.passes.verify_gir import verify_gir
-    from ...passes.manager import PassManager
-    pm = PassManager(name)
-    pm.run(module, passes)
-    if pm.verify:
-        verify_gir(module)
-    return module
 
 
 def detect_arch(default: int = 80) -> int:
@@ -87,7 +59,13 @@ class CUDABackend:
         opts["debug"] = bool(opts["debug"])
         return opts
 
-    # -- stages ------------------------------------------------------------------------------------------
+    # -- passes and stages ---------------------------------------------------------------------------------
+    def passes(self, options: dict):
+        """The GPU passes, run after the tir passes by the compile's PassManager."""
+        return gpu_passes(options["num_warps"], self.warp_size, self.arch, options["num_stages"])
+
+    verifier = staticmethod(verify_gir)
+
     def stages(self, options: dict):
         from . import ptx as ptxmod
         out = [("gir", lambda m, md: self.make_gir(m, md, options)),
@@ -98,8 +76,7 @@ class CUDABackend:
         return out
 
     def make_gir(self, module, metadata, options):
-        run_gpu_passes(module, options["num_warps"], self.warp_size, metadata.get("name"), self.arch,
-                       options["num_stages"])
+        """The module after the GPU passes; records what the launch needs."""
         kernel = next((f for f in module.funcs if f.attrs.get("kernel")), None)
         metadata["shared"] = int(kernel.attrs.get("shared", 0)) if kernel is not None else 0
         metadata["num_warps"] = options["num_warps"]

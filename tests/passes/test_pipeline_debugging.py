@@ -1,0 +1,131 @@
+"""One pass pipeline per compile (tir passes then the backend's), and the debugging variables around it:
+continuous dump numbering, one dump folder per specialisation, TILEC_PRINT_BEFORE/AFTER, TILEC_BREAK_BEFORE,
+import errors of pass modules, and an unmatched TILEC_DUMP_IR filter."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.gpu.pipeline import GPU_PASSES
+from tilec.ir.parser import parse_module
+from tilec.ir.printer import print_ir
+from tilec.passes import PassManager, manager, tir_pipeline
+
+
+@tilec.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+def _cuda_compile(block=128):
+    src = tilec.ASTSource(scale_kernel, signature="*fp32,*fp32,i32", constexprs={"BLOCK": block})
+    return tilec.compile(src, target=tilec.Target("cuda", 90, 32))
+
+
+@pytest.fixture
+def env(monkeypatch):
+    for v in ("TILEC_DUMP_IR", "TILEC_DUMP_DIR", "TILEC_PRINT_BEFORE", "TILEC_PRINT_AFTER", "TILEC_BREAK_BEFORE",
+              "TILEC_DEBUG"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("TILEC_ALWAYS_COMPILE", "1")
+    return monkeypatch
+
+
+def test_one_numbering_across_tir_and_gpu_passes(env, tmp_path):
+    env.setenv("TILEC_DUMP_DIR", str(tmp_path))
+    k = _cuda_compile()
+    [variant] = os.listdir(tmp_path / "scale_kernel")
+    files = sorted(os.listdir(tmp_path / "scale_kernel" / variant))
+    names = [f.split("-", 1)[1].rsplit(".", 1)[0] for f in files]
+    expected = ["input"] + [p.name for p in tir_pipeline()] + list(GPU_PASSES)
+    assert names == expected
+    assert [int(f[:2]) for f in files] == list(range(len(expected)))  # one numbering, no collisions
+    # the last dump is the gir the backend lowered, and parses back
+    last = (tmp_path / "scale_kernel" / variant / files[-1]).read_text()
+    assert last.strip() == k.asm["gir"].strip() and parse_module(last) is not None
+    assert k.asm["tir"] != k.asm["gir"] and "#blocked" in k.asm["gir"]
+
+
+def test_one_folder_per_specialisation(env, tmp_path):
+    env.setenv("TILEC_DUMP_DIR", str(tmp_path))
+    _cuda_compile(128)
+    _cuda_compile(256)
+    assert len(os.listdir(tmp_path / "scale_kernel")) == 2
+
+
+def test_print_before_and_after_named_passes(env, capsys):
+    env.setenv("TILEC_PRINT_BEFORE", "coalesce")
+    env.setenv("TILEC_PRINT_AFTER", "cse@scale_kernel,insert-barriers@another_kernel")
+    _cuda_compile()
+    err = capsys.readouterr().err
+    assert err.count("IR before coalesce on scale_kernel") == 1
+    assert err.count("IR after cse (") == 2          # cse runs twice in the tir pipeline
+    assert "insert-barriers" not in err             # filtered to another kernel
+    assert "IR after canonicalize" not in err
+
+
+def test_break_before_stops_before_the_pass_with_the_module(env):
+    seen = []
+
+    def hook(*a, **k):
+        frame = sys._getframe(1)
+        seen.append((frame.f_locals["pass_"].name, "#blocked" in print_ir(frame.f_locals["module"]),
+                     frame.f_locals["self"].kernel_name))
+    env.setattr(sys, "breakpointhook", hook)
+    env.setenv("PYTHONBREAKPOINT", "")
+    env.setenv("TILEC_BREAK_BEFORE", "coalesce@scale_kernel,licm@nobody")
+    _cuda_compile()
+    # stopped once, before coalesce: convert-to-gir has run (layouts present), coalesce not yet
+    assert seen == [("coalesce", True, "scale_kernel")]
+
+
+def test_dump_headers_name_the_kernel(env, capsys):
+    env.setenv("TILEC_DUMP_IR", "scale_kernel")
+    _cuda_compile()
+    err = capsys.readouterr().err
+    assert "IR after allocate-shared (" in err and "on scale_kernel [" in err
+
+
+def test_a_broken_pass_module_raises_its_own_error(monkeypatch, tmp_path):
+    pkg = tmp_path / "brokenpasses"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "bad.py").write_text("import not_a_module_anywhere\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(manager, "PASS_PACKAGES", manager.PASS_PACKAGES + ["brokenpasses"])
+    with pytest.raises(ImportError, match="brokenpasses.bad failed to import: ModuleNotFoundError") as ei:
+        manager.get_pass("no-such-pass")
+    assert isinstance(ei.value.__cause__, ModuleNotFoundError)
+
+
+def test_unknown_pass_lists_known_ones():
+    with pytest.raises(KeyError, match="unknown pass 'nope'.*coalesce"):
+        manager.get_pass("nope")
+
+
+def test_unmatched_dump_filter_is_reported_at_exit(tmp_path):
+    script = textwrap.dedent("""
+        from tilec.ir.parser import parse_module
+        from tilec.passes import PassManager
+        m = parse_module('module {\\n  func @k() {kernel = true} {\\n    return\\n  }\\n}\\n')
+        PassManager("k").run(m, ["cse"])
+    """)
+    env = dict(os.environ, TILEC_DUMP_IR="kk,k")
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "TILEC_DUMP_IR named kk, but no compiled kernel had that name (dumped: k)" in r.stderr
+
+
+def test_command_line_runs_gpu_passes(tmp_path, capsys):
+    from tilec.passes.__main__ import main
+    f = tmp_path / "k.tir"
+    f.write_text(_cuda_compile().asm["tir"])
+    assert main([str(f), "-p", "convert-to-gir,coalesce", "--num-warps", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "#blocked" in out and "wpc = [4]" not in out and "wpc = [8]" in out

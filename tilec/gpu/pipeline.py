@@ -1,0 +1,41 @@
+"""The GPU pass list every GPU backend runs after the tir pipeline (one PassManager runs both, see
+``tilec/pipeline.py``), and ``run_gpu_passes`` for tools and tests that start from tir.
+
+- ``inline-all`` first: the GPU lowering has no calls.
+- ``convert-to-gir`` gives every tile a blocked layout; ``coalesce`` picks layouts that make global accesses
+  contiguous per thread; ``accelerate-dot`` moves dots to the target's matrix-unit layouts; then
+  ``remove-layout-conversions`` cleans up the conversions those choices left.
+- ``pipeline-loads`` (num_stages) overlaps loads with the loop body; ``allocate-shared`` places every
+  shared-memory user; ``insert-barriers`` orders shared-memory accesses across threads.
+"""
+from __future__ import annotations
+
+from ..passes.inline import InlineAll
+from ..passes.manager import PassManager
+from .passes.accelerate_dot import AccelerateDot
+from .passes.allocate_shared import AllocateShared
+from .passes.coalesce import Coalesce
+from .passes.convert_to_gir import ConvertToGIR
+from .passes.insert_barriers import InsertBarriers
+from .passes.pipeline_loads import PipelineLoads
+from .passes.remove_layout_conversions import RemoveLayoutConversions
+from .passes.verify_gir import verify_gir
+
+GPU_PASSES = ("inline-all", "convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions",
+              "pipeline-loads", "allocate-shared", "insert-barriers")
+
+
+def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3):
+    """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
+    generation accelerate-dot targets."""
+    return [InlineAll(), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size),
+            AccelerateDot(arch, num_warps), RemoveLayoutConversions(), PipelineLoads(num_stages), AllocateShared(),
+            InsertBarriers()]
+
+
+def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str | None = None, arch: int = 80,
+                   num_stages: int = 3):
+    """Run the GPU passes over a tir module in place, through a PassManager (dumps, timing, verification)."""
+    name = kernel_name or next((f.sym_name for f in module.funcs if f.attrs.get("kernel")), "module")
+    PassManager(name).run(module, gpu_passes(num_warps, warp_size, arch, num_stages), final_verifier=verify_gir)
+    return module
