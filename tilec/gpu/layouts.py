@@ -294,7 +294,7 @@ def _repeat_bases(dim, rank, covered, size):
 
 @dataclass(frozen=True, repr=False)
 class MmaLayout(Layout):
-    """Accumulator of ``mma.sync.m16n8k*`` (sm_80+): per warp a 16x8 tile where lane ``4g + t`` holds rows g and
+    """Accumulator of the ``m16n8k*`` matrix-unit instructions (arch 80+): per warp a 16x8 tile where lane ``4g + t`` holds rows g and
     g+8, columns 2t and 2t+1; ``warps_per_cta`` tile warps over (rows, columns); the pattern repeats in
     registers over larger shapes."""
     warps_per_cta: tuple

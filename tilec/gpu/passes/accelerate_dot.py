@@ -1,4 +1,4 @@
-"""accelerate-dot: put ``dot`` on tensor cores (``mma.sync``, sm_80+) where the types and shapes allow: f16/bf16
+"""accelerate-dot: put ``dot`` on tensor cores (the m16n8k16 / m16n8k8 matrix-unit instructions of arch 80+) where the types and shapes allow: f16/bf16
 inputs (m16n8k16), and f32 inputs whose ``input_precision`` is tf32 (m16n8k8, inputs rounded to tf32).
 
 The accumulator takes an :class:`MmaLayout` and the operands :class:`MmaOperandLayout`s; ``convert_layout`` ops

@@ -15,7 +15,7 @@ ALIGN = 16
 
 
 def scratch_bytes(op) -> int:
-    """Bytes of shared memory ``op`` uses while it runs (0: none). The CUDA lowering follows the same rules."""
+    """Bytes of shared memory ``op`` uses while it runs (0: none). The GPU lowering follows the same rules."""
     if op.name == "convert_layout":
         s, d = op.src.type, op.result.type
         if s.layout is None or d.layout is None:

@@ -53,7 +53,7 @@ def retype_behind_convert(v: Value, layout: Layout, anchor_op) -> Value:
 
 
 def elem_bytes(t) -> int:
-    """Bytes of one element of ``t`` in memory (pointers 8); the CUDA lowering's memory sizes agree."""
+    """Bytes of one element of ``t`` in memory (pointers 8); the GPU lowering's memory sizes agree."""
     e = t.element
     return 8 if e.is_ptr else e.bytes
 

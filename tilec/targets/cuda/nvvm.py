@@ -9,7 +9,7 @@ import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as intrinsic
 from ...codegen.llvm_types import byte_size
-from .llvm_types import F16, F32, F64, I16, I32, I64, VOID
+from ...gpu.lowering.types import F16, F32, F64, I16, I32, I64, VOID
 
 
 def sreg(b, name: str):

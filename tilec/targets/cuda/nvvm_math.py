@@ -14,7 +14,7 @@ import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as _call, mangle
 from ...errors import BackendError
-from .llvm_types import F32, F64, I32
+from ...gpu.lowering.types import F32, F64, I32
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453

@@ -1,8 +1,8 @@
 """Elementwise semantics on single LLVM values: one table entry per tir op, reading signedness and float-ness
 from the tir element type. Tiles are lists of such values, so the tile lowering maps these over registers.
-Math functions come from :mod:`.nvvm_math` (NVVM intrinsics and own polynomials; no libdevice).
-Not tilec/codegen/elementwise.py: that table works on the CPU backend's register model (bfloat, fp8 codes,
-vectors) while here bf16/fp8 live in f32 registers (see :mod:`.llvm_types`).
+Math functions come from the target's math library (``GpuTarget.math``).
+Not tilec/codegen/elementwise.py: that table works on the CPU backend's register model (16-bit codes for
+bf16, i8 codes for fp8, vectors) while here bf16/fp8 live in f32 registers (see :mod:`.types`).
 """
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as _intrinsic, mangle
 from ...errors import BackendError
-from . import nvvm_math
-from .llvm_types import F32, I64, llvm_type, round_bf16
+from .types import F32, I64, llvm_type, round_bf16
 
 
-def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = False):
+def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = False, math=None):
     """``x <name> y`` for tir element type ``et``. ``contract`` lets LLVM fuse a float multiply with the add
     that consumes it into one fma (Triton's ``enable_fp_fusion``, on by default)."""
     attrs = attrs or {}
@@ -35,9 +34,9 @@ def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = Fa
                 ("minimum" if attrs.get("propagate_nan") else "minnum")
             return _intrinsic(b, f"llvm.{base}.{mangle(x.type)}", x.type, [x, y])
         if name == "pow":
-            return nvvm_math.pow_(b, x, y)
+            return math.pow_(b, x, y)
         if name == "atan2":
-            return nvvm_math.atan2(b, x, y)
+            return math.atan2(b, x, y)
     else:
         signed = et.is_signed
         if name == "shl":
@@ -64,7 +63,7 @@ def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = Fa
             wide = ir.IntType(2 * w)
             p = b.mul(b.zext(x, wide), b.zext(y, wide))
             return b.trunc(b.lshr(p, ir.Constant(wide, w)), x.type)
-    raise BackendError(f"the CUDA backend cannot lower '{name}' on {et}")
+    raise BackendError(f"the GPU lowering cannot lower '{name}' on {et}")
 
 
 def _divrem(b, name, signed, x, y):
@@ -84,13 +83,13 @@ def _divrem(b, name, signed, x, y):
     return b.select(is_zero, zero, r)
 
 
-def unary(b: ir.IRBuilder, name: str, et, x):
+def unary(b: ir.IRBuilder, name: str, et, x, math=None):
     if et.is_float:
         if name == "neg":
             return b.fneg(x)
         if name == "abs":
             return _intrinsic(b, f"llvm.fabs.{mangle(x.type)}", x.type, [x])
-        return nvvm_math.unary(b, name, x)
+        return math.unary(b, name, x)
     if name == "neg":
         return b.neg(x)
     if name == "not":
@@ -103,7 +102,7 @@ def unary(b: ir.IRBuilder, name: str, et, x):
         return _intrinsic(b, f"llvm.ctpop.{mangle(x.type)}", x.type, [x])
     if name == "clz":
         return _intrinsic(b, f"llvm.ctlz.{mangle(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
-    raise BackendError(f"the CUDA backend cannot lower '{name}' on {et}")
+    raise BackendError(f"the GPU lowering cannot lower '{name}' on {et}")
 
 
 _ICMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}

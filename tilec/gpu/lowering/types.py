@@ -1,9 +1,9 @@
-"""tir scalar types -> llvmlite types for NVVM, and constants of them.
+"""The GPU register model: tir scalar types -> llvmlite types, constants, and the memory form of each type.
 
 bf16 has no llvmlite type: bf16 values live in f32 registers (exact, since bf16 is a truncated f32) and only
 become 16-bit patterns at memory boundaries (:func:`to_memory` / :func:`from_memory`). fp8 likewise lives in
 f32 registers with an 8-bit memory form.
-This register model differs from tilec/codegen/llvm_types.py (bfloat registers, fp8 as i8 codes), so only the
+This register model differs from tilec/codegen/llvm_types.py (the CPU's: 16-bit codes for bf16, i8 codes for fp8), so only the
 byte sizes are shared.
 """
 from __future__ import annotations
@@ -74,7 +74,7 @@ def to_memory(b: ir.IRBuilder, t, v):
         out = b.trunc(b.lshr(rounded, ir.Constant(I32, 16)), I16)
         return b.select(isnan, ir.Constant(I16, 0x7FC0), out)  # the canonical quiet NaN
     if name.startswith("f8"):
-        raise BackendError("fp8 memory access is not supported by the CUDA backend yet")
+        raise BackendError("fp8 memory access is not supported by the GPU backends yet")
     return v
 
 
@@ -85,7 +85,7 @@ def from_memory(b: ir.IRBuilder, t, v):
     if name == "bf16":
         return b.bitcast(b.shl(b.zext(v, I32), ir.Constant(I32, 16)), F32)
     if name.startswith("f8"):
-        raise BackendError("fp8 memory access is not supported by the CUDA backend yet")
+        raise BackendError("fp8 memory access is not supported by the GPU backends yet")
     return v
 
 

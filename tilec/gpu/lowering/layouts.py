@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from .llvm_types import I32
-from . import nvvm
+from .types import I32
 
 
 def _c(v):
@@ -217,7 +216,7 @@ def smem_shuffle(ctx, values, src_offsets, dst_offsets, mem_type, elem_bytes, ba
     mem = [to_mem(v) for v in values]
     for g in range(0, len(mem), src_vec):
         _vec_ptr_store(ctx, base, src_offsets[g], elem_bytes, mem[g:g + src_vec])
-    nvvm.barrier(ctx.b)
+    ctx.target.barrier(ctx.b)
     out = []
     for g in range(0, len(dst_offsets), dst_vec):
         out.extend(from_mem(v) for v in _vec_ptr_load(ctx, base, dst_offsets[g], elem_bytes, mem_type, dst_vec))

@@ -1,0 +1,59 @@
+"""The generic GPU lowering: gir (tir with layouts, after the GPU passes) -> LLVM IR for any vendor.
+
+A lowered tile is a Python list of LLVM values, one per register of its layout, in register order (the linear
+layout's register index); a scalar is one LLVM value. Elementwise ops map over the lists; ops that move data
+between registers or threads (broadcast, expand_dims, convert_layout, trans, reshape, reduce, dot) use the
+linear-layout helpers of :mod:`.layouts`; memory ops use the axis analysis for vector widths. Structured control
+flow becomes basic blocks with one phi per carried register. Everything a vendor decides comes from a
+:class:`tilec.gpu.target.GpuTarget`.
+
+Files: ``function.py`` (per-kernel state), ``registry.py`` (op class -> lowering), one file per op family
+(``elementwise``, ``movement``, ``memory``, ``reduce``, ``dot``, ``control``, ``debug``), ``layouts.py``
+(thread coordinates, register remapping, shared-memory shuffles), ``types.py`` + ``scalar.py`` (the GPU register
+model: LLVM types of tir types, scalar op semantics).
+"""
+from __future__ import annotations
+
+import re
+
+import llvmlite.ir as ir
+
+from ...errors import BackendError
+from . import control, debug, dot, elementwise, memory, movement, reduce  # noqa: F401  (they register lowerings)
+from .function import FuncLowering
+
+
+def lower_module(module, options, target) -> ir.Module:
+    """Lower every kernel of a gir module for ``target``; returns the llvmlite module."""
+    m = ir.Module(name="tilec")
+    m.triple = target.triple
+    m.data_layout = target.data_layout
+    for f in module.funcs:
+        if not f.attrs.get("kernel", False):
+            raise BackendError(f"function @{f.sym_name} is not a kernel; non-kernel functions must be inlined "
+                               f"before the {target.name} backend")
+        FuncLowering(m, f, options, target).run()
+    target.finish_module(m)
+    return m
+
+
+def lower_module_text(module, options, target) -> str:
+    """LLVM IR text of a gir module, each kernel carrying the target's attributes for its block size (llvmlite
+    cannot attach string attributes itself, so they are added to the text)."""
+    text = str(lower_module(module, options, target))
+    groups = []
+    for i, f in enumerate(module.funcs):
+        threads = target.warp_size * f.attrs.get("num_warps", options.get("num_warps", 4))
+        attrs = target.kernel_attributes(threads)
+        if not attrs:
+            continue
+        pat = re.compile(r'^(define ' + re.escape(target.kernel_calling_convention) + r' void @"?'
+                         + re.escape(f.sym_name) + r'"?\(.*\))\s*$', re.M)
+        text, k = pat.subn(lambda mm, i=i: f"{mm.group(1)} #{i}", text, count=1)
+        if k:
+            body = " ".join(f'"{key}"="{val}"' for key, val in attrs.items())
+            groups.append(f"attributes #{i} = {{ {body} }}")
+    return text + "\n" + "\n".join(groups) + "\n"
+
+
+__all__ = ["lower_module", "lower_module_text", "FuncLowering"]

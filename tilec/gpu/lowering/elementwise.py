@@ -1,0 +1,106 @@
+"""Lowering of elementwise ops, sources and program ids: per register of the result's layout."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...ir import ops as O
+from . import scalar
+from .layouts import reg_coord_values
+from .registry import lowers
+from .types import I32, constant, llvm_type, memory_type
+from .values import ll_of, num_regs
+
+
+@lowers(O.BinaryOp, O.UnaryOp)
+def lower_elementwise(L, op):
+    b = L.b
+    name = op.name
+    et = op.operands[0].type.element
+    if name in O.BINARY_OPS:
+        contract = L.options.get("enable_fp_fusion", True) is not False
+        return L._map(op, lambda x, y: scalar.binary(b, name, et, x, y, op.attrs, contract, L.target.math))
+    if name in O.UNARY_OPS:
+        return L._map(op, lambda x: scalar.unary(b, name, et, x, L.target.math))
+    raise BackendError(f"the {L.target.name} backend cannot lower '{name}' yet")
+
+
+@lowers(O.CmpOp)
+def lower_cmp(L, op):
+    et, pred = op.lhs.type.element, op.attrs["predicate"]
+    L._map(op, lambda x, y: scalar.cmp(L.b, pred, et, x, y))
+
+
+@lowers(O.SelectOp)
+def lower_select(L, op):
+    L._map(op, lambda c, x, y: L.b.select(c, x, y))
+
+
+@lowers(O.CastOp)
+def lower_cast(L, op):
+    s, d = op.src.type, op.result.type
+    L._map(op, lambda x: scalar.cast(L.b, s, d, x, op.attrs.get("rounding", "rtne")))
+
+
+@lowers(O.BitcastOp)
+def lower_bitcast(L, op):
+    lt = llvm_type(op.result.type)
+    L._map(op, lambda x: L.b.bitcast(x, lt))
+
+
+@lowers(O.FmaOp)
+def lower_fma(L, op):
+    et = op.a.type.element
+    L._map(op, lambda x, y, z: scalar.fma(L.b, et, x, y, z))
+
+
+@lowers(O.AddPtrOp)
+def lower_addptr(L, op):
+    et = memory_type(op.ptr.type.element.pointee)
+    off_t = op.offset.type
+
+    def one(p, o):
+        if off_t.element.bits < 64:
+            o = L.b.sext(o, ir.IntType(64)) if off_t.is_signed else L.b.zext(o, ir.IntType(64))
+        return L.b.gep(p, [o], source_etype=et)
+    L._map(op, one)
+
+
+@lowers(O.HintOp)
+def lower_hint(L, op):
+    L.bind(op.result, L.get(op.src))
+
+
+@lowers(O.ConstantOp)
+def lower_constant(L, op):
+    t = op.result.type
+    c = constant(t.element, op.attrs["value"])
+    L.bind(op.result, [c] * num_regs(t) if t.is_tile else c)
+
+
+@lowers(O.ArangeOp)
+def lower_arange(L, op):
+    t = op.result.type
+    start = op.attrs["start"]
+    lt = llvm_type(t.element)
+    out = []
+    for (c,) in reg_coord_values(L, ll_of(t)):
+        v = L.b.add(c, ir.Constant(I32, start)) if start else c
+        if lt != I32:
+            v = L.b.sext(v, lt) if lt.width > 32 else L.b.trunc(v, lt)
+        out.append(v)
+    L.bind(op.result, out)
+
+
+@lowers(O.SplatOp)
+def lower_splat(L, op):
+    L.bind(op.result, [L.get(op.src)] * num_regs(op.result.type))
+
+
+@lowers(O.ProgramIdOp)
+def lower_program_id(L, op):
+    L.bind(op.result, L.target.block_id(L.entry, op.attrs["axis"]))
+
+
+@lowers(O.NumProgramsOp)
+def lower_num_programs(L, op):
+    L.bind(op.result, L.target.num_blocks(L.entry, op.attrs["axis"]))

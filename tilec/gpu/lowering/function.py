@@ -1,0 +1,201 @@
+"""The per-kernel lowering state every op lowering works on: values (a tile is a list of LLVM values, one per
+register of its layout, in register order; a scalar is one value), the entry block where thread coordinates
+are computed once, the kernel's shared memory, and helpers several lowerings share (mapping over registers,
+guarded execution, region combiners for reduce/scan, flattening carried values for control flow).
+
+Vendor facts come from ``self.target`` (a :class:`tilec.gpu.target.GpuTarget`); op lowerings are found by op
+class in :mod:`.registry`.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...errors import BackendError
+from ..passes.axis_info import AxisAnalysis
+from .registry import lowering_for
+from .types import I8, I32, llvm_type
+from .values import ll_of, num_regs
+
+
+class FuncLowering:
+    def __init__(self, module: ir.Module, func, options, target):
+        self.module, self.func, self.options, self.target = module, func, options, target
+        self.env: dict = {}
+        self.cache: dict = {}
+        self.axis = AxisAnalysis(func)
+        self.num_warps = func.attrs.get("num_warps", options.get("num_warps", 4))
+
+    def get(self, v):
+        try:
+            return self.env[v]
+        except KeyError:
+            raise BackendError(f"internal: value {v!r} used before it was lowered") from None
+
+    def bind(self, v, lowered):
+        self.env[v] = lowered
+
+    @property
+    def smem(self):
+        """The kernel's dynamic shared memory, one byte array every shared-memory user offsets into."""
+        name, space = self.target.shared_symbol, self.target.shared_address_space
+        g = self.module.globals.get(name)
+        if g is None:
+            g = ir.GlobalVariable(self.module, ir.ArrayType(I8, 0), name, addrspace=space)
+            g.linkage = "external"
+            g.align = 16
+            g.type = ir.PointerType(addrspace=space)  # an opaque pointer, so GEPs/stores of any type apply
+        return g
+
+    def run(self):
+        f = self.func
+        arg_types = [llvm_type(a.type) if not a.type.is_tile else None for a in f.args]
+        if any(t is None for t in arg_types):
+            raise BackendError("kernel parameters must be scalars or pointers")
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), f.sym_name)
+        fn.calling_convention = self.target.kernel_calling_convention
+        self.fn = fn
+        entry_bb = fn.append_basic_block("entry")
+        body_bb = fn.append_basic_block("body")
+        self.entry = ir.IRBuilder(entry_bb)
+        tid = self.target.thread_id(self.entry)
+        ws = self.target.warp_size
+        self.lane = self.entry.and_(tid, ir.Constant(I32, ws - 1))
+        self.warp = self.entry.lshr(tid, ir.Constant(I32, ws.bit_length() - 1))
+        self.tid = tid
+        self.b = ir.IRBuilder(body_bb)
+        for a, la in zip(f.args, fn.args):
+            la.name = a.name_hint or ""
+            self.bind(a, la)
+        term = self.block(f.body)
+        if term is not None and term.name == "return":
+            self.b.ret_void()
+        elif not self.b.block.is_terminated:
+            self.b.ret_void()
+        self.entry.branch(body_bb)
+
+    def block(self, block):
+        """Lower the ops of ``block`` except its terminator, which is returned."""
+        for op in block.ops:
+            if "terminator" in op.traits:
+                return op
+            self.op(op)
+        return None
+
+    def op(self, op):
+        handler = lowering_for(op)
+        if handler is None:
+            raise BackendError(f"the {self.target.name} backend cannot lower '{op.name}' yet")
+        try:
+            handler(self, op)
+        except BackendError:
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError, AssertionError) as e:
+            where = f" at {op.loc}" if op.loc is not None else ""
+            raise BackendError(f"internal error lowering '{op.name}'{where}: {type(e).__name__}: {e}") from e
+
+    def _map(self, op, fn):
+        """Apply ``fn`` per register. Where axis analysis proves the result constant over aligned runs (a
+        mask ``offs < n`` with ``n`` divisible by 16 is one value per vector), only each run's first register
+        is computed and the others reuse it."""
+        vals = [self.get(o) for o in op.operands]
+        r = op.results[0]
+        if r.type.is_tile:
+            n = num_regs(r.type)
+            lists = [v if isinstance(v, list) else [v] * n for v in vals]
+            leaders = self._run_leaders(r)
+            if leaders is None:
+                self.bind(r, [fn(*xs) for xs in zip(*lists)])
+                return
+            out = []
+            for i, xs in enumerate(zip(*lists)):
+                j = leaders[i]
+                out.append(fn(*xs) if j == i else out[j])
+            self.bind(r, out)
+        else:
+            self.bind(r, fn(*vals))
+
+    def _run_leaders(self, v):
+        """Per register of tile ``v``, the first register of its run of equal elements (None: no runs).
+        Runs are aligned power-of-two blocks of the logical index; a coordinate is the XOR of a register part
+        and a thread part, so two registers whose register parts agree above the run's bits hold elements of
+        one run in every thread."""
+        shifts = tuple((k & -k).bit_length() - 1 if k > 0 else 0 for k in self.axis.info(v).constancy)
+        if not any(shifts):
+            return None
+        ll = ll_of(v.type)
+        key = ("run_leaders", ll, shifts)
+        hit = self.cache.get(key)
+        if hit is None:
+            first: dict = {}
+            hit = [first.setdefault(tuple(c >> s for c, s in zip(rc, shifts)), r)
+                   for r, rc in enumerate(ll.reg_coords())]
+            if all(j == i for i, j in enumerate(hit)):
+                hit = False
+            self.cache[key] = hit
+        return hit or None
+
+    def _and(self, a, c):
+        if a is None:
+            return c
+        if c is None:
+            return a
+        return self.b.and_(a, c)
+
+    def _scalar_owner(self):
+        key = ("tid0",)
+        if key not in self.cache:
+            self.cache[key] = self.entry.icmp_unsigned("==", self.tid, ir.Constant(I32, 0))
+        return self.cache[key]
+
+    def _guarded(self, pred, fn, result_type):
+        """``fn()`` only where ``pred`` holds; elsewhere the result is undefined (zero)."""
+        if pred is None:
+            return fn()
+        b = self.b
+        start = b.block
+        with b.if_then(pred):
+            v = fn()
+            inner = b.block
+        phi = b.phi(result_type)
+        phi.add_incoming(v, inner)
+        phi.add_incoming(ir.Constant(result_type, None), start)  # zero or null
+        return phi
+
+    def _combine(self, region_block, accs, xs):
+        for a, v in zip(region_block.args, list(accs) + list(xs)):
+            self.bind(a, v)
+        y = self.block(region_block)
+        return [self.get(v) for v in y.operands]
+
+    def _pick(self, cond, xs, ys):
+        return [self.b.select(cond, x, y) for x, y in zip(xs, ys)]
+
+    def _smem_base(self, op, what):
+        base = op.attrs.get("smem_offset")
+        if base is None:
+            raise BackendError(f"internal: {what} without shared memory (run allocate-shared)")
+        return base
+
+    @staticmethod
+    def _flatten(values):
+        flat, shapes = [], []
+        for v in values:
+            if isinstance(v, list):
+                flat.extend(v)
+                shapes.append(len(v))
+            else:
+                flat.append(v)
+                shapes.append(None)
+        return flat, shapes
+
+    @staticmethod
+    def _unflatten(flat, shapes):
+        out, i = [], 0
+        for s in shapes:
+            if s is None:
+                out.append(flat[i])
+                i += 1
+            else:
+                out.append(list(flat[i:i + s]))
+                i += s
+        return out

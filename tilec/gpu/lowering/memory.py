@@ -1,0 +1,142 @@
+"""Lowering of global memory ops: vectorised predicated loads/stores (widths from the axis analysis) and
+atomics, each issued once per element by its owning thread."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...errors import BackendError
+from ...ir import ops as O
+from ..passes.axis_info import vector_width
+from .layouts import owner_predicate, smem_ptr
+from .registry import lowers
+from .types import I32, from_memory, llvm_type, memory_bytes, memory_type, to_memory
+from .values import ll_of, num_regs
+
+ORDERING = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel",
+            "seq_cst": "seq_cst"}
+
+
+def _width(L, op):
+    t = op.ptr.type
+    mask = getattr(op, "mask", None)
+    eb = memory_bytes(t.element.pointee)
+    return vector_width(ll_of(t), L.axis.info(op.ptr), L.axis.info(mask) if mask is not None else None, eb)
+
+
+@lowers(O.LoadOp)
+def lower_load(L, op):
+    b = L.b
+    pt = op.ptr.type
+    et = pt.element.pointee
+    mt = memory_type(et)
+    cache = op.attrs.get("cache", "")
+    if not pt.is_tile:
+        mask = L.get(op.mask) if op.mask is not None else None
+        other = [to_memory(b, et, L.get(op.other))] if op.other is not None else None
+        v = L.target.load_global(b, L.get(op.ptr), mt, 1, mask, other, cache)[0]
+        L.bind(op.result, from_memory(b, et, v))
+        return
+    vec = _width(L, op)
+    ptrs = L.get(op.ptr)
+    masks = L.get(op.mask) if op.mask is not None else None
+    others = L.get(op.other) if op.other is not None else None
+    out = []
+    for g in range(0, len(ptrs), vec):
+        pred = masks[g] if masks is not None else None
+        oth = [to_memory(b, et, o) for o in others[g:g + vec]] if others is not None else None
+        vals = L.target.load_global(b, ptrs[g], mt, vec, pred, oth, cache)
+        out.extend(from_memory(b, et, v) for v in vals)
+    L.bind(op.result, out)
+
+
+@lowers(O.StoreOp)
+def lower_store(L, op):
+    b = L.b
+    pt = op.ptr.type
+    et = pt.element.pointee
+    if not pt.is_tile:
+        mask = L.get(op.mask) if op.mask is not None else None
+        pred = L._and(mask, L._scalar_owner())
+        L.target.store_global(b, L.get(op.ptr), [to_memory(b, et, L.get(op.value))], pred)
+        return
+    vec = _width(L, op)
+    owner = owner_predicate(L, ll_of(pt))
+    ptrs, vals = L.get(op.ptr), L.get(op.value)
+    masks = L.get(op.mask) if op.mask is not None else None
+    for g in range(0, len(ptrs), vec):
+        pred = L._and(masks[g] if masks is not None else None, owner)
+        L.target.store_global(b, ptrs[g], [to_memory(b, et, v) for v in vals[g:g + vec]], pred,
+                          op.attrs.get("cache", ""))
+
+
+def _elements(L, op, names):
+    """Per register: the lowered operands ``names`` (scalars broadcast) and the owner/mask predicate."""
+    pt = op.ptr.type
+    if pt.is_tile:
+        n = num_regs(pt)
+        owner = owner_predicate(L, ll_of(pt))
+    else:
+        n, owner = 1, L._scalar_owner()
+    cols = []
+    for nm in names:
+        v = getattr(op, nm)
+        lv = L.get(v) if v is not None else None
+        cols.append([None] * n if lv is None else (lv if isinstance(lv, list) else [lv]))
+    mask_v = getattr(op, "mask", None)
+    masks = L.get(mask_v) if mask_v is not None else None
+    masks = masks if isinstance(masks, list) else ([masks] if masks is not None else [None] * n)
+    return n, cols, [L._and(m, owner) for m in masks]
+
+
+@lowers(O.AtomicRMWOp)
+def lower_atomic_rmw(L, op):
+    b = L.b
+    et = op.value.type.element
+    kind = op.attrs["kind"]
+    if et.is_float:
+        llop = {"add": "fadd", "max": "fmax", "min": "fmin", "xchg": "xchg"}.get(kind)
+    elif kind in ("max", "min"):
+        llop = kind if et.is_signed else "u" + kind
+    else:
+        llop = kind
+    if llop is None:
+        raise BackendError(f"atomic '{kind}' on {et} is not supported")
+    order = ORDERING.get(op.attrs["sem"], "monotonic")
+    n, (ptrs, vals), preds = _elements(L, op, ["ptr", "value"])
+    lt = llvm_type(et)
+    out = [L._guarded(p, lambda q=q, v=v: b.atomic_rmw(llop, q, v, order), lt)
+           for q, v, p in zip(ptrs, vals, preds)]
+    L.bind(op.result, out if op.result.type.is_tile else _from_thread0(L, op, out[0]))
+
+
+def _from_thread0(L, op, v):
+    """A scalar atomic runs in thread 0 only; every thread sees its result through shared memory."""
+    base = op.attrs.get("smem_offset")
+    if base is None or not op.result.uses:
+        return v
+    b = L.b
+    et = op.result.type
+    p = smem_ptr(L, base, ir.Constant(I32, 0), memory_bytes(et))
+    with b.if_then(L._scalar_owner()):
+        b.store(to_memory(b, et, v), p)
+    L.target.barrier(b)
+    return from_memory(b, et, b.load(p, typ=memory_type(et)))
+
+
+@lowers(O.AtomicCASOp)
+def lower_atomic_cas(L, op):
+    b = L.b
+    et = op.value.type.element
+    lt = llvm_type(et)
+    order = ORDERING.get(op.attrs["sem"], "monotonic")
+    fail = "acquire" if order in ("acq_rel", "acquire") else ("seq_cst" if order == "seq_cst" else "monotonic")
+    n, (ptrs, cmps, vals), preds = _elements(L, op, ["ptr", "cmp", "value"])
+
+    def one(q, c, v):
+        if et.is_float:
+            it = ir.IntType(et.bits)
+            r = b.extract_value(b.cmpxchg(q, b.bitcast(c, it), b.bitcast(v, it), order, fail), 0)
+            return b.bitcast(r, lt)
+        return b.extract_value(b.cmpxchg(q, c, v, order, fail), 0)
+    out = [L._guarded(p, lambda q=q, c=c, v=v: one(q, c, v), lt) for q, c, v, p in zip(ptrs, cmps, vals, preds)]
+    L.bind(op.result, out if op.result.type.is_tile else _from_thread0(L, op, out[0]))

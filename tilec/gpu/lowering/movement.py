@@ -1,0 +1,88 @@
+"""Lowering of data movement between layouts (convert_layout, broadcast, expand_dims, trans, reshape):
+register renaming within a thread where the layouts allow, else a shuffle through shared memory."""
+from __future__ import annotations
+
+from ...gpu.layouts import LinearLayout
+from ...ir import ops as O
+from .layouts import StagingBuffer, reg_coord_values, remap, smem_shuffle
+from .registry import lowers
+from .types import from_memory, memory_bytes, memory_type, to_memory
+from .values import ll_of, num_regs
+
+
+def _move(L, op, src_t, dst_t, fn, elem_t):
+    """Registers of ``dst_t`` from ``src_t`` under coordinate map ``fn`` (dst coord -> src coord)."""
+    vals = L.get(op.operands[0])
+    s_ll, d_ll = ll_of(src_t), ll_of(dst_t)
+    idx = remap(s_ll, d_ll, fn)
+    if idx is not None:
+        return [vals[i] for i in idx]
+    base = L._smem_base(op, f"'{op.name}' across threads")
+    # the map is linear over GF(2), so the destination registers' source coordinates form a linear layout
+    mapped = LinearLayout(tuple(src_t.shape), tuple(tuple(fn(x)) for x in d_ll.reg),
+                          tuple(tuple(fn(x)) for x in d_ll.lane), tuple(tuple(fn(x)) for x in d_ll.warp))
+    eb = memory_bytes(elem_t)
+    buf = StagingBuffer(s_ll, mapped, src_t.shape, eb, vector=not elem_t.is_ptr)
+    src_off = buf.offsets(L, reg_coord_values(L, s_ll))
+    dst_off = buf.offsets(L, reg_coord_values(L, mapped))
+    return smem_shuffle(L, vals, src_off, dst_off, memory_type(elem_t), eb, base,
+                        lambda v: to_memory(L.b, elem_t, v), lambda v: from_memory(L.b, elem_t, v),
+                        buf.src_vec, buf.dst_vec)
+
+
+@lowers(O.ConvertLayoutOp)
+def lower_convert_layout(L, op):
+    s, d = op.src.type, op.result.type
+    L.bind(op.result, _move(L, op, s, d, lambda c: c, s.element))
+
+
+@lowers(O.BroadcastOp)
+def lower_broadcast(L, op):
+    s, d = op.src.type, op.result.type
+    keep = [a == bb for a, bb in zip(s.shape, d.shape)]
+    fn = lambda c: tuple(x if k else 0 for x, k in zip(c, keep))  # noqa: E731
+    L.bind(op.result, _move(L, op, s, d, fn, s.element))
+
+
+@lowers(O.ExpandDimsOp)
+def lower_expand_dims(L, op):
+    s, d = op.src.type, op.result.type
+    ax = op.attrs["axis"]
+    if not s.is_tile:
+        L.bind(op.result, [L.get(op.src)] * num_regs(d))
+        return
+    fn = lambda c: tuple(c[:ax]) + tuple(c[ax + 1:])  # noqa: E731
+    L.bind(op.result, _move(L, op, s, d, fn, s.element))
+
+
+@lowers(O.TransOp)
+def lower_trans(L, op):
+    s, d = op.src.type, op.result.type
+    order = op.attrs["order"]
+
+    def fn(c):
+        out = [0] * len(c)
+        for i, o in enumerate(order):
+            out[o] = c[i]
+        return tuple(out)
+    L.bind(op.result, _move(L, op, s, d, fn, s.element))
+
+
+@lowers(O.ReshapeOp)
+def lower_reshape(L, op):
+    s, d = op.src.type, op.result.type
+    if not s.is_tile or not d.is_tile:
+        v = L.get(op.src)
+        L.bind(op.result, v[0] if isinstance(v, list) else [v] * num_regs(d))
+        return
+
+    def fn(c):
+        lin = 0
+        for x, n in zip(c, d.shape):
+            lin = lin * n + x
+        out = []
+        for n in reversed(s.shape):
+            out.append(lin % n)
+            lin //= n
+        return tuple(reversed(out))
+    L.bind(op.result, _move(L, op, s, d, fn, s.element))

@@ -1,0 +1,87 @@
+"""The contract between the generic GPU lowering (:mod:`tilec.gpu.lowering`) and a vendor.
+
+The generic lowering handles layouts, registers, elementwise math on the GPU register model, reductions, scans,
+shared-memory staging, control flow and memory access patterns; whatever differs between vendors is asked of a
+``GpuTarget``. A vendor backend subclasses it (in ``tilec/targets/<vendor>/target.py``) and passes an
+instance to :func:`tilec.gpu.lowering.lower_module`. Builders (``b``) are llvmlite ``IRBuilder`` objects; values
+are llvmlite values.
+"""
+from __future__ import annotations
+
+
+class GpuTarget:
+    """What the generic GPU lowering needs from a vendor. Subclasses set the attributes and implement the
+    methods; each method's docstring is its contract."""
+
+    #: backend name used in messages
+    name: str = "gpu"
+    #: LLVM target triple and data layout of the emitted module
+    triple: str = ""
+    data_layout: str = ""
+    #: threads per warp (wavefront): a power of two, a parameter of every lowering (32 or 64 in practice)
+    warp_size: int = 32
+    #: LLVM calling convention of kernel entry points
+    kernel_calling_convention: str = ""
+    #: LLVM address space of workgroup-shared memory and the symbol of the kernel's dynamic shared memory
+    shared_address_space: int = 3
+    shared_symbol: str = "global_smem"
+
+    # -- module ------------------------------------------------------------------------------------------
+    def kernel_attributes(self, num_threads: int) -> dict:
+        """String function attributes for a kernel launched with ``num_threads`` threads per block (register
+        budgeting: the maximum threads per block)."""
+        return {}
+
+    def finish_module(self, module) -> None:
+        """Last edits to the llvmlite module (module flags, extra declarations)."""
+
+    # -- thread coordinates and synchronisation -----------------------------------------------------------
+    def thread_id(self, b):
+        """i32 index of this thread in its block (x dimension; blocks are one-dimensional)."""
+        raise NotImplementedError
+
+    def block_id(self, b, axis: int):
+        """i32 index of this block along grid ``axis`` (0, 1, 2): ``tl.program_id``."""
+        raise NotImplementedError
+
+    def num_blocks(self, b, axis: int):
+        """i32 number of blocks along grid ``axis``: ``tl.num_programs``."""
+        raise NotImplementedError
+
+    def barrier(self, b) -> None:
+        """Block-wide barrier that also orders shared-memory accesses."""
+        raise NotImplementedError
+
+    def shuffle_xor(self, b, value, lane_mask: int):
+        """``value`` as held by the lane whose index is this lane's XOR ``lane_mask`` (any scalar type the
+        register model uses: i1..i64, f16, f32, f64, pointers)."""
+        raise NotImplementedError
+
+    # -- memory ------------------------------------------------------------------------------------------
+    def load_global(self, b, ptr, mem_type, n: int, pred=None, others=None, cache: str = ""):
+        """``n`` consecutive elements of ``mem_type`` at ``ptr`` (aligned to the whole vector) as one access;
+        where ``pred`` (i1 or None) is false the results are ``others`` (memory-typed values) or zero, and the
+        address is not touched. ``cache`` is Triton's cache modifier (``""``, ``"ca"``, ``"cg"``, ...)."""
+        raise NotImplementedError
+
+    def store_global(self, b, ptr, values, pred=None, cache: str = "") -> None:
+        """Store memory-typed ``values`` consecutively at ``ptr`` as one access, only where ``pred`` holds."""
+        raise NotImplementedError
+
+    # -- vendor units and libraries ---------------------------------------------------------------------------
+    #: math library: an object with ``unary(b, name, x)``, ``pow_(b, x, y)`` and ``atan2(b, y, x)`` over f16/f32/
+    #: f64 registers (``name`` as in ``tilec.ir.ops.UNARY_OPS``); raises BackendError for what it lacks
+    math = None
+
+    def lower_dot(self, lowering, op) -> None:
+        """Lower a ``dot`` whose operands carry the matrix-unit layouts accelerate-dot chose (bind
+        ``op.result``). Targets without matrix units never get such layouts."""
+        raise NotImplementedError(f"the {self.name} backend has no matrix-unit dot")
+
+    def trap(self, b) -> None:
+        """Abort the kernel (a failing ``device_assert``)."""
+        raise NotImplementedError
+
+    def printf(self, lowering, fmt: str, args, guard) -> None:
+        """Device printf of ``fmt`` (C format) with LLVM values ``args``, in threads where ``guard`` holds."""
+        raise NotImplementedError

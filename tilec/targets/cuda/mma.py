@@ -1,0 +1,75 @@
+"""NVIDIA tensor-core dots: ``mma.sync`` on operands in registers (m16n8k16 f16/bf16, m16n8k8 tf32), from the
+mma/dot-operand layouts accelerate-dot assigns. Called by the generic lowering through ``CudaTarget.lower_dot``."""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...gpu.lowering.types import I32, to_memory
+from ...gpu.lowering.values import ll_of
+
+
+def mma_dot(L, op):
+    """Tensor-core dot: one ``mma.sync.m16n8k16`` per (16-row, 8-column, 16-k) fragment of this thread's
+    registers. Fragments are found by coordinate: the accumulator's register constants give each fragment's
+    (row, column) base, the operands' give the A and B registers at (row, k) and (k, column)."""
+    b = L.b
+    at, bt, ct = op.a.type, op.b.type, op.acc.type
+    a_ll, b_ll, c_ll = ll_of(at), ll_of(bt), ll_of(ct)
+    av, bv, acc = L.get(op.a), L.get(op.b), list(L.get(op.acc))
+    a_idx = {c: i for i, c in enumerate(a_ll.reg_coords())}
+    b_idx = {c: i for i, c in enumerate(b_ll.reg_coords())}
+    c_idx = {c: i for i, c in enumerate(c_ll.reg_coords())}
+    K = at.shape[1]
+    if at.layout.k_width == 1:
+        return _mma_tf32(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K)
+    kind = "bf16" if at.element.name == "bf16" else "f16"
+    packed: dict = {}
+
+    def pack(vals, lo, hi, t):
+        """Two 16-bit elements in one b32 register (lo in the low half), as mma expects."""
+        key = (id(vals), lo, hi)
+        if key not in packed:
+            pair = [to_memory(b, t.element, vals[i]) if t.element.name == "bf16" else vals[i] for i in (lo, hi)]
+            vec = ir.Constant(ir.VectorType(pair[0].type, 2), ir.Undefined)
+            for j, x in enumerate(pair):
+                vec = b.insert_element(vec, x, ir.Constant(I32, j))
+            packed[key] = b.bitcast(vec, I32)
+        return packed[key]
+    _mma_tiles(L, op, f"m16n8k16.row.col.f32.{kind}.{kind}.f32", acc, c_idx, c_ll, K, 16,
+                    lambda mb, kb: [pack(av, a_idx[(mb + r, kb + k)], a_idx[(mb + r, kb + k + 1)], at)
+                                    for r, k in ((0, 0), (8, 0), (0, 8), (8, 8))],
+                    lambda kb, n: [pack(bv, b_idx[(kb + k, n)], b_idx[(kb + k + 1, n)], bt) for k in (0, 8)])
+
+
+def _mma_tf32(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
+    """``mma.sync.m16n8k8`` on tf32: inputs rounded (``cvt.rna.tf32.f32``) once per register."""
+    b = L.b
+    cvt = ir.InlineAsm(ir.FunctionType(I32, [ir.FloatType()]), "cvt.rna.tf32.f32 $0, $1;", "=r,f")
+    conv: dict = {}
+
+    def tf32(vals, i):
+        key = (id(vals), i)
+        if key not in conv:
+            conv[key] = b.call(cvt, [vals[i]])
+        return conv[key]
+    _mma_tiles(L, op, "m16n8k8.row.col.f32.tf32.tf32.f32", acc, c_idx, c_ll, K, 8,
+                    lambda mb, kb: [tf32(av, a_idx[(mb + r, kb + k)]) for r, k in ((0, 0), (8, 0), (0, 4), (8, 4))],
+                    lambda kb, n: [tf32(bv, b_idx[(kb + k, n)]) for k in (0, 4)])
+
+
+def _mma_tiles(L, op, shape_types, acc, c_idx, c_ll, K, k_step, a_regs, b_regs):
+    """One ``mma.sync.aligned.<shape_types>`` per (16-row, 8-column, ``k_step``-k) fragment of the
+    accumulator's registers; ``a_regs(row base, k base)`` / ``b_regs(k base, column base)`` give the four A
+    and two B b32 operands."""
+    b = L.b
+    text = f"mma.sync.aligned.{shape_types} {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
+    fty = ir.FunctionType(ir.LiteralStructType([ir.FloatType()] * 4), [I32] * 6 + [ir.FloatType()] * 4)
+    asm = ir.InlineAsm(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
+    for mb, nb in sorted({(m & ~8, n & ~1) for (m, n) in c_ll.reg_coords()}):
+        ci = [c_idx[(mb, nb)], c_idx[(mb, nb + 1)], c_idx[(mb + 8, nb)], c_idx[(mb + 8, nb + 1)]]
+        nrep = nb & ~7
+        for kb in range(0, K, k_step):
+            r = b.call(asm, a_regs(mb, kb) + b_regs(kb, nrep) + [acc[i] for i in ci])
+            for j, i in enumerate(ci):
+                acc[i] = b.extract_value(r, j)
+    L.bind(op.result, acc)

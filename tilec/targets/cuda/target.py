@@ -1,0 +1,86 @@
+"""NVIDIA's side of the GPU lowering contract (:class:`tilec.gpu.target.GpuTarget`): NVVM special registers,
+barriers and shuffles, predicated vector global accesses in PTX, tensor-core dots, the math library, traps and
+``vprintf``."""
+from __future__ import annotations
+
+import hashlib
+from contextlib import nullcontext
+
+import llvmlite.ir as ir
+
+from ...codegen.intrinsics import call as intrinsic, declare
+from ...gpu.lowering.types import I8, I32, VOID
+from ...gpu.target import GpuTarget
+from . import nvvm, nvvm_math
+from .mma import mma_dot
+
+TRIPLE = "nvptx64-nvidia-cuda"
+DATA_LAYOUT = "e-p3:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+
+
+class CudaTarget(GpuTarget):
+    name = "CUDA"
+    triple = TRIPLE
+    data_layout = DATA_LAYOUT
+    warp_size = 32
+    kernel_calling_convention = "ptx_kernel"
+    shared_address_space = 3
+    math = nvvm_math
+
+    def __init__(self, arch: int = 80):
+        self.arch = arch
+
+    def kernel_attributes(self, num_threads: int) -> dict:
+        # ptxas budgets registers for the real block size
+        return {"nvvm.maxntid": str(num_threads)}
+
+    def thread_id(self, b):
+        return nvvm.sreg(b, "tid.x")
+
+    def block_id(self, b, axis: int):
+        return nvvm.sreg(b, "ctaid." + "xyz"[axis])
+
+    def num_blocks(self, b, axis: int):
+        return nvvm.sreg(b, "nctaid." + "xyz"[axis])
+
+    def barrier(self, b):
+        nvvm.barrier(b)
+
+    def shuffle_xor(self, b, value, lane_mask: int):
+        return nvvm.shfl_xor(b, value, lane_mask)
+
+    def load_global(self, b, ptr, mem_type, n, pred=None, others=None, cache=""):
+        return nvvm.vector_load(b, ptr, mem_type, n, pred, others, cache)
+
+    def store_global(self, b, ptr, values, pred=None, cache=""):
+        nvvm.vector_store(b, ptr, values, pred, cache)
+
+    def lower_dot(self, lowering, op):
+        mma_dot(lowering, op)
+
+    def trap(self, b):
+        intrinsic(b, "llvm.trap", VOID, [])
+
+    def printf(self, lowering, fmt, args, guard):
+        vprintf(lowering, fmt, args, guard)
+
+
+def vprintf(L, fmt: str, args, guard):
+    b, m = L.b, L.module
+    data = bytearray(fmt.encode()) + b"\0"
+    name = f"tilec_fmt_{hashlib.sha1(data).hexdigest()[:16]}"  # stable across processes, unlike hash()
+    g = m.globals.get(name)
+    if g is None:
+        g = ir.GlobalVariable(m, ir.ArrayType(I8, len(data)), name, addrspace=1)
+        g.global_constant = True
+        g.linkage = "internal"
+        g.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
+        g.type = ir.PointerType(addrspace=1)
+    fn = declare(m, "vprintf", I32, [ir.PointerType(), ir.PointerType()])
+    st = ir.LiteralStructType([a.type for a in args])
+    buf = L.entry.alloca(st)
+    buf.type = ir.PointerType()  # opaque, like every other pointer here
+    with b.if_then(guard) if guard is not None else nullcontext():
+        for i, a in enumerate(args):
+            b.store(a, b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=st))
+        b.call(fn, [b.addrspacecast(g, ir.PointerType()), buf])
