@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import warnings
 
-_EXT = {"tir": "tir", "gir": "gir", "cir": "cir", "llir": "ll", "ptx": "ptx", "asm": "s", "cubin": "cubin",
+_EXT = {"tir": "tir", "gir": "gir", "plan": "plan", "llir": "ll", "ptx": "ptx", "asm": "s", "cubin": "cubin",
         "obj": "o", "hsaco": "hsaco", "amdgcn": "amdgcn"}
 
 

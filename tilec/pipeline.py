@@ -110,6 +110,8 @@ def cache_key(src: ASTSource, target: Target, options: dict) -> str:
 def _text(artifact):
     if isinstance(artifact, (str, bytes, bytearray)):
         return artifact
+    if hasattr(artifact, "stage_text"):  # an artifact that is not IR says what its stage shows
+        return artifact.stage_text()
     from .ir.printer import print_ir
     return print_ir(artifact)
 

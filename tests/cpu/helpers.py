@@ -29,7 +29,7 @@ def compile_cpu(module):
     asm, art = {}, module
     for name, fn in be.stages(opts):
         art = fn(art, md)
-        asm[name] = art
+        asm[name] = art.stage_text() if hasattr(art, "stage_text") else art
     return be.load(asm, md), asm, md
 
 

@@ -19,7 +19,7 @@ def test_options_and_stages():
     be = CPUBackend(None)
     opts = be.parse_options({"num_warps": 8, "num_stages": 2, "debug": True})
     assert opts["num_warps"] == 8 and opts["num_stages"] == 2 and opts["debug"] is True
-    assert [n for n, _ in be.stages(opts)] == ["cir", "llir", "asm"]
+    assert [n for n, _ in be.stages(opts)] == ["plan", "llir", "asm"]
 
 
 def test_load_from_cached_text_only():
@@ -122,11 +122,12 @@ def test_concurrent_launches_from_python_threads():
         np.testing.assert_allclose(o, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
-def test_cir_plan_names_the_decisions():
+def test_plan_names_the_decisions():
     _, asm, _ = compile_cpu(K.softmax(1024))
-    cir = asm["cir"]
-    assert "scratch 8192 bytes" in cir
-    assert "buffer scratch[0:4096] (2 uses)" in cir          # the row, used by max and by sub
-    assert "vector x16 store, fused producers" in cir
+    plan = asm["plan"]
+    assert plan.startswith("// plan: CPU lowering decisions")
+    assert "scratch 8192 bytes" in plan
+    assert "buffer scratch[0:4096] (2 uses)" in plan          # the row, used by max and by sub
+    assert "vector x16 store, fused producers" in plan
     _, asm, _ = compile_cpu(K.matmul(64, 64, 32))
-    assert "micro-kernel 8x32" in asm["cir"] and "accumulates in place" in asm["cir"]
+    assert "micro-kernel 8x32" in asm["plan"] and "accumulates in place" in asm["plan"]

@@ -91,8 +91,15 @@ class Operation:
       variadic tail (for example ``("lb", "ub", "step", "*inits")``);
     - ``attr_types``: attribute name -> Python type(s) accepted; ``attr_defaults`` the optional ones;
     - ``traits``: ``pure`` (no side effects, CSE/DCE-able), ``commutative``, ``terminator``, ``elementwise``,
-      ``same_type`` (operands and results share one type), ``isolated`` (regions see no outer values);
-    - ``num_regions``.
+      ``same_type`` (operands and results share one type), ``isolated`` (regions see no outer values),
+      ``reads`` / ``writes`` (memory effects), ``loop`` (a region body that runs repeatedly), ``control``
+      (structured control flow: its effects are those of its regions);
+    - ``num_regions``;
+    - ``canonicalization_patterns``: the rewrite patterns the canonicaliser applies to this op (the op's own
+      knowledge, collected by ``passes/canonicalize.py``); ``fold()`` for constant folding.
+
+    Passes ask the op (``op.is_loop``, ``op.writes_memory``, ``isinstance(op, ForOp)``), never its name: the
+    flags below are derived from ``traits`` once per class.
     """
 
     name: ClassVar[str] = "<op>"
@@ -101,6 +108,15 @@ class Operation:
     attr_defaults: ClassVar[dict] = {}
     traits: ClassVar[frozenset] = frozenset()
     num_regions: ClassVar[int] = 0
+    canonicalization_patterns: ClassVar[tuple] = ()
+    # flags derived from ``traits`` (see __init_subclass__)
+    is_terminator: ClassVar[bool] = False
+    is_elementwise: ClassVar[bool] = False
+    is_commutative: ClassVar[bool] = False
+    is_loop: ClassVar[bool] = False
+    is_control: ClassVar[bool] = False
+    reads_memory: ClassVar[bool] = False
+    writes_memory: ClassVar[bool] = False
 
     __slots__ = ("operands", "results", "attrs", "regions", "loc", "parent")
 
@@ -108,6 +124,10 @@ class Operation:
         super().__init_subclass__(**kw)
         if "name" in cls.__dict__:
             OP_REGISTRY[cls.name] = cls
+        t = cls.traits
+        cls.is_terminator, cls.is_elementwise = "terminator" in t, "elementwise" in t
+        cls.is_commutative, cls.is_loop, cls.is_control = "commutative" in t, "loop" in t, "control" in t or "loop" in t
+        cls.reads_memory, cls.writes_memory = "reads" in t, "writes" in t
         for i, spec in enumerate(cls.__dict__.get("operand_names", ())):
             n = spec.strip("*?")
             if n in cls.__dict__:
@@ -293,7 +313,7 @@ class Block:
 
     @property
     def terminator(self) -> Operation | None:
-        if self.ops and "terminator" in self.ops[-1].traits:
+        if self.ops and self.ops[-1].is_terminator:
             return self.ops[-1]
         return None
 

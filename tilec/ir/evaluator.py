@@ -24,6 +24,7 @@ from .numerics import as_value, finish, public, quantize_format, storage, to_bit
 from .ops import FuncOp, ModuleOp
 from .semantics import BINARY, ELEMENTWISE, apply
 from .types import PointerType, f32
+from . import ops as O
 
 __all__ = ["Memory", "EvaluationError", "KernelAssertionError", "run_kernel", "evaluate_function", "fold",
            "register_impl", "IMPLS", "OutOfBoundsError"]
@@ -426,12 +427,12 @@ _NOT_FOLDABLE = frozenset({"program_id", "num_programs"})
 def _undefined(op, vals) -> bool:
     """Inputs on which the op's result is undefined; the evaluator picks a value, a folder must not."""
     t = op.operands[0].type if op.operands else None
-    if op.name in ("div", "rem") and t.is_int:
+    if isinstance(op, (O.DivOp, O.RemOp)) and t.is_int:
         return bool((np.asarray(vals[1]) == 0).any())
-    if op.name in ("shl", "shr") and not t.is_bool:
+    if isinstance(op, (O.ShlOp, O.ShrOp)) and not t.is_bool:
         amount = np.asarray(vals[1]).astype(np.uint64) if t.is_signed else np.asarray(vals[1])
         return bool(((amount >= t.element.bits) | (np.asarray(vals[1]) < 0)).any())
-    if op.name == "cast" and t.is_float and op.results[0].type.is_int and not op.results[0].type.is_bool:
+    if isinstance(op, O.CastOp) and t.is_float and op.results[0].type.is_int and not op.results[0].type.is_bool:
         info = np.iinfo(op.results[0].type.element.numpy)
         v = np.trunc(np.asarray(vals[0], dtype=np.float64))
         return bool((~np.isfinite(v) | (v < info.min) | (v > info.max)).any())

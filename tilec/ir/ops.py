@@ -495,6 +495,7 @@ class ForOp(Operation):
     """``for iv in range(lb, ub, step)`` with loop-carried values. Region block args: (iv, *iter_args); the body
     yields the next iter values; results are the final ones. ``step`` may be negative (Python semantics)."""
     name = "for"
+    traits = frozenset({"loop"})
     operand_names = ("lb", "ub", "step", "*inits")
     attr_types = {"num_stages": int}
     num_regions = 1
@@ -527,6 +528,7 @@ class ForOp(Operation):
 class IfOp(Operation):
     """Two single-block regions (then, else); each yields the results (else may be empty when no results)."""
     name = "if"
+    traits = frozenset({"control"})
     operand_names = ("cond",)
     num_regions = 2
 
@@ -538,6 +540,7 @@ class WhileOp(Operation):
     """``before`` region (args: carried values) ends in ``condition``; ``after`` region (args: the values
     forwarded by ``condition``) yields the next carried values. Results are the values forwarded on exit."""
     name = "while"
+    traits = frozenset({"loop"})
     operand_names = ("*inits",)
     num_regions = 2
 

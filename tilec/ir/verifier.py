@@ -10,6 +10,7 @@ from __future__ import annotations
 from .core import Block, BlockArgument, IRError, OP_REGISTRY, Operation, OpResult
 from .ops import CallOp, ForOp, FuncOp, IfOp, ModuleOp, ReduceOp, ScanOp, WhileOp
 from .types import FunctionType, Type, i1
+from . import ops as O
 
 # Attributes declared in attr_types without a default that an op may nevertheless omit.
 OPTIONAL_ATTRS = {"for": {"num_stages"}, "func": {"arg_divisibility"}}
@@ -79,7 +80,7 @@ def _rules_while(op: WhileOp):
     carried = _types(op.operands)
     _args(op, before, carried, "before region")
     t = before.ops[-1] if before.ops else None
-    if t is None or t.name != "condition":
+    if t is None or not isinstance(t, O.ConditionOp):
         _fail(op, "before region must end in 'condition'")
     if not t.operands or t.operands[0].type != i1:
         _fail(op, "'condition' needs a scalar i1 first operand")
@@ -212,7 +213,7 @@ class _Verifier:
         rule = REGION_RULES.get(op.name)
         if rule is not None:
             rule(op)
-        if op.name == "call":
+        if isinstance(op, O.CallOp):
             self.call(op)
         try:
             op.verify_()

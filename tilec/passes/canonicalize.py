@@ -22,8 +22,10 @@ from ..ir.types import ScalarType, Type
 from .manager import Pass
 from .rewrite import FunctionPattern, apply_patterns_greedily, pattern
 from .utils import constant_value, defined_outside, is_empty_region_op, remove_results
+from ..ir import ops as O
+from ..ir.core import OP_REGISTRY
 
-SHAPE_OPS = ("splat", "broadcast", "expand_dims", "reshape", "trans")
+SHAPE_OP_CLASSES = (O.SplatOp, O.BroadcastOp, O.ExpandDimsOp, O.ReshapeOp, O.TransOp)
 
 
 # -- constants ------------------------------------------------------------------------------------------------
@@ -114,7 +116,7 @@ def materialize(rw, op: Operation, values) -> bool:
 
 @pattern(benefit=10)
 def fold_constants(op, rw):
-    if op.name == "constant" or op.regions or not op.is_pure or not op.results or op.name in SHAPE_OPS:
+    if isinstance(op, O.ConstantOp) or op.regions or not op.is_pure or not op.results or isinstance(op, SHAPE_OP_CLASSES):
         return False
     hooked = op.fold()
     if hooked is not None:
@@ -155,7 +157,7 @@ SELF_ZERO_INT = ("sub", "xor")
 @pattern(*IDENTITIES)
 def algebraic_identity(op, rw):
     lhs, rhs = op.operands
-    sides = [(lhs, rhs)] + ([(rhs, lhs)] if "commutative" in op.traits else [])
+    sides = [(lhs, rhs)] + ([(rhs, lhs)] if op.is_commutative else [])
     for x, c in sides:
         for pred, result in IDENTITIES[op.name]:
             if _is(c, pred):
@@ -180,7 +182,7 @@ def same_operands(op, rw):
 
 @pattern()
 def constant_to_the_right(op, rw):
-    if "commutative" not in op.traits or len(op.operands) != 2:
+    if not op.is_commutative or len(op.operands) != 2:
         return False
     lhs, rhs = op.operands
     if constant_value(lhs) is None or constant_value(rhs) is not None:
@@ -193,7 +195,7 @@ def constant_to_the_right(op, rw):
 _CMP_SELF = {"eq": True, "le": True, "ge": True, "ne": False, "lt": False, "gt": False}
 
 
-@pattern("cmp")
+@pattern(O.CmpOp)
 def compare_same_int(op, rw):
     if op.lhs is not op.rhs or not op.lhs.type.is_int:
         return False
@@ -201,7 +203,7 @@ def compare_same_int(op, rw):
     return True
 
 
-@pattern("select")
+@pattern(O.SelectOp)
 def select_known(op, rw):
     if op.true_value is op.false_value:
         rw.replace_op(op, [op.true_value])
@@ -234,14 +236,14 @@ def lossless(src: Type, dst: Type) -> bool:
     return False
 
 
-@pattern("cast")
+@pattern(O.CastOp)
 def cast_chain(op, rw):
     src = op.src
     if src.type == op.result.type:
         rw.replace_op(op, [src])
         return True
     inner = getattr(src, "op", None)
-    if inner is None or inner.name != "cast" or not lossless(inner.src.type, src.type):
+    if inner is None or not isinstance(inner, O.CastOp) or not lossless(inner.src.type, src.type):
         return False
     x = inner.src
     if x.type == op.result.type:
@@ -252,12 +254,12 @@ def cast_chain(op, rw):
 
 
 # -- shape ops ------------------------------------------------------------------------------------------------
-@pattern(*SHAPE_OPS)
+@pattern(*SHAPE_OP_CLASSES)
 def shape_of_uniform(op, rw):
     """Shape ops of a constant give a constant; of a splat, a splat; broadcasting to the same type is the
     identity and broadcasts of broadcasts merge."""
     src, t = op.operands[0], op.result.type
-    if src.type == t and op.name in ("broadcast", "reshape"):
+    if src.type == t and isinstance(op, (O.BroadcastOp, O.ReshapeOp)):
         rw.replace_op(op, [src])
         return True
     c = constant_value(src)
@@ -265,18 +267,18 @@ def shape_of_uniform(op, rw):
         rw.replace_op(op, [rw.constant(c, t)])
         return True
     inner = getattr(src, "op", None)
-    if op.name == "splat" or inner is None:
+    if isinstance(op, O.SplatOp) or inner is None:
         return False
-    if inner.name == "splat":
+    if isinstance(inner, O.SplatOp):
         rw.replace_op(op, [rw.op_value(SplatOp, inner.src, result_type=t)])
         return True
-    if op.name == "broadcast" and inner.name == "broadcast":
+    if isinstance(op, O.BroadcastOp) and isinstance(inner, O.BroadcastOp):
         rw.replace_op(op, [rw.op_value(BroadcastOp, inner.src, result_type=t)])
         return True
     return False
 
 
-@pattern("addptr")
+@pattern(O.AddPtrOp)
 def addptr_zero(op, rw):
     if _is(op.offset, int_zero):
         rw.replace_op(op, [op.ptr])
@@ -285,7 +287,7 @@ def addptr_zero(op, rw):
 
 
 # -- control flow ---------------------------------------------------------------------------------------------
-@pattern("if")
+@pattern(O.IfOp)
 def if_known(op, rw):
     c = constant_value(op.cond)
     if c is None:
@@ -302,7 +304,7 @@ def if_known(op, rw):
     return True
 
 
-@pattern("if")
+@pattern(O.IfOp)
 def if_same_yields(op, rw):
     """A result both branches yield as the same outer value is that value."""
     if len(op.results) == 0 or any(not r.blocks or r.block.terminator is None for r in op.regions):
@@ -339,7 +341,7 @@ def _trip_count(op):
     return len(range(lb, ub, step))
 
 
-@pattern("for")
+@pattern(O.ForOp)
 def for_trip_count(op, rw):
     n = _trip_count(op)
     if n == 0:
@@ -355,7 +357,7 @@ def for_trip_count(op, rw):
     return False
 
 
-@pattern("for")
+@pattern(O.ForOp)
 def for_invariant_iter_args(op, rw):
     """A loop-carried value that the body yields unchanged (or that is always the same outer value) is its
     init everywhere."""
@@ -373,19 +375,35 @@ def for_invariant_iter_args(op, rw):
     return True
 
 
-PATTERNS = [fold_constants, algebraic_identity, same_operands, constant_to_the_right, compare_same_int,
-            select_known, cast_chain, shape_of_uniform, addptr_zero, if_known, if_same_yields, for_trip_count,
-            for_invariant_iter_args]
+def attach(*patterns):
+    """Give each rooted pattern to the op classes it matches (``Op.canonicalization_patterns``): what
+    canonicalising an op means is then the op's own knowledge, and other code can add patterns to an op."""
+    for p in patterns:
+        for r in p.roots or ():
+            cls = OP_REGISTRY[r] if isinstance(r, str) else r
+            cls.canonicalization_patterns = cls.__dict__.get("canonicalization_patterns", ()) + (p,)
+
+
+# patterns that apply to any op (folding through ``Operation.fold`` and constant evaluation, operand order)
+GENERIC_PATTERNS = [fold_constants, constant_to_the_right]
+attach(algebraic_identity, same_operands, compare_same_int, select_known, cast_chain, shape_of_uniform,
+       addptr_zero, if_known, if_same_yields, for_trip_count, for_invariant_iter_args)
+
+
+def collect_patterns():
+    """The generic patterns and every op class's canonicalization patterns (each once, in a stable order)."""
+    own = [p for c in OP_REGISTRY.values() for p in c.__dict__.get("canonicalization_patterns", ())]
+    return list(dict.fromkeys(GENERIC_PATTERNS + own))
 
 
 class Canonicalize(Pass):
     name = "canonicalize"
 
     def __init__(self, extra_patterns=()):
-        self.patterns = PATTERNS + list(extra_patterns)
+        self.patterns = collect_patterns() + list(extra_patterns)
 
     def run(self, module):
         return apply_patterns_greedily(module, self.patterns)
 
 
-__all__ = ["Canonicalize", "PATTERNS", "FunctionPattern", "materialize", "lossless"]
+__all__ = ["Canonicalize", "GENERIC_PATTERNS", "attach", "collect_patterns", "FunctionPattern", "materialize", "lossless"]

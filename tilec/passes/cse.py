@@ -36,7 +36,7 @@ def _attr_key(v):
 def op_key(op: Operation):
     """What makes two pure ops interchangeable: name, operands, result types and attributes."""
     ids = [id(v) for v in op.operands]
-    if "commutative" in op.traits:
+    if op.is_commutative:
         ids.sort()
     attrs = tuple(sorted((k, _attr_key(v)) for k, v in op.attrs.items()))
     return (op.name, tuple(ids), tuple(r.type for r in op.results), attrs)

@@ -13,10 +13,11 @@ from __future__ import annotations
 from ..ir.core import BlockArgument, Operation, OpResult, Value
 from .manager import Pass
 from .utils import REGION_TERMINATORS, drop_results, has_own_effect, release_operands
+from ..ir import ops as O
 
 
 def _is_root(op: Operation) -> bool:
-    return op.name == "return" or has_own_effect(op)
+    return isinstance(op, O.ReturnOp) or has_own_effect(op)
 
 
 class _Liveness:
@@ -26,7 +27,7 @@ class _Liveness:
         self.work: list = []
 
     def op(self, op: Operation):
-        if id(op) in self.ops or op.name in ("func", "module"):
+        if id(op) in self.ops or isinstance(op, (O.FuncOp, O.ModuleOp)):
             return
         self.ops.add(id(op))
         self.work.append(("op", op))
@@ -49,14 +50,14 @@ class _Liveness:
                 self._value(x)
 
     def _op(self, op: Operation):
-        if op.name == "for":
+        if isinstance(op, O.ForOp):
             for v in op.operands[:3]:
                 self.value(v)
-        elif op.name == "if":
+        elif isinstance(op, O.IfOp):
             self.value(op.operands[0])
-        elif op.name == "while":
+        elif isinstance(op, O.WhileOp):
             self._whole(op)
-        elif op.name not in REGION_TERMINATORS or op.parent_op.name not in ("for", "if"):
+        elif not isinstance(op, REGION_TERMINATORS) or not isinstance(op.parent_op, (O.ForOp, O.IfOp)):
             # for/if terminators are live value by value (see _carried and _value)
             for v in op.operands:
                 self.value(v)
@@ -85,9 +86,9 @@ class _Liveness:
         if isinstance(v, OpResult):
             op = v.op
             self.op(op)
-            if op.name == "for":
+            if isinstance(op, O.ForOp):
                 self._carried(op, v.index)
-            elif op.name == "if":
+            elif isinstance(op, O.IfOp):
                 for r in op.regions:
                     t = r.block.terminator if r.blocks else None
                     if t is not None and v.index < len(t.operands):
@@ -95,11 +96,11 @@ class _Liveness:
                         self.value(t.operands[v.index])
         elif isinstance(v, BlockArgument):
             owner = v.block.parent_op
-            if owner is not None and owner.name == "for" and v.index > 0:
+            if owner is not None and isinstance(owner, O.ForOp) and v.index > 0:
                 self.values.add(id(owner.results[v.index - 1]))
                 self.op(owner)
                 self._carried(owner, v.index - 1)
-            elif owner is not None and owner.name == "while":
+            elif owner is not None and isinstance(owner, O.WhileOp):
                 self._whole(owner)
 
     def _carried(self, op: Operation, i: int):
@@ -141,11 +142,11 @@ class DCE(Pass):
         for r in op.regions:
             for b in r.blocks:
                 for o in b.ops:
-                    if "terminator" in o.traits:
+                    if o.is_terminator:
                         continue
                     if id(o) not in live.ops:
                         dead.append(o)
                         continue
-                    if o.name in ("for", "if") and any(id(x) not in live.values for x in o.results):
+                    if isinstance(o, (O.ForOp, O.IfOp)) and any(id(x) not in live.values for x in o.results):
                         pruned.append(o)
                     self._collect(o, live, dead, pruned)

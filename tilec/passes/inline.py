@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..ir.core import IRError
 from ..ir.ops import CallOp, FuncOp, ModuleOp
 from .manager import Pass
+from ..ir import ops as O
 
 
 def _calls(op):
@@ -58,7 +59,7 @@ def inline_call(call: CallOp, callee: FuncOp):
     mapping = dict(zip(callee.args, call.operands))
     ret = None
     for op in callee.body.ops:
-        if op.name == "return":
+        if isinstance(op, O.ReturnOp):
             ret = op
             break
         new = op.clone(mapping)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..ir.core import Operation
 from .manager import Pass
 from .utils import defined_outside, is_speculatable, values_used_from_outside
+from ..ir import ops as O
 
 
 def _invariant(op: Operation, loop: Operation) -> bool:
@@ -24,7 +25,7 @@ class LICM(Pass):
     def run(self, module):
         moved = 0
         for op in list(module.walk(post_order=True)):
-            if op.name in ("for", "while") and op.parent is not None:
+            if isinstance(op, (O.ForOp, O.WhileOp)) and op.parent is not None:
                 moved += self.hoist_from(op)
         return moved > 0
 
@@ -33,7 +34,7 @@ class LICM(Pass):
         for r in loop.regions:
             for b in r.blocks:
                 for op in list(b.ops):
-                    if "terminator" in op.traits or not op.results:
+                    if op.is_terminator or not op.results:
                         continue
                     if is_speculatable(op) and _invariant(op, loop):
                         op.move_before(loop)

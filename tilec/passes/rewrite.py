@@ -11,14 +11,14 @@ from collections import deque
 from typing import ClassVar, Iterable
 
 from ..ir.builder import Builder
-from ..ir.core import Block, IRError, Operation, Value
+from ..ir.core import OP_REGISTRY, Block, IRError, Operation, Value
 from ..ir.ops import ConstantOp
 from .utils import values_used_from_outside
 
 
 class RewritePattern:
-    """Matches one op and rewrites it. ``roots``: op names it can match (None: any op), used for dispatch;
-    ``benefit``: higher-benefit patterns are tried first."""
+    """Matches one op and rewrites it. ``roots``: the op classes (or registered op names) it can match (None:
+    any op), used for dispatch, subclasses included; ``benefit``: higher-benefit patterns are tried first."""
 
     roots: ClassVar[tuple | None] = None
     benefit: ClassVar[int] = 1
@@ -160,24 +160,25 @@ class _Driver:
     def __init__(self, root: Operation, patterns, erase_dead: bool):
         self.root = root
         self.erase_dead = erase_dead
-        self.by_name: dict[str, list[RewritePattern]] = {}
+        self.by_class: dict[type, list[RewritePattern]] = {}
         self.generic: list[RewritePattern] = []
         for p in patterns:
             if p.roots is None:
                 self.generic.append(p)
             else:
-                for n in p.roots:
-                    self.by_name.setdefault(n, []).append(p)
-        self._cache: dict[str, list[RewritePattern]] = {}
+                for r in p.roots:
+                    self.by_class.setdefault(OP_REGISTRY[r] if isinstance(r, str) else r, []).append(p)
+        self._cache: dict[type, list[RewritePattern]] = {}
         self.worklist: deque[Operation] = deque()
         self.queued: set[int] = set()
         self.changed = False
 
-    def patterns_for(self, name: str) -> list[RewritePattern]:
-        ps = self._cache.get(name)
+    def patterns_for(self, cls: type) -> list[RewritePattern]:
+        ps = self._cache.get(cls)
         if ps is None:
-            ps = sorted(self.by_name.get(name, []) + self.generic, key=lambda p: -p.benefit)
-            self._cache[name] = ps
+            mine = [p for c in cls.__mro__ for p in self.by_class.get(c, ())]
+            ps = sorted(dict.fromkeys(mine + self.generic), key=lambda p: -p.benefit)
+            self._cache[cls] = ps
         return ps
 
     def push(self, op: Operation):
@@ -222,7 +223,7 @@ class _Driver:
             if self.erase_dead and op.is_pure and op.results and not any(r.uses for r in op.results):
                 rewriter.erase_op(op)
                 continue
-            for p in self.patterns_for(op.name):
+            for p in self.patterns_for(type(op)):
                 rewriter._at(op)
                 if p.match_and_rewrite(op, rewriter):
                     self.changed = True

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from ..ir.core import IRError, Operation, Value
 from ..ir.ops import ConstantOp
+from ..ir import ops as O
 
-CONTROL = frozenset({"for", "if", "while"})
-REGION_TERMINATORS = frozenset({"yield", "condition"})
+REGION_TERMINATORS = (O.YieldOp, O.ConditionOp)  # the terminators of nested regions (not ``return``)
 
 
 def is_removable_load(op: Operation) -> bool:
-    return op.name == "load" and not op.attrs.get("volatile", False)
+    return isinstance(op, O.LoadOp) and not op.attrs.get("volatile", False)
 
 
 def has_own_effect(op: Operation) -> bool:
     """Whether ``op`` itself, not counting its nested ops, has an effect (a structured op or a terminator has
     only the effects of what it holds)."""
-    return not (op.is_pure or op.name in CONTROL or op.name in REGION_TERMINATORS or is_removable_load(op))
+    return not (op.is_pure or op.is_control or isinstance(op, REGION_TERMINATORS) or is_removable_load(op))
 
 
 def has_side_effects(op: Operation) -> bool:
@@ -52,9 +52,9 @@ def is_speculatable(op: Operation) -> bool:
     pure ops except unsafe integer division, and ``for``/``if`` whose bodies are speculatable (``while`` may
     not terminate, so it never is)."""
     for o in op.walk():
-        if o.name in ("div", "rem") and not _division_is_safe(o):
+        if isinstance(o, (O.DivOp, O.RemOp)) and not _division_is_safe(o):
             return False
-        if o.is_pure or o.name in ("for", "if") or o.name in REGION_TERMINATORS:
+        if o.is_pure or isinstance(o, (O.ForOp, O.IfOp)) or isinstance(o, REGION_TERMINATORS):
             continue
         return False
     return True
@@ -85,9 +85,9 @@ def release_operands(op: Operation, keep: list[int]):
     can all release their uses before any of them checks that a dropped value is unused."""
     for r in op.regions:
         t = r.block.terminator if r.blocks else None
-        if t is not None and (t.operands or op.name == "for"):
+        if t is not None and (t.operands or isinstance(op, O.ForOp)):
             t.set_operands([t.operands[i] for i in keep])
-    if op.name == "for":
+    if isinstance(op, O.ForOp):
         inits = op.inits
         op.set_operands([op.lb, op.ub, op.step] + [inits[i] for i in keep])
 
@@ -96,7 +96,7 @@ def drop_results(op: Operation, keep: list[int]):
     """Second half: remove the results not in ``keep`` and, for a ``for``, their loop-carried block arguments;
     they must be unused by now."""
     drop = [i for i in range(len(op.results)) if i not in keep]
-    if op.name == "for":
+    if isinstance(op, O.ForOp):
         body = op.body
         for i in reversed(drop):
             if body.args[1 + i].uses:
@@ -118,9 +118,9 @@ def remove_results(op: Operation, drop):
 
 def is_empty_region_op(op: Operation) -> bool:
     """A ``for``/``if`` with no results whose regions hold nothing but a bare terminator."""
-    if op.name not in ("for", "if") or op.results:
+    if not isinstance(op, (O.ForOp, O.IfOp)) or op.results:
         return False
-    return all(not r.blocks or all(o.name == "yield" and not o.operands for o in r.block.ops) for r in op.regions)
+    return all(not r.blocks or all(isinstance(o, O.YieldOp) and not o.operands for o in r.block.ops) for r in op.regions)
 
 
 __all__ = ["has_side_effects", "has_own_effect", "is_speculatable", "is_removable_load", "constant_value",

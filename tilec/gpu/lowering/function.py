@@ -11,6 +11,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...errors import BackendError
+from ...ir import ops as O
 from ..passes.axis_info import AxisAnalysis
 from .registry import lowering_for
 from .types import I8, I32, llvm_type
@@ -67,7 +68,7 @@ class FuncLowering:
             la.name = a.name_hint or ""
             self.bind(a, la)
         term = self.block(f.body)
-        if term is not None and term.name == "return":
+        if isinstance(term, O.ReturnOp):
             self.b.ret_void()
         elif not self.b.block.is_terminated:
             self.b.ret_void()
@@ -76,7 +77,7 @@ class FuncLowering:
     def block(self, block):
         """Lower the ops of ``block`` except its terminator, which is returned."""
         for op in block.ops:
-            if "terminator" in op.traits:
+            if op.is_terminator:
                 return op
             self.op(op)
         return None

@@ -50,9 +50,9 @@ def qualifies(op, arch: int) -> bool:
 
 
 def _is_zero(v) -> bool:
-    while isinstance(v, OpResult) and v.op.name == "convert_layout":
+    while isinstance(v, OpResult) and isinstance(v.op, O.ConvertLayoutOp):
         v = v.op.src
-    return isinstance(v, OpResult) and v.op.name == "constant" and v.op.attrs["value"] == 0
+    return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] == 0
 
 
 def fold_add_into_acc(op):
@@ -62,10 +62,10 @@ def fold_add_into_acc(op):
         return
     v, user = op.result, op.result.uses[0][0]
     chain = []
-    while user.name == "convert_layout" and len(user.result.uses) == 1:
+    while isinstance(user, O.ConvertLayoutOp) and len(user.result.uses) == 1:
         chain.append(user)
         v, user = user.result, user.result.uses[0][0]
-    if user.name != "add" or not user.result.type.is_float or user.parent is not op.parent:
+    if not isinstance(user, O.AddOp) or not user.result.type.is_float or user.parent is not op.parent:
         return
     other = user.operands[1] if user.operands[0] is v else user.operands[0]
     if isinstance(other, OpResult) and other.op.parent is op.parent and \

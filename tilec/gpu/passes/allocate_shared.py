@@ -10,35 +10,36 @@ from __future__ import annotations
 
 from ..layouts import DotOperandLayout, MmaOperandLayout
 from .common import Pass, elem_bytes
+from ...ir import ops as O
 
 ALIGN = 16
 
 
 def scratch_bytes(op) -> int:
     """Bytes of shared memory ``op`` uses while it runs (0: none). The GPU lowering follows the same rules."""
-    if op.name == "convert_layout":
+    if isinstance(op, O.ConvertLayoutOp):
         s, d = op.src.type, op.result.type
         if s.layout is None or d.layout is None:
             return 0
         if s.layout.to_linear(s.shape).same_threads(d.layout.to_linear(d.shape)):
             return 0
         return s.numel * elem_bytes(s)
-    if op.name in ("atomic_rmw", "atomic_cas") and not op.ptr.type.is_tile and op.result.uses:
+    if isinstance(op, (O.AtomicRMWOp, O.AtomicCASOp)) and not op.ptr.type.is_tile and op.result.uses:
         return 16  # thread 0 runs a scalar atomic and hands its result to the others
-    if op.name in ("trans", "reshape"):
+    if isinstance(op, (O.TransOp, O.ReshapeOp)):
         s, d = op.src.type, op.result.type
         if not s.is_tile:
             return 0
         return s.numel * elem_bytes(s)
-    if op.name == "dot" and not isinstance(op.a.type.layout, (DotOperandLayout, MmaOperandLayout)):
+    if isinstance(op, O.DotOp) and not isinstance(op.a.type.layout, (DotOperandLayout, MmaOperandLayout)):
         a, b = op.a.type, op.b.type  # the FMA path: both operands staged in shared memory
         return a.numel * elem_bytes(a) + b.numel * elem_bytes(b) + ALIGN
-    if op.name == "scan":  # per warp along the axis, its chunk totals (bounded by the whole tile)
+    if isinstance(op, O.ScanOp):  # per warp along the axis, its chunk totals (bounded by the whole tile)
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
         warps = sum(1 for b in ll.warp if b[op.attrs["axis"]])
         return (1 << warps) * src.numel * sum(elem_bytes(o.type) for o in op.operands) if warps else 0
-    if op.name == "reduce":  # partial results of the warps along the axis
+    if isinstance(op, O.ReduceOp):  # partial results of the warps along the axis
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
         ax = op.attrs["axis"]

@@ -91,7 +91,7 @@ class AxisAnalysis:
                 self.values[r] = AxisInfo.unknown(len(r.type.shape))
             return
         rule = RULES.get(op.name)
-        if rule is None and "elementwise" in op.traits:
+        if rule is None and op.is_elementwise:
             rule = _elementwise_default
         for r in op.results:
             info = rule(self, op) if rule is not None and len(op.results) == 1 else None

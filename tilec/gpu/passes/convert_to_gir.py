@@ -105,8 +105,7 @@ class ConvertToGIR(Pass):
     # -- one op ------------------------------------------------------------------------------------------
     def assign(self, op):
         tiles = [o for o in op.operands if o.type.is_tile]
-        name = op.name
-        if name == "reduce":
+        if isinstance(op, O.ReduceOp):
             src_l = layout_of(op.operands[0])
             for i in range(1, len(op.operands)):
                 convert_before(op, i, src_l)
@@ -114,14 +113,14 @@ class ConvertToGIR(Pass):
                 if r.type.is_tile:
                     set_layout(r, SliceLayout(op.attrs["axis"], src_l))
             return
-        if name == "scan":
+        if isinstance(op, O.ScanOp):
             src_l = layout_of(op.operands[0])
             for i in range(1, len(op.operands)):
                 convert_before(op, i, src_l)
             for r in op.results:
                 set_layout(r, src_l)
             return
-        if name == "expand_dims":
+        if isinstance(op, O.ExpandDimsOp):
             res = op.result
             src_l = layout_of(op.src)
             ax = op.attrs["axis"]
@@ -133,13 +132,13 @@ class ConvertToGIR(Pass):
                 if op.src.type.is_tile:
                     convert_before(op, 0, SliceLayout(ax, lay))
             return
-        if name == "broadcast":
+        if isinstance(op, O.BroadcastOp):
             src_l = layout_of(op.src)
             lay = src_l if isinstance(src_l, BlockedLayout) else self.anchor(op.result.type.rank)
             set_layout(op.result, lay)
             convert_before(op, 0, lay)
             return
-        if name == "dot":
+        if isinstance(op, O.DotOp):
             acc_l = layout_of(op.acc)
             if not isinstance(acc_l, BlockedLayout):
                 acc_l = self.anchor(op.acc.type.rank)
@@ -147,11 +146,11 @@ class ConvertToGIR(Pass):
             # the FMA path reads its operands from shared memory, so they keep the layouts they have
             set_layout(op.result, acc_l)
             return
-        if name in ("trans", "reshape"):
+        if isinstance(op, (O.TransOp, O.ReshapeOp)):
             for r in op.results:
                 set_layout(r, self.anchor(r.type.rank))
             return
-        if name == "convert_layout":
+        if isinstance(op, O.ConvertLayoutOp):
             return
         # everything else: results take the layout of the first tile operand of their shape; other tile
         # operands of that shape are converted to it.

@@ -33,7 +33,7 @@ def _chain_ok(v, body, iv, args, seen):
     op = v.op
     if op.parent is not body:
         return not body.parent_op.is_ancestor_of(op)
-    if not op.is_pure or op.regions or op.name == "dot":
+    if not op.is_pure or op.regions or isinstance(op, O.DotOp):
         return False
     return all(_chain_ok(o, body, iv, args, seen) for o in op.operands)
 
@@ -63,16 +63,16 @@ class PipelineLoads(Pass):
             return False
         for f in module.funcs:
             for op in list(f.walk()):
-                if isinstance(op, O.ForOp) and op.parent is not None and any(o.name == "dot" for o in op.body.ops):
+                if isinstance(op, O.ForOp) and op.parent is not None and any(isinstance(o, O.DotOp) for o in op.body.ops):
                     self.pipeline(op)
 
     def pipeline(self, loop: O.ForOp):
         step = loop.step
-        if not (isinstance(step, OpResult) and step.op.name == "constant" and step.op.attrs["value"] > 0):
+        if not (isinstance(step, OpResult) and isinstance(step.op, O.ConstantOp) and step.op.attrs["value"] > 0):
             return
         body, iv, args = loop.body, loop.induction_var, list(loop.iter_args)
         y = body.terminator
-        loads = [o for o in body.ops if o.name == "load" and o.result.type.is_tile]
+        loads = [o for o in body.ops if isinstance(o, O.LoadOp) and o.result.type.is_tile]
         loads = [ld for ld in loads if all(_chain_ok(v, body, iv, set(args), set()) for v in ld.operands)]
         if not loads:
             return

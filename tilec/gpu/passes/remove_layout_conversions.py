@@ -25,8 +25,8 @@ REMAT = ("addptr", "cmp", "select", "cast", "hint", "bitcast", "fma")
 
 
 def _rematerialisable(op) -> bool:
-    return op.name in FREE or op.name in REMAT or ("elementwise" in op.traits and "pure" in op.traits) \
-        or op.name in ("broadcast", "expand_dims", "convert_layout")
+    return op.name in FREE or op.name in REMAT or (op.is_elementwise and "pure" in op.traits) \
+        or isinstance(op, (O.BroadcastOp, O.ExpandDimsOp, O.ConvertLayoutOp))
 
 
 def _operand_layout(op, i, layout):
@@ -34,9 +34,9 @@ def _operand_layout(op, i, layout):
     o = op.operands[i]
     if not o.type.is_tile:
         return "scalar"
-    if op.name == "broadcast":
+    if isinstance(op, O.BroadcastOp):
         return layout if isinstance(layout, BlockedLayout) else None
-    if op.name == "expand_dims":
+    if isinstance(op, O.ExpandDimsOp):
         return SliceLayout(op.attrs["axis"], layout) if isinstance(layout, BlockedLayout) else None
     return layout if o.type.shape == op.results[0].type.shape else None
 
@@ -51,7 +51,7 @@ def _cost(v, layout, seen, budget):
     if not isinstance(v, OpResult):
         return None
     op = v.op
-    if op.name == "convert_layout":
+    if isinstance(op, O.ConvertLayoutOp):
         return _cost(op.src, layout, seen, budget)
     if not _rematerialisable(op) or len(op.results) != 1 or op.regions:
         return None
@@ -79,7 +79,7 @@ def _build(v, layout, builder, memo):
     if key in memo:
         return memo[key]
     op = v.op
-    if op.name == "convert_layout":
+    if isinstance(op, O.ConvertLayoutOp):
         out = _build(op.src, layout, builder, memo)
     else:
         new_operands = []
@@ -104,13 +104,13 @@ def _carried_layout(op, i):
         return None
     y = op.body.terminator
     v = y.operands[i]
-    if not (isinstance(v, OpResult) and v.op.name == "convert_layout"):
+    if not (isinstance(v, OpResult) and isinstance(v.op, O.ConvertLayoutOp)):
         return None
     want = v.op.src.type.layout
     if want == arg.type.layout:
         return None
     for use_op, _ in arg.uses:
-        if use_op.name != "convert_layout" or use_op.result.type.layout != want:
+        if not isinstance(use_op, O.ConvertLayoutOp) or use_op.result.type.layout != want:
             return None
     return want
 
@@ -162,11 +162,11 @@ class RemoveLayoutConversions(Pass):
             if isinstance(op, O.ForOp) and op.parent is not None:
                 changed |= self.loop_carried(op)
         for op in list(f.walk()):
-            if op.name != "convert_layout" or op.parent is None:
+            if not isinstance(op, O.ConvertLayoutOp) or op.parent is None:
                 continue
             want = op.result.type.layout
             src = op.src
-            while isinstance(src, OpResult) and src.op.name == "convert_layout":
+            while isinstance(src, OpResult) and isinstance(src.op, O.ConvertLayoutOp):
                 src = src.op.src
             if src.type.layout == want:
                 op.replace_with([src])

@@ -12,9 +12,10 @@ from ...ir.core import IRError
 from ..layouts import BlockedLayout, SliceLayout
 from ...ir.parser import parse_module
 from ...ir.printer import print_ir
+from ...ir import ops as O
 
-SAME_LAYOUT = ("load", "store", "atomic_rmw", "atomic_cas", "select", "cast", "bitcast", "addptr", "hint", "cmp",
-               "fma", "splat", "constant", "arange")
+SAME_LAYOUT = (O.LoadOp, O.StoreOp, O.AtomicRMWOp, O.AtomicCASOp, O.SelectOp, O.CastOp, O.BitcastOp, O.AddPtrOp,
+               O.HintOp, O.CmpOp, O.FmaOp, O.SplatOp, O.ConstantOp, O.ArangeOp)
 
 
 class GIRError(IRError):
@@ -37,20 +38,19 @@ def check_layouts(module):
             if v.type.is_tile and v.type.layout is None:
                 _fail(op, f"result of type {v.type} has no layout")
         tiles = [v for v in list(op.operands) + list(op.results) if v.type.is_tile]
-        name = op.name
-        if "elementwise" in op.traits or name in SAME_LAYOUT:
+        if op.is_elementwise or isinstance(op, SAME_LAYOUT):
             lays = {v.type.layout for v in tiles if v.type.shape == (tiles[0].type.shape if tiles else None)}
             if len(lays) > 1:
                 _fail(op, f"mixes layouts {sorted(map(str, lays))}")
-        elif name == "reduce":
+        elif isinstance(op, O.ReduceOp):
             src = op.operands[0].type.layout
             for r in op.results:
                 if r.type.is_tile and r.type.layout != SliceLayout(op.attrs["axis"], src):
                     _fail(op, "result layout must be the slice of the operand's layout")
-        elif name == "expand_dims" and op.operands[0].type.is_tile:
+        elif isinstance(op, O.ExpandDimsOp) and op.operands[0].type.is_tile:
             if op.operands[0].type.layout != SliceLayout(op.attrs["axis"], op.result.type.layout):
                 _fail(op, "operand layout must be the slice of the result's layout")
-        elif name == "broadcast":
+        elif isinstance(op, O.BroadcastOp):
             if op.src.type.layout != op.result.type.layout or not isinstance(op.result.type.layout, BlockedLayout):
                 _fail(op, "operand and result must share one blocked layout")
 
@@ -68,7 +68,7 @@ def strip_layouts(module):
             if v.type.is_tile:
                 v.type = v.type.with_layout(None)
     for op in list(c.walk()):
-        if op.name == "convert_layout":
+        if isinstance(op, O.ConvertLayoutOp):
             op.replace_with([op.src])
     return c
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from .loops import nest
 from .nodes import Point, ev
+from ...ir import ops as O
+from .registry import lowers
 
 
 def _tile_atomic(L, op, emit_one):
@@ -20,6 +22,7 @@ def _tile_atomic(L, op, emit_one):
     L.vals[op.results[0]] = out
 
 
+@lowers(O.AtomicRMWOp)
 def op_atomic_rmw(L, op):
     kind, sem = op.attrs["kind"], op.attrs.get("sem", "acq_rel")
     ptr, val = L.get(op.ptr), L.get(op.value)
@@ -32,6 +35,7 @@ def op_atomic_rmw(L, op):
         kind, sem, ev(L, ptr, pt, 1), ev(L, val, pt, 1), vt, ev(L, mask, pt, 1) if mask is not None else None))
 
 
+@lowers(O.AtomicCASOp)
 def op_atomic_cas(L, op):
     sem = op.attrs.get("sem", "acq_rel")
     ptr, cmp, val = (L.get(v) for v in op.operands)
@@ -41,6 +45,3 @@ def op_atomic_cas(L, op):
         return
     _tile_atomic(L, op, lambda pt: L.mem.atomic_cas(
         sem, ev(L, ptr, pt, 1), ev(L, cmp, pt, 1), ev(L, val, pt, 1), vt))
-
-
-HANDLERS = {"atomic_rmw": op_atomic_rmw, "atomic_cas": op_atomic_cas}

@@ -1,4 +1,4 @@
-"""The CPU backend: stages tir -> cir (the lowering plan, see ``plan.py``) -> llir (optimised LLVM IR text) ->
+"""The CPU backend: stages tir -> plan (the lowering's decisions and its LLVM module, see ``plan.py``) -> llir (optimised LLVM IR text) ->
 asm (host assembly), and ``load``, which JIT-compiles ``asm["llir"]`` and returns the launcher."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ...codegen import llvm_types as LT
 from ...errors import BackendError
 from ..params import param_kind
 from .lower import Lowering
-from .plan import CIR, render
+from .plan import LoweringPlan, render
 from .wrapper import build_worker
 
 DEFAULTS = {"num_warps": 4, "num_stages": 3, "debug": False, "opt_level": 3}
@@ -38,7 +38,7 @@ class CPUBackend:
 
     def stages(self, options):
         level = int(options.get("opt_level", 3))
-        return [("cir", make_cir), ("llir", lambda cir, md: make_llir(cir, md, level)),
+        return [("plan", make_plan), ("llir", lambda plan, md: make_llir(plan, md, level)),
                 ("asm", lambda llir, md: make_asm(llir, md))]
 
     def load(self, asm: dict, metadata: dict):
@@ -68,19 +68,17 @@ def build_ir(module):
     return m, meta, L.notes
 
 
-def make_cir(module, metadata):
+def make_plan(module, metadata):
     """Lower the tir kernel; the artifact is the annotated plan carrying the unoptimised LLVM module."""
     m, meta, notes = build_ir(module)
     metadata.update(meta)
-    cir = CIR(render(module, notes, meta["scratch_size"]))
-    cir.llvm_module = m
-    return cir
+    return LoweringPlan(render(module, notes, meta["scratch_size"]), m)
 
 
-def make_llir(cir, metadata, level=3):
-    if not isinstance(cir, CIR) or cir.llvm_module is None:  # given a tir module directly
-        cir = make_cir(cir, metadata)
-    m = cir.llvm_module
+def make_llir(plan, metadata, level=3):
+    if not isinstance(plan, LoweringPlan):  # given a tir module directly
+        plan = make_plan(plan, metadata)
+    m = plan.llvm_module
     tm = driver.host_target_machine()
     driver.prepare(m, tm)
     text = str(m)

@@ -16,6 +16,8 @@ from ...errors import BackendError
 from ...ir import types as T
 from ...ir.core import defining_op
 from .nodes import Buf, Lazy, Node, stride_of
+from ...ir import ops as O
+from .registry import lowers
 
 
 def _carry(L, values, types):
@@ -92,11 +94,11 @@ def _uniform_step(op, i):
         return None
     y = op.body.terminator.operands[i] if op.body.terminator is not None else None
     d = defining_op(y) if y is not None else None
-    if d is None or d.name not in ("addptr", "add") or d.operands[0] is not arg or not arg.type.element.is_int \
-            and d.name == "add":
+    if d is None or not isinstance(d, (O.AddPtrOp, O.AddOp)) or d.operands[0] is not arg or not arg.type.element.is_int \
+            and isinstance(d, O.AddOp):
         return None
     s = defining_op(d.operands[1])
-    if s is None or s.name != "splat":
+    if s is None or not isinstance(s, O.SplatOp):
         return None
     return s.operands[0]
 
@@ -109,6 +111,7 @@ def _advanced(L, init, offset, t):
     return Lazy(op, [init, sp], t, stride_of(op, [init, sp], t))
 
 
+@lowers(O.ForOp)
 def op_for(L, op):
     b = L.b
     lb, ub, step = (L.get(v) for v in (op.lb, op.ub, op.step))
@@ -165,6 +168,7 @@ def op_for(L, op):
         L.vals[r] = v if steps[i] is None else _advanced(L, init_nodes[i], v, r.type)
 
 
+@lowers(O.IfOp)
 def op_if(L, op):
     b = L.b
     types = [r.type for r in op.results]
@@ -197,6 +201,7 @@ def op_if(L, op):
             L.vals[r] = p
 
 
+@lowers(O.WhileOp)
 def op_while(L, op):
     b = L.b
     before, after = op.regions[0].block, op.regions[1].block
@@ -211,7 +216,7 @@ def op_while(L, op):
     for a, v in zip(before.args, carried):
         L.vals[a] = v
     term, vals = _yield_values(L, before)
-    if term is None or term.name != "condition":
+    if term is None or not isinstance(term, O.ConditionOp):
         raise BackendError("'while' before-region must end in 'condition'")
     cond, fwd = vals[0], vals[1:]
     b.cbranch(cond, body, done)
@@ -225,6 +230,3 @@ def op_while(L, op):
     b.position_at_end(done)
     for r, v in zip(op.results, fwd):
         L.vals[r] = v
-
-
-HANDLERS = {"for": op_for, "if": op_if, "while": op_while}

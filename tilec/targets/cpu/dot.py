@@ -16,6 +16,8 @@ from ...errors import BackendError
 from ...ir import types as T
 from .loops import counted_loop, pick_width
 from .nodes import Buf, Lazy, Point, ev, splat
+from ...ir import ops as O
+from .registry import lowers
 
 _CAST = SimpleNamespace(name="cast", attrs={"rounding": "rtne"})
 
@@ -36,6 +38,7 @@ def _work_type(t):
     raise BackendError(f"dot accumulator type {t} is not supported on CPU")
 
 
+@lowers(O.DotOp)
 def op_dot(L, op):
     b = L.b
     at, bt, ct = op.a.type, op.b.type, op.acc.type
@@ -99,6 +102,3 @@ def op_dot(L, op):
     counted_loop(b, batch, 1, [], lambda bi, _: (tiles(bi), [])[1], name="db")
     res = C if ct.element == wt else _as(L, C, ct.element)
     L.vals[op.results[0]] = res if isinstance(res, Buf) else L.materialise(res)
-
-
-HANDLERS = {"dot": op_dot}

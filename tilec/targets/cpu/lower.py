@@ -14,14 +14,15 @@ from ...codegen import llvm_types as LT
 from ...codegen.elementwise import emit_op
 from ...errors import BackendError
 from ...ir.types import TileType
-from . import atomics, control, dot, reduce, runtime
+from . import atomics, control, dot, reduce, runtime  # noqa: F401  (they register their lowerings)
 from .loops import nest, pick_width
 from .memory import Mem
 from .nodes import Buf, Lazy, Point, ev, row_major, stride_of
 from .policy import has_writes, should_materialise
+from ...ir import ops as O
+from .registry import LOWERINGS
 
 VMAX = 16
-LAZY_OPS = {"constant", "arange", "splat", "broadcast", "expand_dims", "hint", "cast", "bitcast", "addptr", "load"}
 
 
 class Lowering:
@@ -63,24 +64,18 @@ class Lowering:
             self.op(op)
 
     def op(self, op):
-        if op.name not in ("yield", "condition", "return") and has_writes(op):
+        if not isinstance(op, (O.YieldOp, O.ConditionOp, O.ReturnOp)) and has_writes(op):
             self.flush(op)
         self._dispatch(op)
         self.lowered.add(op)
 
     def _dispatch(self, op):
-        h = getattr(self, "op_" + op.name, None)
-        if h is not None:
-            return h(op)
-        h = control.HANDLERS.get(op.name) or reduce.HANDLERS.get(op.name) or dot.HANDLERS.get(op.name) \
-            or runtime.HANDLERS.get(op.name) or atomics.HANDLERS.get(op.name)
-        if h is not None:
-            return h(self, op)
-        if op.name in LAZY_OPS or "elementwise" in op.traits:
-            return self.op_elementwise(op)
-        raise BackendError(f"the CPU backend cannot lower '{op.name}'")
+        h = LOWERINGS.lookup(op)
+        if h is None:
+            raise BackendError(f"the CPU backend cannot lower '{op.name}'")
+        return h(self, op)
 
-    # -- plan notes (the "cir" dump) -------------------------------------------------------------------------
+    # -- plan notes (the "plan" stage) ------------------------------------------------------------------------
     def note(self, op, text: str):
         if op is not None:
             self.notes.setdefault(op, []).append(text)
@@ -175,14 +170,14 @@ class Lowering:
         t = op.results[0].type
         if t.is_tile:
             args = [self.get(o) for o in op.operands]
-            if op.name == "hint" and isinstance(args[0], Buf):
+            if isinstance(op, O.HintOp) and isinstance(args[0], Buf):
                 self.vals[op.results[0]] = args[0]
                 return
             return self.set_tile(op, self.lazy(op, args))
         args = [self.get(o) for o in op.operands]
-        if op.name == "hint":
+        if isinstance(op, O.HintOp):
             r = args[0]
-        elif op.name == "load":
+        elif isinstance(op, O.LoadOp):
             mask = args[1] if len(args) > 1 else None
             other = args[2] if len(args) > 2 else None
             r = self.mem.load_scalar(args[0], t, mask, other)
@@ -243,7 +238,7 @@ class Lowering:
             self.vals[a] = self.get(v)
         rets, ret_vals = [], []
         for o in callee.body.ops:
-            if o.name == "return":
+            if isinstance(o, O.ReturnOp):
                 ret_vals = list(o.operands)
                 rets = [self.get(v) for v in ret_vals]
                 break
@@ -271,3 +266,13 @@ class Lowering:
 
 def _reads_memory(node) -> bool:
     return isinstance(node, Lazy) and node.loads
+
+
+# The Lowering's own op methods, and the ops that become lazy nodes (fused into their consumers' loops).
+for _cls, _fn in ((O.ConstantOp, Lowering.op_constant), (O.SplatOp, Lowering.op_splat),
+                  (O.ProgramIdOp, Lowering.op_program_id), (O.NumProgramsOp, Lowering.op_num_programs),
+                  (O.LoadOp, Lowering.op_load), (O.StoreOp, Lowering.op_store), (O.ReshapeOp, Lowering.op_reshape),
+                  (O.TransOp, Lowering.op_trans), (O.ReturnOp, Lowering.op_return), (O.CallOp, Lowering.op_call),
+                  (O.BarrierOp, Lowering.op_barrier), (O.ConvertLayoutOp, Lowering.op_convert_layout),
+                  ((O.ElementwiseOp, O.ArangeOp, O.BroadcastOp, O.ExpandDimsOp, O.HintOp), Lowering.op_elementwise)):
+    LOWERINGS.register(*(_cls if isinstance(_cls, tuple) else (_cls,)))(_fn)

@@ -17,6 +17,7 @@ import llvmlite.ir as ir
 from ...codegen import casts
 from ...codegen import llvm_types as LT
 from ...codegen.elementwise import emit_op
+from ...ir import ops as O
 
 # cost of recomputing one element; decides whether a value used twice is materialised
 _COST = {"exp": 8, "exp2": 8, "log": 12, "log2": 12, "sin": 12, "cos": 12, "tan": 16, "tanh": 16, "erf": 16,
@@ -58,7 +59,7 @@ class Lazy(Node):
         own = 0 if op.name in _FREE else _COST.get(op.name, 1)
         self.cost = own + sum(k.cost for k in kids)
         self.reads = frozenset().union(*(k.reads for k in kids)) if kids else frozenset()
-        self.loads = op.name == "load" or any(k.loads for k in kids)
+        self.loads = isinstance(op, O.LoadOp) or any(k.loads for k in kids)
 
     def emit(self, L, pt, w):
         return EMIT.get(self.op.name, _emit_elementwise)(L, self, pt, w)

@@ -1,17 +1,23 @@
-"""The ``cir`` stage artifact: the tir kernel printed with the CPU lowering's decisions as comments (which
-values got scratch buffers and why, loop nests and their vector widths, how each access is done, dot
-micro-kernel shapes, strength-reduced loop-carried tiles). It is a ``str`` so the pipeline keeps it as the
-stage's text, and it carries the unoptimised LLVM module to the ``llir`` stage."""
+"""The ``plan`` stage artifact: the unoptimised LLVM module the CPU lowering built, and as its text the tir
+kernel printed with the lowering's decisions as comments (which values got scratch buffers and why, loop nests
+and their vector widths, how each access is done, dot micro-kernel shapes, strength-reduced loop-carried
+tiles). The pipeline keeps the text in ``asm["plan"]``; the module goes on to the ``llir`` stage."""
 from __future__ import annotations
 
 from ...ir.printer import Printer
 
 
-class CIR(str):
-    """Plan text; ``.llvm_module`` and ``.meta`` travel to the next stage."""
+class LoweringPlan:
+    """The lowering's decisions (``text``) and the LLVM module it built (``llvm_module``)."""
 
-    llvm_module = None
-    meta = None
+    def __init__(self, text: str, llvm_module):
+        self.text = text
+        self.llvm_module = llvm_module
+
+    def stage_text(self) -> str:
+        return self.text
+
+    __str__ = stage_text
 
 
 class _AnnotatingPrinter(Printer):
@@ -30,5 +36,5 @@ class _AnnotatingPrinter(Printer):
 def render(module, notes, scratch_size) -> str:
     p = _AnnotatingPrinter(notes)
     p.op(module)
-    head = f"// cir: CPU lowering plan; per-worker scratch {scratch_size} bytes\n"
+    head = f"// plan: CPU lowering decisions; per-worker scratch {scratch_size} bytes\n"
     return head + "\n".join(p.lines) + "\n"

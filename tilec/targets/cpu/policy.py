@@ -7,6 +7,7 @@ scans, trans/reshape of lazy values and loop-carried tiles always get buffers; s
 """
 from __future__ import annotations
 
+from ...ir import ops as O
 EXPENSIVE = 4
 
 
@@ -28,7 +29,7 @@ def should_materialise(op, node, value) -> bool:
     if not users:
         return False
     nested = any(_nested(op, u) for u in users)
-    if op.name == "load":
+    if isinstance(op, O.LoadOp):
         return len(users) > 1 or nested
     if node.cost >= EXPENSIVE:
         return len(users) > 1 or nested
@@ -38,6 +39,6 @@ def should_materialise(op, node, value) -> bool:
 def has_writes(op) -> bool:
     """Whether running ``op`` may write memory (stores, atomics, calls, prints, or regions containing them)."""
     for o in op.walk():
-        if "writes" in o.traits or o.name == "call":
+        if o.writes_memory or isinstance(o, O.CallOp):
             return True
     return False

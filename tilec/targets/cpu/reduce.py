@@ -13,6 +13,8 @@ from ...codegen import llvm_types as LT
 from .loops import counted_loop, nest, pick_width
 from .nodes import Point, ev
 from .regions import combine
+from ...ir import ops as O
+from .registry import lowers
 
 
 def _insert(idx, axis, k):
@@ -28,6 +30,7 @@ def _halve(b, v, lo):
     return r if w > 1 else b.extract_element(r, LT.const(LT.I32, 0))
 
 
+@lowers(O.ReduceOp)
 def op_reduce(L, op):
     b = L.b
     srcs = [L.get(v) for v in op.operands]
@@ -98,6 +101,7 @@ def op_reduce(L, op):
         L.vals[r] = bufs[i] if bufs is not None else out["scalars"][i]
 
 
+@lowers(O.ScanOp)
 def op_scan(L, op):
     b = L.b
     srcs = [L.get(v) for v in op.operands]
@@ -134,6 +138,3 @@ def op_scan(L, op):
     nest(b, R, w, body) if R else body([])
     for buf, r in zip(bufs, op.results):
         L.vals[r] = buf
-
-
-HANDLERS = {"reduce": op_reduce, "scan": op_scan}

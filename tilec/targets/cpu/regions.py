@@ -7,6 +7,7 @@ from ...codegen import llvm_types as LT
 from ...codegen.elementwise import emit_op
 from ...errors import BackendError
 from .nodes import splat
+from ...ir import ops as O
 
 
 def combine(L, block, inputs, w):
@@ -22,13 +23,13 @@ def combine(L, block, inputs, w):
         return splat(L.b, outer, w)
 
     for op in block.ops:
-        if op.name == "yield":
+        if isinstance(op, O.YieldOp):
             return [get(v) for v in op.operands]
         args = [get(v) for v in op.operands]
         t = op.results[0].type if op.results else None
-        if op.name == "constant":
+        if isinstance(op, O.ConstantOp):
             r = LT.const(LT.scalar_type(t), op.attrs["value"], w)
-        elif "elementwise" in op.traits:
+        elif op.is_elementwise:
             r = emit_op(L.b, op.name, op.attrs, args, [v.type for v in op.operands], t, w)
         else:
             raise BackendError(f"'{op.name}' is not supported inside a reduce/scan combine region on CPU")

@@ -12,6 +12,8 @@ import llvmlite.ir as ir
 from ...codegen import llvm_types as LT
 from .loops import nest
 from .nodes import Point, ev
+from ...ir import ops as O
+from .registry import lowers
 
 _PRINT_T = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
                             ctypes.c_int64, ctypes.c_int32, ctypes.c_double, ctypes.c_int64)
@@ -84,6 +86,7 @@ def _linear(b, idx, shape):
     return lin
 
 
+@lowers(O.PrintOp)
 def op_print(L, op):
     prefix, hexa = op.attrs.get("prefix", ""), op.attrs.get("hex", False)
     for v in op.operands:
@@ -96,6 +99,7 @@ def op_print(L, op):
                                                    _linear(L.b, idx, shape)))
 
 
+@lowers(O.AssertOp)
 def op_assert(L, op):
     b = L.b
     fn = _decl(L, "tilec_cpu_assert", [LT.PTR, LT.I32, LT.I32, LT.I32])
@@ -110,6 +114,3 @@ def op_assert(L, op):
         return
     shape = op.cond.type.shape
     nest(b, shape, 1, lambda idx: check(ev(L, node, Point(shape, idx), 1)))
-
-
-HANDLERS = {"print": op_print, "assert": op_assert}
