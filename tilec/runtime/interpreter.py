@@ -8,6 +8,7 @@ tensor has a truth value here), so ``print`` and breakpoints work inside kernels
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
 import linecache
 import os
@@ -138,12 +139,49 @@ class EvalSemantic(Semantic):
         return list(out) if isinstance(out, tuple) else [out]
 
 
+def _byte_extent(addr: int, shape, strides, itemsize: int) -> tuple[int, int]:
+    """[low, high) byte addresses an array view (``strides`` in bytes) can touch."""
+    if any(int(s) == 0 for s in shape):
+        return addr, addr
+    lo = hi = 0
+    for n, st in zip(shape, strides):
+        span = (int(n) - 1) * int(st)
+        lo, hi = lo + min(span, 0), hi + max(span, 0)
+    return addr + lo, addr + hi + itemsize
+
+
+def _register_pointer(v, memory: Memory) -> int:
+    """The address a pointer argument passes, with the bytes its view can reach made addressable: numpy arrays
+    and views of any stride, torch tensors of any dtype and stride (their storage is shared, so stores land in the
+    caller's tensor), ``reinterpret`` wrappers and anything with ``__array_interface__``."""
+    from ..language.reinterpret import TensorWrapper
+    if isinstance(v, TensorWrapper):
+        v = v.base
+    if type(v).__module__.startswith("torch") and hasattr(v, "data_ptr"):
+        if v.device.type != "cpu":
+            raise TypeError("the interpreter runs on the host: pass CPU tensors (got one on "
+                            f"{v.device.type})")
+        addr, item = int(v.data_ptr()), v.element_size()
+        lo, hi = _byte_extent(addr, v.shape, [s * item for s in v.stride()], item)
+    else:
+        if not isinstance(v, np.ndarray):
+            v = np.asarray(v)
+        if v.flags.c_contiguous or v.flags.f_contiguous:
+            return memory.register(v)
+        addr = v.__array_interface__["data"][0]
+        lo, hi = _byte_extent(addr, v.shape, v.strides, v.itemsize)
+    if hi > lo:
+        raw = np.ctypeslib.as_array((ctypes.c_uint8 * (hi - lo)).from_address(lo))
+        memory.register(raw)
+        memory.keep_alive = getattr(memory, "keep_alive", []) + [v]
+    return addr
+
+
 def _arg_tensor(sig: str, v, memory: Memory, tb: TirBuilder):
     t = type_from_signature(sig)
     it = tb.to_ir(t)
     if t.is_ptr():
-        arr = v if isinstance(v, np.ndarray) else np.asarray(v)
-        return tensor(Value(np.asarray(memory.register(arr), dtype=np.uint64), it), t)
+        return tensor(Value(np.asarray(_register_pointer(v, memory), dtype=np.uint64), it), t)
     from ..ir.numerics import as_value
     return tensor(Value(as_value(v, it), it), t)
 

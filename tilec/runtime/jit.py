@@ -104,6 +104,10 @@ class JITFunction:
     def src(self) -> str:
         return self.source.text
 
+    def _unsafe_update_src(self, new_src: str):
+        from ..frontend.source import replace_source
+        replace_source(self, new_src)
+
     def _referenced_globals(self):
         """(name, value) of every global/closure name the source mentions (module attributes one level deep)."""
         g = dict(self.fn.__globals__)
