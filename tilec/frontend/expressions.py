@@ -5,7 +5,7 @@ import ast
 import operator
 import types
 
-from ..language.core import dtype, tensor
+from ..language.core import dtype, scalar_tensor_attribute, tensor
 from .scope import is_tensor, normalize
 
 # ast operator -> (Semantic method, Python function for compile-time values)
@@ -67,6 +67,8 @@ class ExprGen:
         if node.attr.startswith("_"):
             raise AttributeError(f"cannot read private attribute '{node.attr}' inside a kernel")
         try:
+            if isinstance(base, (bool, int, float)):
+                return scalar_tensor_attribute(base, node.attr)
             return getattr(base, node.attr)
         except AttributeError:
             raise AttributeError(f"{type(base).__name__} has no attribute '{node.attr}'") from None

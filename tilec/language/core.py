@@ -139,7 +139,7 @@ class dtype:
 
     @property
     def shape(self):
-        return ()
+        return Shape()
 
     def with_element(self, elt):
         return elt
@@ -195,12 +195,39 @@ class pointer_type(dtype):
         return (pointer_type, (self.element_ty, self.address_space))
 
 
+class Shape(tuple):
+    """A tile's shape: a tuple of ints that also compares equal to the same ints in a list (``x.shape == [1, N]``,
+    as Triton's list-valued shapes do) and concatenates with lists."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if isinstance(other, list):
+            other = tuple(_unwrap(o) for o in other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = tuple.__hash__
+
+    def __add__(self, other):
+        return Shape(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return Shape(tuple(other) + tuple(self))
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Shape(r) if isinstance(i, slice) else r
+
+
 class block_type(dtype):
     """The type of a tile: an element type (scalar or pointer) and a shape of ints."""
 
     def __init__(self, element_ty, shape):
         self.element_ty = element_ty
-        self._shape = tuple(int(s) for s in shape)
+        self._shape = Shape(int(s) for s in shape)
         self.name = f"<{self._shape}, {element_ty}>"
         self._kind = "block"
         self.primitive_bitwidth = element_ty.primitive_bitwidth
@@ -393,6 +420,10 @@ class tensor:
         return current().cast(self, _unwrap(dtype), fp_downcast_rounding=_unwrap(fp_downcast_rounding),
                               bitcast=_unwrap(bitcast))
 
+    def cast(self, dtype, fp_downcast_rounding=None, bitcast=False):
+        """The same as :meth:`to` (Triton spells it both ways)."""
+        return self.to(dtype, fp_downcast_rounding, bitcast)
+
     def __getitem__(self, slices):
         return current().getitem(self, slices)
 
@@ -483,3 +514,13 @@ class _Namespace:
 
 
 PropagateNan = _Namespace("PropagateNan", NONE=0, ALL=0xFFFF)
+
+
+def scalar_tensor_attribute(value, name: str):
+    """``name`` read from a Python number in a kernel: tensor methods and properties (``value.dtype``,
+    ``acc.to(tl.int64)``) apply to the number as the scalar tensor it becomes, as in Triton."""
+    if isinstance(value, constexpr):
+        value = value.value
+    if isinstance(value, (bool, int, float)) and not hasattr(type(value), name) and hasattr(tensor, name):
+        return getattr(current().to_tensor(value), name)
+    return getattr(value, name)

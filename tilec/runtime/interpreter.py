@@ -8,6 +8,8 @@ tensor has a truth value here), so ``print`` and breakpoints work inside kernels
 """
 from __future__ import annotations
 
+import ast
+import copy
 import ctypes
 import itertools
 import linecache
@@ -135,7 +137,7 @@ class EvalSemantic(Semantic):
         return int(np.asarray(x.handle.v).reshape(()))
 
     def call_combine(self, fn, scalars):
-        out = fn.fn(*scalars) if hasattr(fn, "fn") else fn(*scalars)
+        out = interpreted_function(fn)(*scalars) if hasattr(fn, "fn") else fn(*scalars)
         return list(out) if isinstance(out, tuple) else [out]
 
 
@@ -186,6 +188,58 @@ def _arg_tensor(sig: str, v, memory: Memory, tb: TirBuilder):
     return tensor(Value(as_value(v, it), it), t)
 
 
+_SCALAR_ATTR = "__tilec_scalar_attr__"
+_NUMBER_ATTRS = frozenset(n for t in (bool, int, float) for n in dir(t))
+_TENSOR_ONLY_ATTRS = frozenset(n for n in dir(tensor) if not n.startswith("_") and n not in _NUMBER_ATTRS)
+
+
+class _ScalarAttributes(ast.NodeTransformer):
+    """``x.attr`` for tensor-only attribute names becomes a call that also serves Python numbers (the compiled
+    path reads them through the scalar tensor the number becomes; natively an int has no ``.dtype``)."""
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and node.attr in _TENSOR_ONLY_ATTRS:
+            return ast.copy_location(ast.Call(ast.Name(_SCALAR_ATTR, ast.Load()),
+                                              [node.value, ast.Constant(node.attr)], []), node)
+        return node
+
+
+def interpreted_function(jitfn):
+    """The Python function the interpreter runs for ``jitfn``: its source with Python numbers given tensor
+    attributes, in its globals and (a snapshot of) its closure. Falls back to the function itself when its source
+    cannot be rebuilt."""
+    src = jitfn.source
+    cached = getattr(jitfn, "_tilec_interpreted", None)
+    if cached is not None and cached[0] is src:
+        return cached[1]
+    fn = jitfn.fn
+    try:
+        fdef = copy.deepcopy(src.tree)
+        fdef.decorator_list = []
+        fdef = _ScalarAttributes().visit(fdef)
+        free = fn.__code__.co_freevars
+        params = [ast.arg(n) for n in (_SCALAR_ATTR,) + free]
+        maker = ast.FunctionDef("__tilec_make__", ast.arguments([], params, None, [], [], None, []),
+                                [fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], [], None)
+        tree = ast.fix_missing_locations(ast.Module([maker], []))
+        ast.increment_lineno(tree, src.start_line - 1)
+        ns: dict = {}
+        exec(compile(tree, src.file, "exec"), fn.__globals__, ns)
+        cells = []
+        for c in fn.__closure__ or ():
+            try:
+                cells.append(c.cell_contents)
+            except ValueError:
+                cells.append(None)
+        new = ns["__tilec_make__"](tlc.scalar_tensor_attribute, *cells)
+        new.__defaults__ = fn.__defaults__
+    except Exception:
+        new = fn
+    jitfn._tilec_interpreted = (src, new)
+    return new
+
+
 def run(jitfn, grid, values, debug=False):
     """Run ``jitfn`` over ``grid`` (3 ints) on bound parameter ``values``; arrays are updated in place."""
     _, _, src = jitfn.specialize(values)
@@ -195,11 +249,12 @@ def run(jitfn, grid, values, debug=False):
     for p, v in zip(jitfn.params, values):
         sig = src.signature.get(p.name, "constexpr")
         args.append(src.constexprs.get(p.name, v) if sig == "constexpr" else _arg_tensor(sig, v, memory, tb))
+    fn = interpreted_function(jitfn)
     for z, y, x in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
         sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid), {"debug": bool(debug)})
         with use_semantic(sem), np.errstate(all="ignore"):
             try:
-                jitfn.fn(*args)
+                fn(*args)
             except OutOfBoundsError as e:  # a runtime fault, not a language error: say where and in which program
                 located = _at_kernel_line(e)
                 where = f"{located.file}:{located.line}:{located.col}: " if located is not None else ""

@@ -319,8 +319,8 @@ class JITFunction:
                         debug=self.debug_enabled(debug))
 
     def __call__(self, *args, **kwargs):
-        from .interpreter import is_interpreting
-        if is_interpreting():  # a @jit function called from an interpreted kernel
+        from . import interpreter
+        if interpreter.is_interpreting():  # a @jit function called from an interpreted kernel
             if any(p.is_constexpr for p in self.params):
                 from ..language.core import tensor
                 bound = self.signature.bind(*args, **kwargs)
@@ -328,7 +328,7 @@ class JITFunction:
                     if p.is_constexpr and isinstance(bound.arguments.get(p.name), tensor):
                         raise TypeError(f"{self.__name__}: argument '{p.name}' is a tl.constexpr parameter but got "
                                         "a runtime tensor")
-            return self.fn(*args, **kwargs)
+            return interpreter.interpreted_function(self)(*args, **kwargs)
         raise RuntimeError(f"{self.__name__} is a @tilec.jit kernel: launch it as {self.__name__}[grid](...)")
 
     def __repr__(self):
