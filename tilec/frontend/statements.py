@@ -14,16 +14,21 @@ from ..ir.core import Block, Region
 from ..ir import ops as irops
 from ..language.core import tensor
 from .scope import is_scalar_const, is_tensor
+from .returns import DONE, RET, always_returns, contains_return, guarded, return_if_done, while_test
 from .values import describe, flatten, unflatten
 
 
 def assigned_names(stmts) -> list[str]:
-    """Names a list of statements may (re)bind, in first-assignment order."""
+    """Names a list of statements may (re)bind, in first-assignment order (a ``return`` binds the hidden
+    return flag and value, see ``returns.py``)."""
     seen = {}
     for s in stmts:
         for node in ast.walk(s):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 seen.setdefault(node.id, None)
+            elif isinstance(node, ast.Return):
+                seen.setdefault(DONE, None)
+                seen.setdefault(RET, None)
     return list(seen)
 
 
@@ -34,6 +39,7 @@ class _Return(Exception):
 class StmtGen:
     def __init__(self, g):
         self.g = g
+        self.frames = ["function"]  # what a `return` leaves: the function, or (a flag for) a runtime loop
         self._dispatch = {
             ast.Expr: self.expr, ast.Assign: self.assign, ast.AugAssign: self.augassign,
             ast.AnnAssign: self.annassign, ast.If: self.if_, ast.For: self.for_, ast.While: self.while_,
@@ -52,10 +58,40 @@ class StmtGen:
         return self.g.located(node, fn)
 
     def block(self, stmts):
-        for s in stmts:
+        stmts = list(stmts)
+        for i, s in enumerate(stmts):
             if self.g.returned:
-                raise self.g.src.error(s, "code after return is not supported")
+                return  # unreachable after a return, as in Python
+            if isinstance(s, (ast.If, ast.For, ast.While)) and contains_return(s):
+                if self.returning_statement(s, stmts[i + 1:]):
+                    return
+                continue
             self.visit(s)
+
+    def returning_statement(self, node, rest) -> bool:
+        """A statement that may return early; ``rest`` follows it. True when ``rest`` was generated as part of it
+        (as the continuation of runtime branches that do not return)."""
+        if isinstance(node, ast.If):
+            return self.g.located(node, lambda n: self.if_(n, rest))
+        self.g.located(node, self.returning_loop)
+        after = return_if_done(node)
+        return self.g.located(after, lambda n: self.if_(n, rest))
+
+    def returning_loop(self, node):
+        """A loop whose body may return: a hidden flag, carried through the loop, records the return; the body
+        runs only while it is clear (a while loop also stops on it)."""
+        self.g.scope[DONE] = False
+        self.frames.append("loop")
+        try:
+            if isinstance(node, ast.For):
+                loop = ast.copy_location(ast.For(node.target, node.iter, guarded(node.body, node), node.orelse,
+                                                 None), node)
+                self.for_(loop)
+            else:
+                loop = ast.copy_location(ast.While(while_test(node), node.body, node.orelse), node)
+                self.while_(loop)
+        finally:
+            self.frames.pop()
 
     # -- simple statements ---------------------------------------------------------------------------------
     def expr(self, node):
@@ -103,9 +139,19 @@ class StmtGen:
                                            "and tuples of names can be assigned)")
 
     def return_(self, node):
-        if self.g.depth:
-            raise self.g.src.error(node, "return inside runtime control flow is not supported")
-        self.g.ret_value = None if node.value is None else self.g.expr.visit(node.value)
+        value = None if node.value is None else self.g.expr.visit(node.value)
+        if self.frames[-1] == "loop":
+            if value is not None:
+                raise self.g.src.error(node, "a return with a value inside a loop is not supported (only a plain "
+                                             "`return`); keep the value in a variable and return it after the loop")
+            self.g.scope[DONE] = True
+        elif self.g.depth:
+            if value is None:
+                self.g.scope.vars.pop(RET, None)
+            else:
+                self.g.scope[RET] = value
+        else:
+            self.g.ret_value = value
         self.g.returned = True
 
     def assert_(self, node):
@@ -137,35 +183,52 @@ class StmtGen:
 
     def child(self, stmts, block: Block, scope):
         """Generate ``stmts`` into ``block`` under ``scope``; returns the final scope."""
-        saved = self.g.scope
+        saved, saved_returned = self.g.scope, self.g.returned
         self.g.scope = scope
         self.g.depth += 1
+        self.g.returned = False
         try:
             with self.g.ir.at_end(block):
                 self.block(stmts)
         finally:
             self.g.depth -= 1
             self.g.scope = saved
+            self.g.returned = saved_returned
         return scope
 
     # -- if ----------------------------------------------------------------------------------------------------
-    def if_(self, node):
+    def if_(self, node, rest=None) -> bool:
+        """``rest`` (the statements after an ``if`` that may return) becomes the continuation of the branches
+        that do not return when the condition is a runtime value; returns whether that happened."""
         cond = self.g.expr.visit(node.test)
         if not is_tensor(cond):
             self.block(node.body if cond else node.orelse)
-            return
+            return False
         if cond.shape:
             raise TypeError(f"a runtime `if` needs a scalar condition, got a tensor of shape {list(cond.shape)}; "
                             "use tl.where for elementwise choices")
         cond = self.g.sem.cast(cond, tl.int1)
         before = self.g.scope
+        body, orelse = list(node.body), list(node.orelse)
+        cont = rest is not None
+        if cont:
+            body += [] if always_returns(body) else list(rest)
+            orelse += [] if always_returns(orelse) else list(rest)
         then_b, else_b = Block(), Block()
-        s_then = self.child(node.body, then_b, before.copy())
-        s_else = self.child(node.orelse, else_b, before.copy())
+        s_then = self.child(body, then_b, before.copy())
+        s_else = self.child(orelse, else_b, before.copy())
+        names = assigned_names(body + orelse)
+        if cont and self.frames[-1] == "function":
+            # everything after this `if` was generated inside it: only the returned value lives on
+            if (RET in s_then.vars) != (RET in s_else.vars):
+                raise TypeError("this function returns a value on some paths but not on others")
+            names = [RET]
         then_vals, else_vals, bindings = [], [], []
-        for name in assigned_names(node.body + node.orelse):
+        for name in names:
             if name not in s_then.vars or name not in s_else.vars:
                 continue  # first defined in one branch only: not visible after the if
+            if cont and name not in before.vars and name not in (RET, DONE):
+                continue  # first defined in the continuation: dead once the loop iteration ends
             a, b = s_then.vars[name], s_else.vars[name]
             if a is b:
                 continue
@@ -203,6 +266,11 @@ class StmtGen:
                     m = tensor(r, then_vals[m.index].type)
                 leaves.append(m)
             before.vars[name] = unflatten(d, leaves)
+        if cont:
+            if self.frames[-1] == "function" and not self.g.depth:
+                self.g.ret_value = before.vars.pop(RET, None)
+            self.g.returned = True
+        return cont
 
     # -- loops -------------------------------------------------------------------------------------------------
     def carried(self, stmts, extra=()):
@@ -321,6 +389,8 @@ class StmtGen:
         for i in seq:
             self.bind(node.target, i)
             self.block(node.body)
+            if self.g.returned:
+                return
 
     def while_(self, node):
         if node.orelse:
