@@ -128,8 +128,8 @@ class Semantic:
         if not (a.is_int() and b.is_int()):
             raise TypeError(f"unexpected operand types {a!r} and {b!r}")
         if div_or_mod and a.is_int_signed() != b.is_int_signed():
-            raise TypeError(f"cannot use /, // or % with {a!r} and {b!r}: they have different signedness; "
-                            "cast one of them first")
+            raise TypeError(f"Cannot use /, //, or % with {a!r} and {b!r} because they have different "
+                            "signedness; cast one of them first")
         return self.integer_promote(a, b)
 
     def binary_operands(self, x, y, allow_x_ptr=False, allow_y_ptr=False, arithmetic=True, div_or_mod=False):
@@ -366,9 +366,13 @@ class Semantic:
         return self._emit("pow", x, y)
 
     def _bitwise(self, op, x, y) -> tensor:
-        x, y = self.binary_operands(x, y, arithmetic=False)
-        if not (x.dtype.is_int() and y.dtype.is_int()):
-            raise TypeError(f"bitwise operators need integer operands, got {x.dtype!r} and {y.dtype!r}")
+        """Bitwise ops and shifts promote like arithmetic (a Python int adopts the tensor's type, so
+        ``uint8 << 7`` stays uint8), then take the wider integer type."""
+        xt = x.dtype if isinstance(_unwrap(x), tensor) else scalar_type_of(_unwrap(x))
+        yt = y.dtype if isinstance(_unwrap(y), tensor) else scalar_type_of(_unwrap(y))
+        if not (xt.is_int() and yt.is_int()):
+            raise TypeError(f"invalid operands of type {xt!r} and {yt!r} for a bitwise operator (integers only)")
+        x, y = self.binary_operands(x, y)
         rt = self.integer_promote(x.dtype, y.dtype)
         return self._emit(op, self.cast(x, rt), self.cast(y, rt))
 
