@@ -132,7 +132,7 @@ def k_if_type_mismatch(X, n):
 
 
 def test_if_branch_type_mismatch():
-    check(compile_error(k_if_type_mismatch, X, 4), "# E:if-type", "if", "variable 'v' has type")
+    check(compile_error(k_if_type_mismatch, X, 4), "# E:if-type", "if", "Mismatched type for v (variable 'v'): type")
 
 
 @tilec.jit

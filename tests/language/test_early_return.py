@@ -161,3 +161,19 @@ def test_return_value_in_loop_is_an_error():
 
     with pytest.raises(tilec.CompilationError, match="return with a value inside a loop"):
         k[(1,)](np.zeros(1, np.float32), 3)
+
+
+@tilec.jit
+def nested_in_static_if(Flag, Out, DYNAMIC: tl.constexpr):
+    if DYNAMIC:
+        if tl.load(Flag) != 0:
+            tl.store(Out, 0)
+            return
+    tl.store(Out, 1)
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_runtime_return_inside_compile_time_if(mode, flag):
+    out = np.full(1, -1, np.int32)
+    launch(nested_in_static_if, (1,), mode, np.array([flag], np.int32), out, DYNAMIC=True)
+    assert out[0] == (0 if flag else 1)

@@ -147,6 +147,8 @@ class ExprGen:
         cond = self.visit(node.test)
         if not is_tensor(cond):
             return self.visit(node.body if cond else node.orelse)
+        if not cond.shape:
+            return self.g.stmt.if_expr(cond, node.body, node.orelse)
         a, b = self.visit(node.body), self.visit(node.orelse)
         return self.g.sem.where(cond, a, b)
 

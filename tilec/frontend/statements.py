@@ -202,8 +202,12 @@ class StmtGen:
         that do not return when the condition is a runtime value; returns whether that happened."""
         cond = self.g.expr.visit(node.test)
         if not is_tensor(cond):
-            self.block(node.body if cond else node.orelse)
-            return False
+            chosen = list(node.body if cond else node.orelse)
+            if rest is None:
+                self.block(chosen)
+                return False
+            self.block(chosen + list(rest))  # a runtime `if` inside may need ``rest`` as its continuation
+            return True
         if cond.shape:
             raise TypeError(f"a runtime `if` needs a scalar condition, got a tensor of shape {list(cond.shape)}; "
                             "use tl.where for elementwise choices")
@@ -235,7 +239,7 @@ class StmtGen:
             la, da = flatten(a)
             lb, db = flatten(b)
             if da != db:
-                raise TypeError(f"variable '{name}' is {describe(da)} in the then-branch but {describe(db)} in the "
+                raise TypeError(f"{_mismatch(name)}: {describe(da)} in the then-branch but {describe(db)} in the "
                                 "else-branch; both branches must agree")
             merged = []
             for x, y in zip(la, lb):
@@ -245,7 +249,7 @@ class StmtGen:
                 x2 = self.in_block(then_b, lambda: self.materialize(x, y.type if is_tensor(y) else None))
                 y2 = self.in_block(else_b, lambda: self.materialize(y, x2.type))
                 if x2.type != y2.type:
-                    raise TypeError(f"variable '{name}' has type {x2.type} in the then-branch but {y2.type} in the "
+                    raise TypeError(f"{_mismatch(name)}: type {x2.type} in the then-branch but {y2.type} in the "
                                     "else-branch; both branches must agree")
                 merged.append(_Slot(len(then_vals)))
                 then_vals.append(x2)
@@ -271,6 +275,33 @@ class StmtGen:
                 self.g.ret_value = before.vars.pop(RET, None)
             self.g.returned = True
         return cont
+
+    def if_expr(self, cond, body, orelse):
+        """``body if cond else orelse`` with a runtime scalar ``cond``: each side is evaluated in its own branch,
+        so only the chosen side's loads, stores and calls run."""
+        cond = self.g.sem.cast(cond, tl.int1)
+        then_b, else_b = Block(), Block()
+        a = self.in_block(then_b, lambda: self.g.expr.visit(body))
+        b = self.in_block(else_b, lambda: self.g.expr.visit(orelse))
+        if a is None and b is None:
+            types, then_vals, else_vals = [], [], []
+        else:
+            if a is None or b is None or not (is_tensor(a) or is_scalar_const(a)) \
+                    or not (is_tensor(b) or is_scalar_const(b)):
+                raise TypeError("Ternary expression with dynamic condition has inconsistent type: "
+                                f"{describe(flatten(a)[1])} and {describe(flatten(b)[1])}")
+            x = self.in_block(then_b, lambda: self.materialize(a, b.type if is_tensor(b) else None))
+            y = self.in_block(else_b, lambda: self.materialize(b, x.type))
+            if x.type != y.type:
+                raise TypeError(f"Ternary expression with dynamic condition has inconsistent type: {x.type} and "
+                                f"{y.type}")
+            types, then_vals, else_vals = [x.handle.type], [x.handle], [y.handle]
+        with self.g.ir.at_end(then_b):
+            self.g.ir.yield_(*then_vals)
+        with self.g.ir.at_end(else_b):
+            self.g.ir.yield_(*else_vals)
+        op = self.g.ir.create(irops.IfOp, [cond.handle], types, regions=[Region([then_b]), Region([else_b])])
+        return tensor(op.results[0], x.type) if types else None
 
     # -- loops -------------------------------------------------------------------------------------------------
     def carried(self, stmts, extra=()):
@@ -440,6 +471,10 @@ class StmtGen:
         if op is None:
             return
         self.bind_carried(before, carried, op.results, inits)
+
+
+def _mismatch(name: str) -> str:
+    return "Inconsistent return types" if name == RET else f"Mismatched type for {name} (variable '{name}')"
 
 
 class _Slot:

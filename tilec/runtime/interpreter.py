@@ -209,11 +209,14 @@ def interpreted_function(jitfn):
     """The Python function the interpreter runs for ``jitfn``: its source with Python numbers given tensor
     attributes, in its globals and (a snapshot of) its closure. Falls back to the function itself when its source
     cannot be rebuilt."""
-    src = jitfn.source
+    fn = jitfn.fn
+    try:
+        src = jitfn.source
+    except CompilationError:  # no source to rebuild from (a function made by exec): run it as it is
+        return fn
     cached = getattr(jitfn, "_tilec_interpreted", None)
     if cached is not None and cached[0] is src:
         return cached[1]
-    fn = jitfn.fn
     try:
         fdef = copy.deepcopy(src.tree)
         fdef.decorator_list = []
