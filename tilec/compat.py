@@ -175,7 +175,8 @@ def _jit_module() -> dict:
 def _errors() -> dict:
     from . import errors
     return {"CompilationError": errors.CompilationError, "OutOfResources": errors.LaunchError,
-            "CompileTimeAssertionFailure": errors.CompilationError, "TilecError": errors.TilecError}
+            "CompileTimeAssertionFailure": errors.CompilationError, "TilecError": errors.TilecError,
+            "InterpreterError": errors.TilecError}
 
 
 def _compiler() -> dict:

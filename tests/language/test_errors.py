@@ -184,7 +184,7 @@ def program_id_runtime(X, n):
 
 @pytest.mark.parametrize("kernel,args,match", [
     (callee_constexpr_runtime, (F, 16), "tl.constexpr parameter"),
-    (program_id_runtime, (F, 2), "axis must be 0, 1 or 2"),
+    (program_id_runtime, (F, 2), "axis must be 0, 1, or 2"),
     (arange_runtime, (F, 16), "compile-time"),
     (full_runtime_shape, (F, 16), "compile-time"),
     (static_range_runtime, (F, 16), "compile-time"),

@@ -53,6 +53,11 @@ def is_builtin(fn) -> bool:
 class dtype:
     """A scalar element type. Instances are interned: ``tl.dtype("fp32") is tl.float32``."""
 
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
     SINT = ("int1", "int8", "int16", "int32", "int64")
     UINT = ("uint8", "uint16", "uint32", "uint64")
     FP = ("fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
@@ -127,6 +132,13 @@ class dtype:
     @property
     def int_bitwidth(self):
         return self.primitive_bitwidth
+
+    @property
+    def exponent_bias(self) -> int:
+        """The IEEE-style exponent bias of a floating-point type (15 for fp16, 127 for fp32, 7 for fp8e4nv)."""
+        if not self.is_floating():
+            raise TypeError(f"{self!r} is not a floating-point type")
+        return (1 << (self.exponent_bits - 1)) - 1
 
     @property
     def kind_rank(self) -> int:
@@ -277,6 +289,7 @@ int8, int16, int32, int64 = (dtype(n) for n in ("int8", "int16", "int32", "int64
 uint8, uint16, uint32, uint64 = (dtype(n) for n in ("uint8", "uint16", "uint32", "uint64"))
 float8e4nv, float8e5 = dtype("fp8e4nv"), dtype("fp8e5")
 float16, bfloat16, float32, float64 = (dtype(n) for n in ("fp16", "bf16", "fp32", "fp64"))
+pi32_t = pointer_type(int32)
 _CANONICAL_NAME = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp16": "float16", "bf16": "bfloat16",
                    "fp32": "float32", "fp64": "float64"}
 

@@ -204,7 +204,8 @@ class Semantic:
         axis = _unwrap(axis)
         rank = len(x.shape)
         if not isinstance(axis, int) or not -rank - 1 <= axis <= rank:
-            raise ValueError(f"expand_dims axis {axis} out of range for rank {rank}")
+            raise ValueError(f"invalid axis {axis}. Expected {-rank - 1} <= axis < {rank + 1} (expand_dims of a "
+                             f"rank-{rank} tensor)")
         axis = axis + rank + 1 if axis < 0 else axis
         if not x.type.is_block():
             ty = block_type(x.dtype, (1,))
@@ -224,9 +225,7 @@ class Semantic:
                 x = self.expand_dims(x, dim)
                 dim += 1
             elif isinstance(s, slice) and s.start is None and s.stop is None and s.step is None:
-                if dim >= len(x.shape):
-                    raise IndexError(f"too many indices for a tensor of shape {list(x.shape)}")
-                dim += 1
+                dim += 1  # ':' keeps a dimension (past the last one it is a no-op, as in Triton)
             else:
                 raise TypeError(f"unsupported tensor index {s!r}: only None and ':' are supported")
         return x
@@ -372,6 +371,13 @@ class Semantic:
         yt = y.dtype if isinstance(_unwrap(y), tensor) else scalar_type_of(_unwrap(y))
         if not (xt.is_int() and yt.is_int()):
             raise TypeError(f"invalid operands of type {xt!r} and {yt!r} for a bitwise operator (integers only)")
+        xv, yv = _unwrap(x), _unwrap(y)
+        if op in ("shl", "shr") and isinstance(xv, tensor) and isinstance(yv, tensor) and not xt.is_bool():
+            # a shift keeps its left operand's signedness, in the wider width (int8 >> uint16 shifts arithmetically
+            # in 16 bits)
+            bits = max(xt.int_bitwidth, yt.int_bitwidth)
+            rt = tlc.dtype(("int" if xt.is_int_signed() else "uint") + str(bits))
+            x, y = self.cast(xv, rt), self.cast(yv, rt)
         x, y = self.binary_operands(x, y)
         rt = self.integer_promote(x.dtype, y.dtype)
         return self._emit(op, self.cast(x, rt), self.cast(y, rt))
@@ -424,6 +430,9 @@ class Semantic:
         x = self.to_tensor(x)
         if x.dtype.is_int_unsigned() or x.dtype.is_bool():
             return x
+        if x.dtype.is_fp8():  # clear the sign bit: exact for every fp8 value, NaNs included
+            bits = self.cast(x, tlc.uint8, bitcast=True)
+            return self.cast(self.and_(bits, 0x7F), x.dtype, bitcast=True)
         return self.unary("abs", x)
 
     def unary(self, op, x: tensor) -> tensor:
@@ -516,7 +525,7 @@ class Semantic:
     def _grid_query(self, op, axis) -> tensor:
         axis = _unwrap(axis)
         if not isinstance(axis, int) or axis not in (0, 1, 2):
-            raise ValueError(f"{op} axis must be 0, 1 or 2 (a compile-time int), got {axis!r}")
+            raise ValueError(f"{op} axis must be 0, 1, or 2 but got {axis!r} (a compile-time int)")
         return tensor(self.b.create(op, [], tlc.int32, axis=axis), tlc.int32)
 
     # -------------------------------------------------------------------------------------------------------
