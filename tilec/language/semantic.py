@@ -66,6 +66,8 @@ class Semantic:
     # -------------------------------------------------------------------------------------------------------
     # conversions of Python values
     # -------------------------------------------------------------------------------------------------------
+    MIN_DOT_SIZE = 16  # compiled dots tile by 16 (the interpreter takes any size)
+
     def to_tensor(self, v, ty=None) -> tensor:
         v = _unwrap(v)
         if isinstance(v, tensor):
@@ -664,10 +666,12 @@ class Semantic:
         ptr, mask = self._pointer_and_mask(ptr, mask, "store")
         value = _unwrap(value)
         elt = ptr.dtype.element_ty
-        if isinstance(value, tensor) and value.shape != ptr.shape:
-            if len(value.shape) > len(ptr.shape) or not ptr.shape:
-                raise ValueError(f"store: value of shape {list(value.shape)} does not fit pointers of shape "
-                                 f"{list(ptr.shape)}")
+        if isinstance(value, tensor) and value.shape and value.shape != ptr.shape:
+            # a tile stores through pointers of its own rank (size-1 dimensions broadcast); a lower-rank tile is
+            # not silently repeated over extra dimensions, as in Triton
+            if len(value.shape) != len(ptr.shape):
+                raise ValueError(f"Cannot broadcast, rank mismatch: store of a value of shape {list(value.shape)} "
+                                 f"through pointers of shape {list(ptr.shape)}")
         if elt.is_bool():
             elt = tlc.int8
             ptr = self.cast(ptr, pointer_type(elt, ptr.dtype.address_space))
@@ -744,7 +748,10 @@ class Semantic:
         return self.scan(x, axis, lambda a, b: [self.add(a[0], b[0])], reverse)
 
     def cumprod(self, x, axis=0, reverse=False):
-        return self.scan(self.to_tensor(x), axis, lambda a, b: [self.mul(a[0], b[0])], reverse)
+        x = self.to_tensor(x)
+        if x.dtype.is_bf16():
+            x = self.cast(x, tlc.float32)
+        return self.scan(x, axis, lambda a, b: [self.mul(a[0], b[0])], reverse)
 
     def arg_extreme(self, x, axis, keep_dims, largest, tie_break_left=True):
         """(value, index) of the max/min along ``axis``; ties pick the smallest index."""
@@ -841,8 +848,12 @@ class Semantic:
                                     scope=scope_), val.type)
 
     def _sum_dtype(self, t: dtype, dt):
+        """The type sums and products accumulate in: ``dt`` when given; float32 for bfloat16 (as Triton: a bf16
+        accumulator loses a bit per add); 32 bits for narrow integers."""
         if dt is not None:
             return dt
+        if t.is_bf16():
+            return tlc.float32
         if t.is_int() and t.int_bitwidth < 32:
             return tlc.uint32 if t.is_int_unsigned() else tlc.int32
         return None
@@ -898,8 +909,9 @@ class Semantic:
         if ra == 3 and a.shape[0] != b.shape[0]:
             raise ValueError(f"dot batch dimensions differ: {a.shape[0]} and {b.shape[0]}")
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-        if m < 16 or n < 16 or k < 16:
-            raise ValueError(f"dot needs every dimension >= 16, got M={m}, N={n}, K={k}")
+        lo = self.MIN_DOT_SIZE
+        if m < lo or n < lo or k < lo:
+            raise ValueError(f"dot needs every dimension >= {lo}, got M={m}, N={n}, K={k}")
         at, bt = a.dtype, b.dtype
         if at != bt:
             if at.is_floating() and bt.is_floating() and at.primitive_bitwidth != bt.primitive_bitwidth:

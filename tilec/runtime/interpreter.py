@@ -124,6 +124,7 @@ class EvalBuilder:
 
 class EvalSemantic(Semantic):
     """The Semantic with runtime values: scalar tensors have truth values and indices."""
+    MIN_DOT_SIZE = 1
 
     def to_bool(self, x: tensor) -> bool:
         v = np.asarray(x.handle.v)
