@@ -181,3 +181,18 @@ def test_dtype_facts():
     assert tl.float8e4nv.exponent_bias == 7 and tl.float8e5.exponent_bias == 15
     assert tl.pi32_t == tl.pointer_type(tl.int32)
     assert "int8" in tl.dtype.SINT_TYPES and "uint8" in tl.dtype.UINT_TYPES
+
+
+@tilec.jit
+def narrow_descriptor(X, BN: tl.constexpr):
+    d = tl.make_tensor_descriptor(X, [16, 16], [16, 1], [2, BN])
+    d.store([0, 0], d.load([0, 0]) + 1)
+
+
+def test_descriptor_rows_of_fewer_than_16_bytes_are_rejected(mode):
+    from langhelp import launch
+    x = np.zeros(256, np.int32)
+    with pytest.raises(tilec.TilecError, match="at least 16 bytes"):
+        launch(narrow_descriptor, (1,), mode, x, BN=2)
+    launch(narrow_descriptor, (1,), mode, x, BN=4)
+    assert x.reshape(16, 16)[:2, :4].tolist() == [[1] * 4] * 2 and x.sum() == 8
