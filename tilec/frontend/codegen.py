@@ -20,6 +20,7 @@ from .expressions import ExprGen
 from .scope import Scope, is_tensor, normalize
 from ..runtime.specialize import hashable as _hashable
 from .statements import StmtGen
+from .source import kernel_name
 from .tir_builder import TirBuilder
 from .values import Packed, flatten
 
@@ -245,6 +246,6 @@ def generate(src, options=None) -> ModuleOp:
         fn = JITFunction(fn)
     runtime, constexprs = parse_signature(fn, src.signature, src.constexprs, src.attrs)
     mgen = ModuleGen(options)
-    name = mgen.unique_name(fn.__name__)
+    name = mgen.unique_name(kernel_name(fn, runtime, constexprs))
     FunctionGen(mgen, fn, runtime, constexprs, kernel=True, sym_name=name).generate()
     return mgen.module

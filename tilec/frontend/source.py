@@ -81,3 +81,23 @@ def replace_source(jitfn, text: str):
     jitfn._cache_key = None
     jitfn.cache.clear()
     jitfn._fast_cache.clear()
+
+
+class Specialization:
+    """What ``@jit(repr=...)`` sees of a variant: ``signature`` (runtime parameter -> type string, ``"i32"``,
+    ``"*fp32"``) and ``constants`` (constexpr and equal-to-1 parameters -> value)."""
+
+    def __init__(self, signature: dict, constants: dict):
+        self.signature, self.constants = signature, constants
+
+
+def kernel_name(jitfn, runtime, constexprs) -> str:
+    """The compiled kernel's name: the function's, or what its ``repr`` callback makes of the specialisation."""
+    make = getattr(jitfn, "repr", None)
+    if make is None:
+        return jitfn.__name__
+    from ..language.core import signature_name
+    signature = {n: signature_name(t) for n, t, _, _ in runtime}
+    constants = dict(constexprs)
+    constants.update({n: 1 for n, _, _, eq1 in runtime if eq1})
+    return str(make(Specialization(signature, constants)))

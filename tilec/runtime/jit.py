@@ -441,10 +441,12 @@ def _target_of(values):
     return None
 
 
-def jit(fn=None, *, do_not_specialize=(), noinline=False, debug=None, interpret=None, **_ignored):
+def jit(fn=None, *, do_not_specialize=(), noinline=False, debug=None, interpret=None, repr=None, **_ignored):
     """Decorator: ``@tilec.jit`` or ``@tilec.jit(do_not_specialize=["n"], noinline=True)``; ``interpret=True``
-    (or ``TILEC_INTERPRET=1`` when the function is decorated) runs launches in the numpy interpreter."""
+    (or ``TILEC_INTERPRET=1`` when the function is decorated) runs launches in the numpy interpreter;
+    ``repr(specialization)`` names each compiled variant (see ``frontend/source.py:kernel_name``)."""
     def deco(f):
-        return JITFunction(f, do_not_specialize=do_not_specialize, noinline=noinline, debug=debug,
-                           interpret=interpret)
+        jf = JITFunction(f, do_not_specialize=do_not_specialize, noinline=noinline, debug=debug, interpret=interpret)
+        jf.repr = repr
+        return jf
     return deco(fn) if fn is not None else deco
