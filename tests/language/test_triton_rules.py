@@ -196,3 +196,43 @@ def test_descriptor_rows_of_fewer_than_16_bytes_are_rejected(mode):
         launch(narrow_descriptor, (1,), mode, x, BN=2)
     launch(narrow_descriptor, (1,), mode, x, BN=4)
     assert x.reshape(16, 16)[:2, :4].tolist() == [[1] * 4] * 2 and x.sum() == 8
+
+
+@tilec.jit
+def _pick(a, b, c):
+    if c:
+        return b
+    else:
+        return a
+
+
+@tilec.jit(do_not_specialize=["choose"])
+def const_params(inp: tl.const, out, c_out: tl.const, choose, MODE: tl.constexpr):
+    o = tl.arange(0, 16)
+    v = tl.load(inp + o) + 1.0
+    if MODE == 0:
+        final = c_out
+    elif MODE == 1:
+        final = _pick(out, c_out, choose)
+    elif MODE == 2:
+        final = c_out if choose else out
+    elif MODE == 3:
+        if choose:
+            final = c_out
+        else:
+            final = out
+    else:
+        final = out
+    tl.store(final + o, v)
+
+
+@pytest.mark.parametrize("mode_,match", [(0, "Cannot store to a constant pointer"), (1, "Inconsistent return types"),
+                                         (2, "Ternary expression with dynamic condition has inconsistent type"),
+                                         (3, "Mismatched type for final")])
+def test_const_pointer_parameters(mode_, match):
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    with pytest.raises(tilec.CompilationError, match=match):
+        const_params[(1,)](x, y, y, 0, MODE=mode_)
+    const_params[(1,)](x, y, y, 0, MODE=4)
+    np.testing.assert_array_equal(y, x + 1)

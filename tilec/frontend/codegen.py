@@ -130,6 +130,7 @@ class FunctionGen:
                 self.scope[name] = v.rebuild(self.scope.vars)
         with use_semantic(self.sem):
             self._check_args(tree)
+            self.stmt.mark_const_parameters(tree)
             self.stmt.block(tree.body)
             self._finish(func, tree)
         return func

@@ -46,6 +46,32 @@ class StmtGen:
             ast.Return: self.return_, ast.Pass: lambda n: None, ast.Assert: self.assert_,
         }
 
+    def mark_const_parameters(self, tree):
+        """Pointer parameters annotated ``tl.const`` become read-only pointers (stores through them are errors)."""
+        for a in tree.args.args:
+            if a.annotation is None or a.arg not in self.g.scope.vars:
+                continue
+            v = self.g.scope.vars[a.arg]
+            if not (is_tensor(v) and v.dtype.is_ptr()) or getattr(v.dtype, "const", False):
+                continue
+            if self._annotation_value(a.annotation) is tl.const:
+                t = v.dtype
+                self.g.scope[a.arg] = tensor(v.handle, tl.pointer_type(t.element_ty, t.address_space, const=True))
+
+    def _annotation_value(self, node):
+        """What a parameter annotation names (``tl.const``, ``const``, or the same as a string), or None."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(node, ast.Name):
+            scope = self.g.scope
+            return scope.closure.get(node.id, scope.globals.get(node.id))
+        if isinstance(node, ast.Attribute):
+            return getattr(self._annotation_value(node.value), node.attr, None)
+        return None
+
     def visit(self, node):
         fn = self._dispatch.get(type(node))
         if fn is None:

@@ -178,12 +178,13 @@ class dtype:
 class pointer_type(dtype):
     """``*element``; ``tl.pointer_type(tl.float32)`` is the type of a float32 pointer argument."""
 
-    def __init__(self, element_ty, address_space=1):
+    def __init__(self, element_ty, address_space=1, const=False):
         if not isinstance(element_ty, dtype):
             raise TypeError(f"pointer_type needs a dtype, got {element_ty!r}")
         self.element_ty = element_ty
         self.address_space = address_space
-        self.name = f"pointer<{element_ty}>"
+        self.const = bool(const)  # a read-only pointer (a ``p: tl.const`` parameter): stores through it are errors
+        self.name = f"pointer<{'const ' if const else ''}{element_ty}>"
         self._kind = "ptr"
         self.primitive_bitwidth = 64
         self.fp_mantissa_width = self.exponent_bits = 0
@@ -191,20 +192,23 @@ class pointer_type(dtype):
     def is_ptr(self):
         return True
 
+    def is_const(self):
+        return self.const
+
     def __str__(self):
-        return f"*{self.element_ty}"
+        return f"*{'const ' if self.const else ''}{self.element_ty}"
 
     __repr__ = __str__
 
     def __eq__(self, other):
         return (isinstance(other, pointer_type) and other.element_ty == self.element_ty
-                and other.address_space == self.address_space)
+                and other.address_space == self.address_space and other.const == self.const)
 
     def __hash__(self):
-        return hash(("ptr", self.element_ty, self.address_space))
+        return hash(("ptr", self.element_ty, self.address_space, self.const))
 
     def __reduce__(self):
-        return (pointer_type, (self.element_ty, self.address_space))
+        return (pointer_type, (self.element_ty, self.address_space, self.const))
 
 
 class Shape(tuple):

@@ -664,6 +664,8 @@ class Semantic:
         elif _unwrap(boundary_check):
             raise ValueError("boundary_check is only for block pointers (tl.make_block_ptr)")
         ptr, mask = self._pointer_and_mask(ptr, mask, "store")
+        if getattr(ptr.dtype, "const", False):
+            raise TypeError("Cannot store to a constant pointer (a tl.const parameter)")
         value = _unwrap(value)
         elt = ptr.dtype.element_ty
         if isinstance(value, tensor) and value.shape and value.shape != ptr.shape:

@@ -520,7 +520,7 @@ tl_tuple.__name__ = tl_tuple.__qualname__ = "tuple"
 
 
 class const:
-    """Annotation of a read-only pointer parameter (``p: tl.const``); tilec needs no extra information from it."""
+    """Annotation of a read-only pointer parameter (``p: tl.const``): stores through it are compile errors."""
 
 
 class constexpr_type:
