@@ -236,3 +236,36 @@ def test_const_pointer_parameters(mode_, match):
         const_params[(1,)](x, y, y, 0, MODE=mode_)
     const_params[(1,)](x, y, y, 0, MODE=4)
     np.testing.assert_array_equal(y, x + 1)
+
+
+def _e4b15_value(codes):
+    s = np.where(codes & 0x80, -1.0, 1.0)
+    e = ((codes >> 3) & 0xF).astype(np.int64)
+    m = (codes & 7).astype(np.float64)
+    return s * np.where(e == 0, m / 8 * 2.0 ** -14, (1 + m / 8) * 2.0 ** (e - 15))
+
+
+@tilec.jit
+def e4b15_convert(C, F, Back, N: tl.constexpr):
+    o = tl.arange(0, N)
+    f = tl.load(C + o).to(tl.float32)
+    tl.store(F + o, f)
+    tl.store(Back + o, (tl.load(F + N + o)).to(tl.float8e4b15))
+
+
+def test_fp8e4b15_conversions(mode):
+    from tilec.language.reinterpret import reinterpret
+    r = rng(26)
+    codes = np.arange(256, dtype=np.uint8)
+    f = np.zeros(512, np.float32)
+    f[256:] = (r.standard_normal(256) * 2.0 ** r.integers(-16, 2, 256)).astype(np.float32)
+    back = np.zeros(256, np.uint8)
+    launch(e4b15_convert, (1,), mode, reinterpret(codes, tl.float8e4b15), f, reinterpret(back, tl.float8e4b15), N=256)
+    np.testing.assert_array_equal(f[:256], _e4b15_value(codes).astype(np.float32))  # decoding is exact
+    # encoding: the nearest code (ties to even) of the float16 value, saturating at +-1.875
+    table = _e4b15_value(codes)
+    h = f[256:].astype(np.float16).astype(np.float64)
+    got = _e4b15_value(back)
+    best = np.abs(table[None, :] - np.clip(h, -1.875, 1.875)[:, None]).min(axis=1)
+    np.testing.assert_array_equal(np.abs(got - np.clip(h, -1.875, 1.875)), best)
+    assert ((back & 0x80) != 0).tolist() == np.signbit(h).tolist()

@@ -55,7 +55,7 @@ class dtype:
 
     SINT_TYPES = ["int8", "int16", "int32", "int64"]
     UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
-    FP_TYPES = ["fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64"]
     STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
     OTHER_TYPES = ["void"]
     SINT = ("int1", "int8", "int16", "int32", "int64")
@@ -68,6 +68,9 @@ class dtype:
         "uint8": ("uint", 8, 0, 0, "u8"), "uint16": ("uint", 16, 0, 0, "u16"),
         "uint32": ("uint", 32, 0, 0, "u32"), "uint64": ("uint", 64, 0, 0, "u64"),
         "fp8e4nv": ("float", 8, 3, 4, "f8e4m3"), "fp8e5": ("float", 8, 2, 5, "f8e5m2"),
+        # Triton's fp8 with exponent bias 15 (every code finite): held in the IR as its uint8 code; the semantic
+        # layer converts it through float16, which represents every value exactly (see semantic.py)
+        "fp8e4b15": ("float", 8, 3, 4, "u8"),
         "fp16": ("float", 16, 10, 5, "f16"), "bf16": ("float", 16, 7, 8, "bf16"),
         "fp32": ("float", 32, 23, 8, "f32"), "fp64": ("float", 64, 52, 11, "f64"),
         "void": ("void", 0, 0, 0, None),
@@ -115,7 +118,10 @@ class dtype:
         return self._kind == "void"
 
     def is_fp8(self):
-        return self.name in ("fp8e4nv", "fp8e5")
+        return self.name in ("fp8e4nv", "fp8e5", "fp8e4b15")
+
+    def is_fp8e4b15(self):
+        return self.name == "fp8e4b15"
 
     def is_fp16(self):
         return self.name == "fp16"
@@ -138,6 +144,8 @@ class dtype:
         """The IEEE-style exponent bias of a floating-point type (15 for fp16, 127 for fp32, 7 for fp8e4nv)."""
         if not self.is_floating():
             raise TypeError(f"{self!r} is not a floating-point type")
+        if self.name == "fp8e4b15":
+            return 15
         return (1 << (self.exponent_bits - 1)) - 1
 
     @property
@@ -291,15 +299,15 @@ void = dtype("void")
 int1 = dtype("int1")
 int8, int16, int32, int64 = (dtype(n) for n in ("int8", "int16", "int32", "int64"))
 uint8, uint16, uint32, uint64 = (dtype(n) for n in ("uint8", "uint16", "uint32", "uint64"))
-float8e4nv, float8e5 = dtype("fp8e4nv"), dtype("fp8e5")
+float8e4nv, float8e5, float8e4b15 = dtype("fp8e4nv"), dtype("fp8e5"), dtype("fp8e4b15")
 float16, bfloat16, float32, float64 = (dtype(n) for n in ("fp16", "bf16", "fp32", "fp64"))
 pi32_t = pointer_type(int32)
-_CANONICAL_NAME = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp16": "float16", "bf16": "bfloat16",
+_CANONICAL_NAME = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15", "fp16": "float16", "bf16": "bfloat16",
                    "fp32": "float32", "fp64": "float64"}
 
 # Triton signature spellings ("i32", "fp16", "*fp32", "u8") -> dtype
 _SIG_NAMES = {"i1": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64, "u1": int1, "u8": uint8,
-              "u16": uint16, "u32": uint32, "u64": uint64, "fp8e4nv": float8e4nv, "fp8e5": float8e5,
+              "u16": uint16, "u32": uint32, "u64": uint64, "fp8e4nv": float8e4nv, "fp8e5": float8e5, "fp8e4b15": float8e4b15,
               "fp16": float16, "bf16": bfloat16, "fp32": float32, "f32": float32, "fp64": float64,
               "B": int1}
 

@@ -123,6 +123,8 @@ class Semantic:
             if div_or_mod or not (a.is_bf16() and b.is_bf16()):
                 return tlc.float32
             return tlc.bfloat16
+        if a.is_fp8e4b15() or b.is_fp8e4b15():
+            return tlc.float16  # no IR float type: computed in float16, which holds every value
         if a.is_fp8() and b.is_fp8():
             return a if a == b else tlc.float16
         if a.is_fp8() or b.is_fp8():
@@ -289,7 +291,13 @@ class Semantic:
             if src.primitive_bitwidth != dst.primitive_bitwidth:
                 raise ValueError(f"cannot bitcast {src!r} ({src.primitive_bitwidth} bits) to {dst!r} "
                                  f"({dst.primitive_bitwidth} bits)")
+            if src.ir_name is not None and src.ir_name == dst.ir_name:  # one IR type (fp8e4b15 and uint8)
+                return tensor(x.handle, dst_ty)
             return tensor(self.b.create("bitcast", [x.handle], dst_ty), dst_ty)
+        if src.is_fp8e4b15():
+            return self.cast(self._e4b15_to_f16(x), dst, fp_downcast_rounding)
+        if dst.is_fp8e4b15():
+            return self._f16_to_e4b15(self.cast(x, tlc.float16))
         if dst.is_bool() and not src.is_ptr():
             zero = self.to_tensor(0 if src.is_int() else 0.0, src)
             return self.compare("ne", x, self.broadcast_to(zero, x.shape))
@@ -307,6 +315,23 @@ class Semantic:
         if dst.is_ptr() and src.is_int() and src != tlc.int64:
             x = self.cast(x, tlc.int64)
         return tensor(self.b.create("cast", [x.handle], dst_ty, **attrs), dst_ty)
+
+    def _e4b15_to_f16(self, x: tensor) -> tensor:
+        """fp8e4b15 -> float16, exactly: both have exponent bias 15, so the code's sign, exponent and mantissa
+        move into place (subnormals included)."""
+        b = self.cast(self.cast(x, tlc.uint8, bitcast=True), tlc.uint16)
+        h = self.or_(self.shl(self.and_(b, 0x80), 8), self.shl(self.and_(b, 0x7F), 7))
+        return self.cast(h, tlc.float16, bitcast=True)
+
+    def _f16_to_e4b15(self, h: tensor) -> tensor:
+        """float16 -> fp8e4b15: the mantissa rounded to nearest even, magnitudes past the largest code (1.875)
+        saturate to it, NaN included."""
+        bits = self.cast(h, tlc.uint16, bitcast=True)
+        sign = self.shr(self.and_(bits, 0x8000), 8)
+        mag = self.and_(bits, 0x7FFF)
+        rounded = self.shr(self.add(self.add(mag, 0x3F), self.and_(self.shr(mag, 7), 1)), 7)
+        code = self.or_(sign, self.minmax("min", rounded, 0x7F, False))
+        return self.cast(self.cast(code, tlc.uint8), tlc.float8e4b15, bitcast=True)
 
     # -------------------------------------------------------------------------------------------------------
     # arithmetic
@@ -914,6 +939,8 @@ class Semantic:
         lo = self.MIN_DOT_SIZE
         if m < lo or n < lo or k < lo:
             raise ValueError(f"dot needs every dimension >= {lo}, got M={m}, N={n}, K={k}")
+        if a.dtype.is_fp8e4b15() or b.dtype.is_fp8e4b15():  # exact in float16
+            a, b = self.cast(a, tlc.float16), self.cast(b, tlc.float16)
         at, bt = a.dtype, b.dtype
         if at != bt:
             if at.is_floating() and bt.is_floating() and at.primitive_bitwidth != bt.primitive_bitwidth:
