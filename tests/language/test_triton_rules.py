@@ -269,3 +269,16 @@ def test_fp8e4b15_conversions(mode):
     best = np.abs(table[None, :] - np.clip(h, -1.875, 1.875)[:, None]).min(axis=1)
     np.testing.assert_array_equal(np.abs(got - np.clip(h, -1.875, 1.875)), best)
     assert ((back & 0x80) != 0).tolist() == np.signbit(h).tolist()
+
+
+@tilec.jit
+def fill_threads(Out):
+    n: tl.constexpr = tl.extra.cuda.num_threads()
+    tl.store(Out + tl.arange(0, n), 1)
+
+
+@pytest.mark.parametrize("warps", [2, 8])
+def test_num_threads_follows_the_launch(warps):
+    out = np.zeros(512, np.int32)
+    fill_threads[(1,)](out, num_warps=warps)
+    assert out.sum() == warps * 32 and out[:warps * 32].all()
