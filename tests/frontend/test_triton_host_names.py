@@ -44,3 +44,15 @@ def test_compat_exposes_triton_error_and_reinterpret():
         np.testing.assert_array_equal(out.view(np.float16), np.array([-1.0, 2.0], np.float16))
     finally:
         compat.uninstall()
+
+
+@tilec.jit
+def takes_int(X, v):
+    pass
+
+
+@pytest.mark.parametrize("v", [2**64, -2**63 - 1])
+def test_integer_arguments_past_64_bits_overflow(v):
+    with pytest.raises(OverflowError, match="does not fit in 64 bits"):
+        takes_int[(1,)](np.zeros(1, np.float32), v)
+    takes_int[(1,)](np.zeros(1, np.float32), 2**64 - 1)

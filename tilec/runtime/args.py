@@ -98,7 +98,7 @@ def _int_type(v: int) -> str:
         return "i64"
     if 0 <= v < 2**64:
         return "u64"
-    raise ValueError(f"integer argument {v} does not fit in 64 bits")
+    raise OverflowError(f"integer argument {v} does not fit in 64 bits")
 
 
 def _describe_int(v):
