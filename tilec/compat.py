@@ -195,7 +195,7 @@ _MODULES = {
     "triton.language.standard": ("tilec.language.standard", None, False),
     "triton.language.extra": (None, _libdevice, True),
     "triton.language.extra.libdevice": ("tilec.language.extra.libdevice", _libdevice, False),
-    "triton.language.extra.cuda": (None, _libdevice, True),
+    "triton.language.extra.cuda": ("tilec.language.extra.cuda", _libdevice, True),
     "triton.language.extra.cuda.libdevice": ("tilec.language.extra.libdevice", _libdevice, False),
     "triton.testing": ("tilec.testing", None, False),
     "triton.runtime": (None, _runtime, True),
