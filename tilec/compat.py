@@ -148,10 +148,12 @@ def _libdevice() -> dict:
 
 
 def _triton_package() -> dict:
+    from .language.reinterpret import TensorWrapper, reinterpret
     return {"jit": tilec.jit, "JITFunction": tilec.JITFunction, "cdiv": tilec.cdiv,
             "next_power_of_2": tilec.next_power_of_2, "autotune": autotuner.autotune, "heuristics": autotuner.heuristics,
             "Config": autotuner.Config, "KernelInterface": autotuner.KernelInterface,
             "CompilationError": errors.CompilationError, "OutOfResources": errors.LaunchError,
+            "TritonError": errors.TilecError, "reinterpret": reinterpret, "TensorWrapper": TensorWrapper,
             "__version__": TRITON_VERSION, "__tilec_version__": tilec.__version__}
 
 
@@ -168,7 +170,8 @@ def _jit_module() -> dict:
 
 def _errors() -> dict:
     return {"CompilationError": errors.CompilationError, "OutOfResources": errors.LaunchError,
-            "CompileTimeAssertionFailure": errors.CompilationError, "TilecError": errors.TilecError}
+            "CompileTimeAssertionFailure": errors.CompilationError, "TilecError": errors.TilecError,
+            "InterpreterError": errors.TilecError}
 
 
 def _compiler() -> dict:
@@ -185,9 +188,9 @@ _MODULES = {
     "triton.language.math": ("tilec.language.math", None, False),
     "triton.language.standard": ("tilec.language.standard", None, False),
     "triton.language.extra": (None, _libdevice, True),
-    "triton.language.extra.libdevice": (None, _libdevice, False),
-    "triton.language.extra.cuda": (None, _libdevice, True),
-    "triton.language.extra.cuda.libdevice": (None, _libdevice, False),
+    "triton.language.extra.libdevice": ("tilec.language.extra.libdevice", _libdevice, False),
+    "triton.language.extra.cuda": ("tilec.language.extra.cuda", _libdevice, True),
+    "triton.language.extra.cuda.libdevice": ("tilec.language.extra.libdevice", _libdevice, False),
     "triton.testing": ("tilec.testing", None, False),
     "triton.runtime": (None, _runtime, True),
     "triton.runtime.driver": (None, lambda: {"driver": driver}, False),

@@ -12,6 +12,7 @@ class CompilationError(TilecError):
     def __init__(self, message: str, file: str | None = None, line: int | None = None, col: int | None = None,
                  source_line: str | None = None):
         self.message, self.file, self.line, self.col, self.source_line = message, file, line, col, source_line
+        self.error_message = message  # Triton's attribute name for the same text
         super().__init__(self._format())
 
     def _format(self) -> str:

@@ -8,6 +8,7 @@ import os
 import time
 
 from . import cache
+from .targets.grid import normalize_grid
 from .compiler import ASTSource, Target, get_backend
 from .version import __version__
 
@@ -66,9 +67,8 @@ class CompiledKernel:
 
     def run(self, grid, args):
         """Launch over ``grid`` (1-3 ints) with the runtime arguments in parameter order."""
-        g = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-        g = g + (1,) * (3 - len(g))
-        return self.launcher(g, args)
+        g = normalize_grid(grid, self.name)
+        return self.launcher(g, args) if g is not None else None
 
     def __repr__(self):
         return f"<CompiledKernel {self.name} for {self.target}: {', '.join(self.asm)}>"

@@ -20,6 +20,7 @@ from .expressions import ExprGen
 from .function import KernelFunction, hashable as _hashable, is_kernel_function
 from .scope import Scope, is_tensor, normalize
 from .statements import StmtGen
+from .source import kernel_name
 from .tir_builder import TirBuilder
 from .values import Packed, flatten
 
@@ -129,6 +130,7 @@ class FunctionGen:
                 self.scope[name] = v.rebuild(self.scope.vars)
         with use_semantic(self.sem):
             self._check_args(tree)
+            self.stmt.mark_const_parameters(tree)
             self.stmt.block(tree.body)
             self._finish(func, tree)
         return func
@@ -243,6 +245,6 @@ def generate(src, options=None) -> ModuleOp:
         fn = KernelFunction(fn)
     runtime, constexprs = parse_signature(fn, src.signature, src.constexprs, src.attrs)
     mgen = ModuleGen(options)
-    name = mgen.unique_name(fn.__name__)
+    name = mgen.unique_name(kernel_name(fn, runtime, constexprs))
     FunctionGen(mgen, fn, runtime, constexprs, kernel=True, sym_name=name).generate()
     return mgen.module

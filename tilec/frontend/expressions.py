@@ -5,7 +5,7 @@ import ast
 import operator
 import types
 
-from ..language.core import dtype, tensor
+from ..language.core import dtype, scalar_tensor_attribute, tensor
 from .scope import is_tensor, normalize
 
 # ast operator -> (Semantic method, Python function for compile-time values)
@@ -67,6 +67,8 @@ class ExprGen:
         if node.attr.startswith("_"):
             raise AttributeError(f"cannot read private attribute '{node.attr}' inside a kernel")
         try:
+            if isinstance(base, (bool, int, float)):
+                return scalar_tensor_attribute(base, node.attr)
             return getattr(base, node.attr)
         except AttributeError:
             raise AttributeError(f"{type(base).__name__} has no attribute '{node.attr}'") from None
@@ -145,6 +147,8 @@ class ExprGen:
         cond = self.visit(node.test)
         if not is_tensor(cond):
             return self.visit(node.body if cond else node.orelse)
+        if not cond.shape:
+            return self.g.stmt.if_expr(cond, node.body, node.orelse)
         a, b = self.visit(node.body), self.visit(node.orelse)
         return self.g.sem.where(cond, a, b)
 

@@ -14,16 +14,21 @@ from ..ir.core import Block, Region
 from ..ir import ops as irops
 from ..language.core import tensor
 from .scope import is_scalar_const, is_tensor
+from .returns import DONE, RET, always_returns, contains_return, guarded, return_if_done, while_test
 from .values import describe, flatten, unflatten
 
 
 def assigned_names(stmts) -> list[str]:
-    """Names a list of statements may (re)bind, in first-assignment order."""
+    """Names a list of statements may (re)bind, in first-assignment order (a ``return`` binds the hidden
+    return flag and value, see ``returns.py``)."""
     seen = {}
     for s in stmts:
         for node in ast.walk(s):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 seen.setdefault(node.id, None)
+            elif isinstance(node, ast.Return):
+                seen.setdefault(DONE, None)
+                seen.setdefault(RET, None)
     return list(seen)
 
 
@@ -34,11 +39,38 @@ class _Return(Exception):
 class StmtGen:
     def __init__(self, g):
         self.g = g
+        self.frames = ["function"]  # what a `return` leaves: the function, or (a flag for) a runtime loop
         self._dispatch = {
             ast.Expr: self.expr, ast.Assign: self.assign, ast.AugAssign: self.augassign,
             ast.AnnAssign: self.annassign, ast.If: self.if_, ast.For: self.for_, ast.While: self.while_,
             ast.Return: self.return_, ast.Pass: lambda n: None, ast.Assert: self.assert_,
         }
+
+    def mark_const_parameters(self, tree):
+        """Pointer parameters annotated ``tl.const`` become read-only pointers (stores through them are errors)."""
+        for a in tree.args.args:
+            if a.annotation is None or a.arg not in self.g.scope.vars:
+                continue
+            v = self.g.scope.vars[a.arg]
+            if not (is_tensor(v) and v.dtype.is_ptr()) or getattr(v.dtype, "const", False):
+                continue
+            if self._annotation_value(a.annotation) is tl.const:
+                t = v.dtype
+                self.g.scope[a.arg] = tensor(v.handle, tl.pointer_type(t.element_ty, t.address_space, const=True))
+
+    def _annotation_value(self, node):
+        """What a parameter annotation names (``tl.const``, ``const``, or the same as a string), or None."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(node, ast.Name):
+            scope = self.g.scope
+            return scope.closure.get(node.id, scope.globals.get(node.id))
+        if isinstance(node, ast.Attribute):
+            return getattr(self._annotation_value(node.value), node.attr, None)
+        return None
 
     def visit(self, node):
         fn = self._dispatch.get(type(node))
@@ -52,10 +84,40 @@ class StmtGen:
         return self.g.located(node, fn)
 
     def block(self, stmts):
-        for s in stmts:
+        stmts = list(stmts)
+        for i, s in enumerate(stmts):
             if self.g.returned:
-                raise self.g.src.error(s, "code after return is not supported")
+                return  # unreachable after a return, as in Python
+            if isinstance(s, (ast.If, ast.For, ast.While)) and contains_return(s):
+                if self.returning_statement(s, stmts[i + 1:]):
+                    return
+                continue
             self.visit(s)
+
+    def returning_statement(self, node, rest) -> bool:
+        """A statement that may return early; ``rest`` follows it. True when ``rest`` was generated as part of it
+        (as the continuation of runtime branches that do not return)."""
+        if isinstance(node, ast.If):
+            return self.g.located(node, lambda n: self.if_(n, rest))
+        self.g.located(node, self.returning_loop)
+        after = return_if_done(node)
+        return self.g.located(after, lambda n: self.if_(n, rest))
+
+    def returning_loop(self, node):
+        """A loop whose body may return: a hidden flag, carried through the loop, records the return; the body
+        runs only while it is clear (a while loop also stops on it)."""
+        self.g.scope[DONE] = False
+        self.frames.append("loop")
+        try:
+            if isinstance(node, ast.For):
+                loop = ast.copy_location(ast.For(node.target, node.iter, guarded(node.body, node), node.orelse,
+                                                 None), node)
+                self.for_(loop)
+            else:
+                loop = ast.copy_location(ast.While(while_test(node), node.body, node.orelse), node)
+                self.while_(loop)
+        finally:
+            self.frames.pop()
 
     # -- simple statements ---------------------------------------------------------------------------------
     def expr(self, node):
@@ -103,9 +165,19 @@ class StmtGen:
                                            "and tuples of names can be assigned)")
 
     def return_(self, node):
-        if self.g.depth:
-            raise self.g.src.error(node, "return inside runtime control flow is not supported")
-        self.g.ret_value = None if node.value is None else self.g.expr.visit(node.value)
+        value = None if node.value is None else self.g.expr.visit(node.value)
+        if self.frames[-1] == "loop":
+            if value is not None:
+                raise self.g.src.error(node, "a return with a value inside a loop is not supported (only a plain "
+                                             "`return`); keep the value in a variable and return it after the loop")
+            self.g.scope[DONE] = True
+        elif self.g.depth:
+            if value is None:
+                self.g.scope.vars.pop(RET, None)
+            else:
+                self.g.scope[RET] = value
+        else:
+            self.g.ret_value = value
         self.g.returned = True
 
     def assert_(self, node):
@@ -137,42 +209,63 @@ class StmtGen:
 
     def child(self, stmts, block: Block, scope):
         """Generate ``stmts`` into ``block`` under ``scope``; returns the final scope."""
-        saved = self.g.scope
+        saved, saved_returned = self.g.scope, self.g.returned
         self.g.scope = scope
         self.g.depth += 1
+        self.g.returned = False
         try:
             with self.g.ir.at_end(block):
                 self.block(stmts)
         finally:
             self.g.depth -= 1
             self.g.scope = saved
+            self.g.returned = saved_returned
         return scope
 
     # -- if ----------------------------------------------------------------------------------------------------
-    def if_(self, node):
+    def if_(self, node, rest=None) -> bool:
+        """``rest`` (the statements after an ``if`` that may return) becomes the continuation of the branches
+        that do not return when the condition is a runtime value; returns whether that happened."""
         cond = self.g.expr.visit(node.test)
         if not is_tensor(cond):
-            self.block(node.body if cond else node.orelse)
-            return
+            chosen = list(node.body if cond else node.orelse)
+            if rest is None:
+                self.block(chosen)
+                return False
+            self.block(chosen + list(rest))  # a runtime `if` inside may need ``rest`` as its continuation
+            return True
         if cond.shape:
             raise TypeError(f"a runtime `if` needs a scalar condition, got a tensor of shape {list(cond.shape)}; "
                             "use tl.where for elementwise choices")
         cond = self.g.sem.cast(cond, tl.int1)
         before = self.g.scope
+        body, orelse = list(node.body), list(node.orelse)
+        cont = rest is not None
+        if cont:
+            body += [] if always_returns(body) else list(rest)
+            orelse += [] if always_returns(orelse) else list(rest)
         then_b, else_b = Block(), Block()
-        s_then = self.child(node.body, then_b, before.copy())
-        s_else = self.child(node.orelse, else_b, before.copy())
+        s_then = self.child(body, then_b, before.copy())
+        s_else = self.child(orelse, else_b, before.copy())
+        names = assigned_names(body + orelse)
+        if cont and self.frames[-1] == "function":
+            # everything after this `if` was generated inside it: only the returned value lives on
+            if (RET in s_then.vars) != (RET in s_else.vars):
+                raise TypeError("this function returns a value on some paths but not on others")
+            names = [RET]
         then_vals, else_vals, bindings = [], [], []
-        for name in assigned_names(node.body + node.orelse):
+        for name in names:
             if name not in s_then.vars or name not in s_else.vars:
                 continue  # first defined in one branch only: not visible after the if
+            if cont and name not in before.vars and name not in (RET, DONE):
+                continue  # first defined in the continuation: dead once the loop iteration ends
             a, b = s_then.vars[name], s_else.vars[name]
             if a is b:
                 continue
             la, da = flatten(a)
             lb, db = flatten(b)
             if da != db:
-                raise TypeError(f"variable '{name}' is {describe(da)} in the then-branch but {describe(db)} in the "
+                raise TypeError(f"{_mismatch(name)}: {describe(da)} in the then-branch but {describe(db)} in the "
                                 "else-branch; both branches must agree")
             merged = []
             for x, y in zip(la, lb):
@@ -182,7 +275,7 @@ class StmtGen:
                 x2 = self.in_block(then_b, lambda: self.materialize(x, y.type if is_tensor(y) else None))
                 y2 = self.in_block(else_b, lambda: self.materialize(y, x2.type))
                 if x2.type != y2.type:
-                    raise TypeError(f"variable '{name}' has type {x2.type} in the then-branch but {y2.type} in the "
+                    raise TypeError(f"{_mismatch(name)}: type {x2.type} in the then-branch but {y2.type} in the "
                                     "else-branch; both branches must agree")
                 merged.append(_Slot(len(then_vals)))
                 then_vals.append(x2)
@@ -203,6 +296,38 @@ class StmtGen:
                     m = tensor(r, then_vals[m.index].type)
                 leaves.append(m)
             before.vars[name] = unflatten(d, leaves)
+        if cont:
+            if self.frames[-1] == "function" and not self.g.depth:
+                self.g.ret_value = before.vars.pop(RET, None)
+            self.g.returned = True
+        return cont
+
+    def if_expr(self, cond, body, orelse):
+        """``body if cond else orelse`` with a runtime scalar ``cond``: each side is evaluated in its own branch,
+        so only the chosen side's loads, stores and calls run."""
+        cond = self.g.sem.cast(cond, tl.int1)
+        then_b, else_b = Block(), Block()
+        a = self.in_block(then_b, lambda: self.g.expr.visit(body))
+        b = self.in_block(else_b, lambda: self.g.expr.visit(orelse))
+        if a is None and b is None:
+            types, then_vals, else_vals = [], [], []
+        else:
+            if a is None or b is None or not (is_tensor(a) or is_scalar_const(a)) \
+                    or not (is_tensor(b) or is_scalar_const(b)):
+                raise TypeError("Ternary expression with dynamic condition has inconsistent type: "
+                                f"{describe(flatten(a)[1])} and {describe(flatten(b)[1])}")
+            x = self.in_block(then_b, lambda: self.materialize(a, b.type if is_tensor(b) else None))
+            y = self.in_block(else_b, lambda: self.materialize(b, x.type))
+            if x.type != y.type:
+                raise TypeError(f"Ternary expression with dynamic condition has inconsistent type: {x.type} and "
+                                f"{y.type}")
+            types, then_vals, else_vals = [x.handle.type], [x.handle], [y.handle]
+        with self.g.ir.at_end(then_b):
+            self.g.ir.yield_(*then_vals)
+        with self.g.ir.at_end(else_b):
+            self.g.ir.yield_(*else_vals)
+        op = self.g.ir.create(irops.IfOp, [cond.handle], types, regions=[Region([then_b]), Region([else_b])])
+        return tensor(op.results[0], x.type) if types else None
 
     # -- loops -------------------------------------------------------------------------------------------------
     def carried(self, stmts, extra=()):
@@ -321,6 +446,8 @@ class StmtGen:
         for i in seq:
             self.bind(node.target, i)
             self.block(node.body)
+            if self.g.returned:
+                return
 
     def while_(self, node):
         if node.orelse:
@@ -370,6 +497,10 @@ class StmtGen:
         if op is None:
             return
         self.bind_carried(before, carried, op.results, inits)
+
+
+def _mismatch(name: str) -> str:
+    return "Inconsistent return types" if name == RET else f"Mismatched type for {name} (variable '{name}')"
 
 
 class _Slot:

@@ -3,8 +3,8 @@
 Types and values live in ``core.py``, the semantics in ``semantic.py``, the functions in ``standard.py``.
 """
 from .core import (constexpr, tensor, dtype, pointer_type, block_type, void, int1, int8, int16, int32, int64,
-                   uint8, uint16, uint32, uint64, float8e4nv, float8e5, float16, bfloat16, float32, float64,
-                   builtin, is_builtin, PropagateNan, block_ptr)
+                   uint8, uint16, uint32, uint64, float8e4nv, float8e5, float8e4b15, float16, bfloat16, float32, float64,
+                   builtin, is_builtin, PropagateNan, block_ptr, pi32_t)
 from .standard import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, load, store, reshape,
                        view, trans, permute, expand_dims, broadcast_to, broadcast, cast, where, maximum, minimum,
                        clamp, fma, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, sqrt_rn,

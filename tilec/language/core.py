@@ -53,6 +53,11 @@ def is_builtin(fn) -> bool:
 class dtype:
     """A scalar element type. Instances are interned: ``tl.dtype("fp32") is tl.float32``."""
 
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
     SINT = ("int1", "int8", "int16", "int32", "int64")
     UINT = ("uint8", "uint16", "uint32", "uint64")
     FP = ("fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
@@ -63,6 +68,9 @@ class dtype:
         "uint8": ("uint", 8, 0, 0, "u8"), "uint16": ("uint", 16, 0, 0, "u16"),
         "uint32": ("uint", 32, 0, 0, "u32"), "uint64": ("uint", 64, 0, 0, "u64"),
         "fp8e4nv": ("float", 8, 3, 4, "f8e4m3"), "fp8e5": ("float", 8, 2, 5, "f8e5m2"),
+        # Triton's fp8 with exponent bias 15 (every code finite): held in the IR as its uint8 code; the semantic
+        # layer converts it through float16, which represents every value exactly (see semantic.py)
+        "fp8e4b15": ("float", 8, 3, 4, "u8"),
         "fp16": ("float", 16, 10, 5, "f16"), "bf16": ("float", 16, 7, 8, "bf16"),
         "fp32": ("float", 32, 23, 8, "f32"), "fp64": ("float", 64, 52, 11, "f64"),
         "void": ("void", 0, 0, 0, None),
@@ -110,7 +118,10 @@ class dtype:
         return self._kind == "void"
 
     def is_fp8(self):
-        return self.name in ("fp8e4nv", "fp8e5")
+        return self.name in ("fp8e4nv", "fp8e5", "fp8e4b15")
+
+    def is_fp8e4b15(self):
+        return self.name == "fp8e4b15"
 
     def is_fp16(self):
         return self.name == "fp16"
@@ -129,6 +140,15 @@ class dtype:
         return self.primitive_bitwidth
 
     @property
+    def exponent_bias(self) -> int:
+        """The IEEE-style exponent bias of a floating-point type (15 for fp16, 127 for fp32, 7 for fp8e4nv)."""
+        if not self.is_floating():
+            raise TypeError(f"{self!r} is not a floating-point type")
+        if self.name == "fp8e4b15":
+            return 15
+        return (1 << (self.exponent_bits - 1)) - 1
+
+    @property
     def kind_rank(self) -> int:
         """bool < integer < float: a Python scalar of a kind at most the tensor's adopts the tensor's type."""
         return {"bool": 0, "uint": 1, "int": 1, "float": 2}.get(self._kind, -1)
@@ -139,7 +159,7 @@ class dtype:
 
     @property
     def shape(self):
-        return ()
+        return Shape()
 
     def with_element(self, elt):
         return elt
@@ -166,12 +186,13 @@ class dtype:
 class pointer_type(dtype):
     """``*element``; ``tl.pointer_type(tl.float32)`` is the type of a float32 pointer argument."""
 
-    def __init__(self, element_ty, address_space=1):
+    def __init__(self, element_ty, address_space=1, const=False):
         if not isinstance(element_ty, dtype):
             raise TypeError(f"pointer_type needs a dtype, got {element_ty!r}")
         self.element_ty = element_ty
         self.address_space = address_space
-        self.name = f"pointer<{element_ty}>"
+        self.const = bool(const)  # a read-only pointer (a ``p: tl.const`` parameter): stores through it are errors
+        self.name = f"pointer<{'const ' if const else ''}{element_ty}>"
         self._kind = "ptr"
         self.primitive_bitwidth = 64
         self.fp_mantissa_width = self.exponent_bits = 0
@@ -179,20 +200,50 @@ class pointer_type(dtype):
     def is_ptr(self):
         return True
 
+    def is_const(self):
+        return self.const
+
     def __str__(self):
-        return f"*{self.element_ty}"
+        return f"*{'const ' if self.const else ''}{self.element_ty}"
 
     __repr__ = __str__
 
     def __eq__(self, other):
         return (isinstance(other, pointer_type) and other.element_ty == self.element_ty
-                and other.address_space == self.address_space)
+                and other.address_space == self.address_space and other.const == self.const)
 
     def __hash__(self):
-        return hash(("ptr", self.element_ty, self.address_space))
+        return hash(("ptr", self.element_ty, self.address_space, self.const))
 
     def __reduce__(self):
-        return (pointer_type, (self.element_ty, self.address_space))
+        return (pointer_type, (self.element_ty, self.address_space, self.const))
+
+
+class Shape(tuple):
+    """A tile's shape: a tuple of ints that also compares equal to the same ints in a list (``x.shape == [1, N]``,
+    as Triton's list-valued shapes do) and concatenates with lists."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if isinstance(other, list):
+            other = tuple(_unwrap(o) for o in other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = tuple.__hash__
+
+    def __add__(self, other):
+        return Shape(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return Shape(tuple(other) + tuple(self))
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Shape(r) if isinstance(i, slice) else r
 
 
 class block_type(dtype):
@@ -200,7 +251,7 @@ class block_type(dtype):
 
     def __init__(self, element_ty, shape):
         self.element_ty = element_ty
-        self._shape = tuple(int(s) for s in shape)
+        self._shape = Shape(int(s) for s in shape)
         self.name = f"<{self._shape}, {element_ty}>"
         self._kind = "block"
         self.primitive_bitwidth = element_ty.primitive_bitwidth
@@ -248,14 +299,15 @@ void = dtype("void")
 int1 = dtype("int1")
 int8, int16, int32, int64 = (dtype(n) for n in ("int8", "int16", "int32", "int64"))
 uint8, uint16, uint32, uint64 = (dtype(n) for n in ("uint8", "uint16", "uint32", "uint64"))
-float8e4nv, float8e5 = dtype("fp8e4nv"), dtype("fp8e5")
+float8e4nv, float8e5, float8e4b15 = dtype("fp8e4nv"), dtype("fp8e5"), dtype("fp8e4b15")
 float16, bfloat16, float32, float64 = (dtype(n) for n in ("fp16", "bf16", "fp32", "fp64"))
-_CANONICAL_NAME = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp16": "float16", "bf16": "bfloat16",
+pi32_t = pointer_type(int32)
+_CANONICAL_NAME = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15", "fp16": "float16", "bf16": "bfloat16",
                    "fp32": "float32", "fp64": "float64"}
 
 # Triton signature spellings ("i32", "fp16", "*fp32", "u8") -> dtype
 _SIG_NAMES = {"i1": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64, "u1": int1, "u8": uint8,
-              "u16": uint16, "u32": uint32, "u64": uint64, "fp8e4nv": float8e4nv, "fp8e5": float8e5,
+              "u16": uint16, "u32": uint32, "u64": uint64, "fp8e4nv": float8e4nv, "fp8e5": float8e5, "fp8e4b15": float8e4b15,
               "fp16": float16, "bf16": bfloat16, "fp32": float32, "f32": float32, "fp64": float64,
               "B": int1}
 
@@ -393,6 +445,10 @@ class tensor:
         return current().cast(self, _unwrap(dtype), fp_downcast_rounding=_unwrap(fp_downcast_rounding),
                               bitcast=_unwrap(bitcast))
 
+    def cast(self, dtype, fp_downcast_rounding=None, bitcast=False):
+        """The same as :meth:`to` (Triton spells it both ways)."""
+        return self.to(dtype, fp_downcast_rounding, bitcast)
+
     def __getitem__(self, slices):
         return current().getitem(self, slices)
 
@@ -483,3 +539,13 @@ class _Namespace:
 
 
 PropagateNan = _Namespace("PropagateNan", NONE=0, ALL=0xFFFF)
+
+
+def scalar_tensor_attribute(value, name: str):
+    """``name`` read from a Python number in a kernel: tensor methods and properties (``value.dtype``,
+    ``acc.to(tl.int64)``) apply to the number as the scalar tensor it becomes, as in Triton."""
+    if isinstance(value, constexpr):
+        value = value.value
+    if isinstance(value, (bool, int, float)) and not hasattr(type(value), name) and hasattr(tensor, name):
+        return getattr(current().to_tensor(value), name)
+    return getattr(value, name)

@@ -71,6 +71,10 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
         raise ValueError(f"make_tensor_descriptor: shape, strides and block_shape need {n} entries each, got "
                          f"{len(shape)}, {len(strides)} and {n}")
     s.check_block_shape(block_shape)
+    elem_bytes = max(base.dtype.element_ty.primitive_bitwidth // 8, 1)
+    if block_shape[-1] * elem_bytes < 16:  # a TMA box moves at least 16 bytes per row; kept on every backend
+        raise ValueError(f"Descriptor block shape must have at least 16 bytes in the last dimension, but got "
+                         f"{block_shape[-1]} * {elem_bytes} = {block_shape[-1] * elem_bytes} bytes")
     last = _unwrap(strides[-1])
     if not isinstance(last, tensor) and last != 1:
         raise ValueError(f"make_tensor_descriptor: the last dimension must be contiguous (stride 1), got {last}")

@@ -66,6 +66,8 @@ class Semantic:
     # -------------------------------------------------------------------------------------------------------
     # conversions of Python values
     # -------------------------------------------------------------------------------------------------------
+    MIN_DOT_SIZE = 16  # compiled dots tile by 16 (the interpreter takes any size)
+
     def to_tensor(self, v, ty=None) -> tensor:
         v = _unwrap(v)
         if isinstance(v, tensor):
@@ -121,6 +123,8 @@ class Semantic:
             if div_or_mod or not (a.is_bf16() and b.is_bf16()):
                 return tlc.float32
             return tlc.bfloat16
+        if a.is_fp8e4b15() or b.is_fp8e4b15():
+            return tlc.float16  # no IR float type: computed in float16, which holds every value
         if a.is_fp8() and b.is_fp8():
             return a if a == b else tlc.float16
         if a.is_fp8() or b.is_fp8():
@@ -128,8 +132,8 @@ class Semantic:
         if not (a.is_int() and b.is_int()):
             raise TypeError(f"unexpected operand types {a!r} and {b!r}")
         if div_or_mod and a.is_int_signed() != b.is_int_signed():
-            raise TypeError(f"cannot use /, // or % with {a!r} and {b!r}: they have different signedness; "
-                            "cast one of them first")
+            raise TypeError(f"Cannot use /, //, or % with {a!r} and {b!r} because they have different "
+                            "signedness; cast one of them first")
         return self.integer_promote(a, b)
 
     def binary_operands(self, x, y, allow_x_ptr=False, allow_y_ptr=False, arithmetic=True, div_or_mod=False):
@@ -204,7 +208,8 @@ class Semantic:
         axis = _unwrap(axis)
         rank = len(x.shape)
         if not isinstance(axis, int) or not -rank - 1 <= axis <= rank:
-            raise ValueError(f"expand_dims axis {axis} out of range for rank {rank}")
+            raise ValueError(f"invalid axis {axis}. Expected {-rank - 1} <= axis < {rank + 1} (expand_dims of a "
+                             f"rank-{rank} tensor)")
         axis = axis + rank + 1 if axis < 0 else axis
         if not x.type.is_block():
             ty = block_type(x.dtype, (1,))
@@ -224,9 +229,7 @@ class Semantic:
                 x = self.expand_dims(x, dim)
                 dim += 1
             elif isinstance(s, slice) and s.start is None and s.stop is None and s.step is None:
-                if dim >= len(x.shape):
-                    raise IndexError(f"too many indices for a tensor of shape {list(x.shape)}")
-                dim += 1
+                dim += 1  # ':' keeps a dimension (past the last one it is a no-op, as in Triton)
             else:
                 raise TypeError(f"unsupported tensor index {s!r}: only None and ':' are supported")
         return x
@@ -288,7 +291,13 @@ class Semantic:
             if src.primitive_bitwidth != dst.primitive_bitwidth:
                 raise ValueError(f"cannot bitcast {src!r} ({src.primitive_bitwidth} bits) to {dst!r} "
                                  f"({dst.primitive_bitwidth} bits)")
+            if src.ir_name is not None and src.ir_name == dst.ir_name:  # one IR type (fp8e4b15 and uint8)
+                return tensor(x.handle, dst_ty)
             return tensor(self.b.create("bitcast", [x.handle], dst_ty), dst_ty)
+        if src.is_fp8e4b15():
+            return self.cast(self._e4b15_to_f16(x), dst, fp_downcast_rounding)
+        if dst.is_fp8e4b15():
+            return self._f16_to_e4b15(self.cast(x, tlc.float16))
         if dst.is_bool() and not src.is_ptr():
             zero = self.to_tensor(0 if src.is_int() else 0.0, src)
             return self.compare("ne", x, self.broadcast_to(zero, x.shape))
@@ -306,6 +315,23 @@ class Semantic:
         if dst.is_ptr() and src.is_int() and src != tlc.int64:
             x = self.cast(x, tlc.int64)
         return tensor(self.b.create("cast", [x.handle], dst_ty, **attrs), dst_ty)
+
+    def _e4b15_to_f16(self, x: tensor) -> tensor:
+        """fp8e4b15 -> float16, exactly: both have exponent bias 15, so the code's sign, exponent and mantissa
+        move into place (subnormals included)."""
+        b = self.cast(self.cast(x, tlc.uint8, bitcast=True), tlc.uint16)
+        h = self.or_(self.shl(self.and_(b, 0x80), 8), self.shl(self.and_(b, 0x7F), 7))
+        return self.cast(h, tlc.float16, bitcast=True)
+
+    def _f16_to_e4b15(self, h: tensor) -> tensor:
+        """float16 -> fp8e4b15: the mantissa rounded to nearest even, magnitudes past the largest code (1.875)
+        saturate to it, NaN included."""
+        bits = self.cast(h, tlc.uint16, bitcast=True)
+        sign = self.shr(self.and_(bits, 0x8000), 8)
+        mag = self.and_(bits, 0x7FFF)
+        rounded = self.shr(self.add(self.add(mag, 0x3F), self.and_(self.shr(mag, 7), 1)), 7)
+        code = self.or_(sign, self.minmax("min", rounded, 0x7F, False))
+        return self.cast(self.cast(code, tlc.uint8), tlc.float8e4b15, bitcast=True)
 
     # -------------------------------------------------------------------------------------------------------
     # arithmetic
@@ -366,9 +392,20 @@ class Semantic:
         return self._emit("pow", x, y)
 
     def _bitwise(self, op, x, y) -> tensor:
-        x, y = self.binary_operands(x, y, arithmetic=False)
-        if not (x.dtype.is_int() and y.dtype.is_int()):
-            raise TypeError(f"bitwise operators need integer operands, got {x.dtype!r} and {y.dtype!r}")
+        """Bitwise ops and shifts promote like arithmetic (a Python int adopts the tensor's type, so
+        ``uint8 << 7`` stays uint8), then take the wider integer type."""
+        xt = x.dtype if isinstance(_unwrap(x), tensor) else scalar_type_of(_unwrap(x))
+        yt = y.dtype if isinstance(_unwrap(y), tensor) else scalar_type_of(_unwrap(y))
+        if not (xt.is_int() and yt.is_int()):
+            raise TypeError(f"invalid operands of type {xt!r} and {yt!r} for a bitwise operator (integers only)")
+        xv, yv = _unwrap(x), _unwrap(y)
+        if op in ("shl", "shr") and isinstance(xv, tensor) and isinstance(yv, tensor) and not xt.is_bool():
+            # a shift keeps its left operand's signedness, in the wider width (int8 >> uint16 shifts arithmetically
+            # in 16 bits)
+            bits = max(xt.int_bitwidth, yt.int_bitwidth)
+            rt = tlc.dtype(("int" if xt.is_int_signed() else "uint") + str(bits))
+            x, y = self.cast(xv, rt), self.cast(yv, rt)
+        x, y = self.binary_operands(x, y)
         rt = self.integer_promote(x.dtype, y.dtype)
         return self._emit(op, self.cast(x, rt), self.cast(y, rt))
 
@@ -420,6 +457,9 @@ class Semantic:
         x = self.to_tensor(x)
         if x.dtype.is_int_unsigned() or x.dtype.is_bool():
             return x
+        if x.dtype.is_fp8():  # clear the sign bit: exact for every fp8 value, NaNs included
+            bits = self.cast(x, tlc.uint8, bitcast=True)
+            return self.cast(self.and_(bits, 0x7F), x.dtype, bitcast=True)
         return self.unary("abs", x)
 
     def unary(self, op, x: tensor) -> tensor:
@@ -512,7 +552,7 @@ class Semantic:
     def _grid_query(self, op, axis) -> tensor:
         axis = _unwrap(axis)
         if not isinstance(axis, int) or axis not in (0, 1, 2):
-            raise ValueError(f"{op} axis must be 0, 1 or 2 (a compile-time int), got {axis!r}")
+            raise ValueError(f"{op} axis must be 0, 1, or 2 but got {axis!r} (a compile-time int)")
         return tensor(self.b.create(op, [], tlc.int32, axis=axis), tlc.int32)
 
     # -------------------------------------------------------------------------------------------------------
@@ -649,12 +689,16 @@ class Semantic:
         elif _unwrap(boundary_check):
             raise ValueError("boundary_check is only for block pointers (tl.make_block_ptr)")
         ptr, mask = self._pointer_and_mask(ptr, mask, "store")
+        if getattr(ptr.dtype, "const", False):
+            raise TypeError("Cannot store to a constant pointer (a tl.const parameter)")
         value = _unwrap(value)
         elt = ptr.dtype.element_ty
-        if isinstance(value, tensor) and value.shape != ptr.shape:
-            if len(value.shape) > len(ptr.shape) or not ptr.shape:
-                raise ValueError(f"store: value of shape {list(value.shape)} does not fit pointers of shape "
-                                 f"{list(ptr.shape)}")
+        if isinstance(value, tensor) and value.shape and value.shape != ptr.shape:
+            # a tile stores through pointers of its own rank (size-1 dimensions broadcast); a lower-rank tile is
+            # not silently repeated over extra dimensions, as in Triton
+            if len(value.shape) != len(ptr.shape):
+                raise ValueError(f"Cannot broadcast, rank mismatch: store of a value of shape {list(value.shape)} "
+                                 f"through pointers of shape {list(ptr.shape)}")
         if elt.is_bool():
             elt = tlc.int8
             ptr = self.cast(ptr, pointer_type(elt, ptr.dtype.address_space))
@@ -731,7 +775,10 @@ class Semantic:
         return self.scan(x, axis, lambda a, b: [self.add(a[0], b[0])], reverse)
 
     def cumprod(self, x, axis=0, reverse=False):
-        return self.scan(self.to_tensor(x), axis, lambda a, b: [self.mul(a[0], b[0])], reverse)
+        x = self.to_tensor(x)
+        if x.dtype.is_bf16():
+            x = self.cast(x, tlc.float32)
+        return self.scan(x, axis, lambda a, b: [self.mul(a[0], b[0])], reverse)
 
     def arg_extreme(self, x, axis, keep_dims, largest, tie_break_left=True):
         """(value, index) of the max/min along ``axis``; ties pick the smallest index."""
@@ -828,8 +875,12 @@ class Semantic:
                                     scope=scope_), val.type)
 
     def _sum_dtype(self, t: dtype, dt):
+        """The type sums and products accumulate in: ``dt`` when given; float32 for bfloat16 (as Triton: a bf16
+        accumulator loses a bit per add); 32 bits for narrow integers."""
         if dt is not None:
             return dt
+        if t.is_bf16():
+            return tlc.float32
         if t.is_int() and t.int_bitwidth < 32:
             return tlc.uint32 if t.is_int_unsigned() else tlc.int32
         return None
@@ -885,8 +936,11 @@ class Semantic:
         if ra == 3 and a.shape[0] != b.shape[0]:
             raise ValueError(f"dot batch dimensions differ: {a.shape[0]} and {b.shape[0]}")
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-        if m < 16 or n < 16 or k < 16:
-            raise ValueError(f"dot needs every dimension >= 16, got M={m}, N={n}, K={k}")
+        lo = self.MIN_DOT_SIZE
+        if m < lo or n < lo or k < lo:
+            raise ValueError(f"dot needs every dimension >= {lo}, got M={m}, N={n}, K={k}")
+        if a.dtype.is_fp8e4b15() or b.dtype.is_fp8e4b15():  # exact in float16
+            a, b = self.cast(a, tlc.float16), self.cast(b, tlc.float16)
         at, bt = a.dtype, b.dtype
         if at != bt:
             if at.is_floating() and bt.is_floating() and at.primitive_bitwidth != bt.primitive_bitwidth:

@@ -110,9 +110,18 @@ def permute(input, *dims):
 @builtin
 @tensor_method
 def expand_dims(input, axis):
+    """Insert size-1 dimensions; with several axes, each (negative ones too) refers to the result's rank."""
     axis = _unwrap(axis)
     if isinstance(axis, (tuple, list)):
-        for a in sorted(axis):
+        rank = len(current().to_tensor(input).shape) + len(axis)
+        axes = []
+        for a in (_unwrap(a) for a in axis):
+            if not isinstance(a, int) or not -rank <= a < rank:
+                raise ValueError(f"invalid axis {a}. Expected {-rank} <= axis < {rank}")
+            axes.append(a + rank if a < 0 else a)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"expand_dims received duplicate axes, normalized axes = {axes}")
+        for a in sorted(axes):
             input = current().expand_dims(input, a)
         return input
     return current().expand_dims(input, axis)
@@ -511,7 +520,7 @@ tl_tuple.__name__ = tl_tuple.__qualname__ = "tuple"
 
 
 class const:
-    """Annotation of a read-only pointer parameter (``p: tl.const``); tilec needs no extra information from it."""
+    """Annotation of a read-only pointer parameter (``p: tl.const``): stores through it are compile errors."""
 
 
 class constexpr_type:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..language.core import signature_name
+from ..language.reinterpret import TensorWrapper
 from ..targets import arguments
 from ..targets.arguments import NUMPY_TO_SIG, TORCH_TO_SIG  # noqa: F401  (the tables, re-exported)
 from ..targets.arguments import numpy_element as _np_elem, torch_element as _torch_elem
@@ -60,7 +62,7 @@ def _int_type(v: int) -> str:
         return "i64"
     if 0 <= v < 2**64:
         return "u64"
-    raise ValueError(f"integer argument {v} does not fit in 64 bits")
+    raise OverflowError(f"integer argument {v} does not fit in 64 bits")
 
 
 def _describe_int(v):
@@ -148,3 +150,16 @@ def host_value(arg):
     if isinstance(arg, np.floating):
         return float(arg)
     return arg
+
+
+def _describe_wrapper(w: TensorWrapper):
+    """A ``triton.reinterpret`` view: the wrapped array's pointer with the view's element type."""
+    elem = signature_name(w.dtype)
+    aligned = w.data_ptr() % 16 == 0
+    dev = getattr(w.device, "type", str(w.device))
+    return ("wrapper", "*" + elem, aligned, dev), "*" + elem, 16 if aligned else 1, False
+
+
+DESCRIBERS[TensorWrapper] = _describe_wrapper
+KEYERS[TensorWrapper] = lambda w: _describe_wrapper(w)[0]
+arguments.register_pointer_getter(TensorWrapper, lambda w: arguments.pointer_getter(w.base)(w.base))

@@ -8,7 +8,9 @@ tensor has a truth value here), so ``print`` and breakpoints work inside kernels
 """
 from __future__ import annotations
 
-import itertools
+import ast
+import copy
+import ctypes
 import linecache
 import os
 import traceback
@@ -121,6 +123,7 @@ class EvalBuilder:
 
 class EvalSemantic(Semantic):
     """The Semantic with runtime values: scalar tensors have truth values and indices."""
+    MIN_DOT_SIZE = 1
 
     def to_bool(self, x: tensor) -> bool:
         v = np.asarray(x.handle.v)
@@ -134,18 +137,110 @@ class EvalSemantic(Semantic):
         return int(np.asarray(x.handle.v).reshape(()))
 
     def call_combine(self, fn, scalars):
-        out = fn.fn(*scalars) if hasattr(fn, "fn") else fn(*scalars)
+        out = interpreted_function(fn)(*scalars) if hasattr(fn, "fn") else fn(*scalars)
         return list(out) if isinstance(out, tuple) else [out]
+
+
+def _byte_extent(addr: int, shape, strides, itemsize: int) -> tuple[int, int]:
+    """[low, high) byte addresses an array view (``strides`` in bytes) can touch."""
+    if any(int(s) == 0 for s in shape):
+        return addr, addr
+    lo = hi = 0
+    for n, st in zip(shape, strides):
+        span = (int(n) - 1) * int(st)
+        lo, hi = lo + min(span, 0), hi + max(span, 0)
+    return addr + lo, addr + hi + itemsize
+
+
+def _register_pointer(v, memory: Memory) -> int:
+    """The address a pointer argument passes, with the bytes its view can reach made addressable: numpy arrays
+    and views of any stride, torch tensors of any dtype and stride (their storage is shared, so stores land in the
+    caller's tensor), ``reinterpret`` wrappers and anything with ``__array_interface__``."""
+    from ..language.reinterpret import TensorWrapper
+    if isinstance(v, TensorWrapper):
+        v = v.base
+    if type(v).__module__.startswith("torch") and hasattr(v, "data_ptr"):
+        if v.device.type != "cpu":
+            raise TypeError("the interpreter runs on the host: pass CPU tensors (got one on "
+                            f"{v.device.type})")
+        addr, item = int(v.data_ptr()), v.element_size()
+        lo, hi = _byte_extent(addr, v.shape, [s * item for s in v.stride()], item)
+    else:
+        if not isinstance(v, np.ndarray):
+            v = np.asarray(v)
+        if v.flags.c_contiguous or v.flags.f_contiguous:
+            return memory.register(v)
+        addr = v.__array_interface__["data"][0]
+        lo, hi = _byte_extent(addr, v.shape, v.strides, v.itemsize)
+    if hi > lo:
+        raw = np.ctypeslib.as_array((ctypes.c_uint8 * (hi - lo)).from_address(lo))
+        memory.register(raw)
+        memory.keep_alive = getattr(memory, "keep_alive", []) + [v]
+    return addr
 
 
 def _arg_tensor(sig: str, v, memory: Memory, tb: TirBuilder):
     t = type_from_signature(sig)
     it = tb.to_ir(t)
     if t.is_ptr():
-        arr = v if isinstance(v, np.ndarray) else np.asarray(v)
-        return tensor(Value(np.asarray(memory.register(arr), dtype=np.uint64), it), t)
+        return tensor(Value(np.asarray(_register_pointer(v, memory), dtype=np.uint64), it), t)
     from ..ir.numerics import as_value
     return tensor(Value(as_value(v, it), it), t)
+
+
+_SCALAR_ATTR = "__tilec_scalar_attr__"
+_NUMBER_ATTRS = frozenset(n for t in (bool, int, float) for n in dir(t))
+_TENSOR_ONLY_ATTRS = frozenset(n for n in dir(tensor) if not n.startswith("_") and n not in _NUMBER_ATTRS)
+
+
+class _ScalarAttributes(ast.NodeTransformer):
+    """``x.attr`` for tensor-only attribute names becomes a call that also serves Python numbers (the compiled
+    path reads them through the scalar tensor the number becomes; natively an int has no ``.dtype``)."""
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and node.attr in _TENSOR_ONLY_ATTRS:
+            return ast.copy_location(ast.Call(ast.Name(_SCALAR_ATTR, ast.Load()),
+                                              [node.value, ast.Constant(node.attr)], []), node)
+        return node
+
+
+def interpreted_function(jitfn):
+    """The Python function the interpreter runs for ``jitfn``: its source with Python numbers given tensor
+    attributes, in its globals and (a snapshot of) its closure. Falls back to the function itself when its source
+    cannot be rebuilt."""
+    fn = jitfn.fn
+    try:
+        src = jitfn.source
+    except CompilationError:  # no source to rebuild from (a function made by exec): run it as it is
+        return fn
+    cached = getattr(jitfn, "_tilec_interpreted", None)
+    if cached is not None and cached[0] is src:
+        return cached[1]
+    try:
+        fdef = copy.deepcopy(src.tree)
+        fdef.decorator_list = []
+        fdef = _ScalarAttributes().visit(fdef)
+        free = fn.__code__.co_freevars
+        params = [ast.arg(n) for n in (_SCALAR_ATTR,) + free]
+        maker = ast.FunctionDef("__tilec_make__", ast.arguments([], params, None, [], [], None, []),
+                                [fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], [], None)
+        tree = ast.fix_missing_locations(ast.Module([maker], []))
+        ast.increment_lineno(tree, src.start_line - 1)
+        ns: dict = {}
+        exec(compile(tree, src.file, "exec"), fn.__globals__, ns)
+        cells = []
+        for c in fn.__closure__ or ():
+            try:
+                cells.append(c.cell_contents)
+            except ValueError:
+                cells.append(None)
+        new = ns["__tilec_make__"](tlc.scalar_tensor_attribute, *cells)
+        new.__defaults__ = fn.__defaults__
+    except Exception:
+        new = fn
+    jitfn._tilec_interpreted = (src, new)
+    return new
 
 
 def run(jitfn, grid, values, debug=False):
@@ -157,11 +252,13 @@ def run(jitfn, grid, values, debug=False):
     for p, v in zip(jitfn.params, values):
         sig = src.signature.get(p.name, "constexpr")
         args.append(src.constexprs.get(p.name, v) if sig == "constexpr" else _arg_tensor(sig, v, memory, tb))
-    for z, y, x in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
+    fn = interpreted_function(jitfn)
+    # nested ranges, not itertools.product (which would first build a tuple of every index along each axis)
+    for z, y, x in ((z, y, x) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])):
         sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid), {"debug": bool(debug)})
         with use_semantic(sem), np.errstate(all="ignore"):
             try:
-                jitfn.fn(*args)
+                fn(*args)
             except OutOfBoundsError as e:  # a runtime fault, not a language error: say where and in which program
                 located = _at_kernel_line(e)
                 where = f"{located.file}:{located.line}:{located.col}: " if located is not None else ""

@@ -19,10 +19,12 @@ import numpy as np
 
 from ..compiler import ASTSource, target_for
 from ..frontend.function import KernelFunction
+from ..frontend.source import replace_source
 from ..language.core import constexpr, dtype, tensor
 from ..pipeline import compile_source
 from . import interpreter
 from .args import KEYERS, describer, host_value
+from ..targets.grid import normalize_grid
 from .specialize import describe, hashable as _hashable
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
@@ -70,6 +72,10 @@ class JITFunction(KernelFunction):
         self._binder = _make_binder(self)  # unused while ``interpret`` is set
 
     # -- source and hashing -------------------------------------------------------------------------------------
+    def _unsafe_update_src(self, new_src: str):
+        """Replace the kernel's source text (Triton's hook, used by test suites that patch kernel templates)."""
+        replace_source(self, new_src)
+
     def _referenced_globals(self):
         """(name, value) of every global/closure name the source mentions (module attributes one level deep)."""
         g = dict(self.fn.__globals__)
@@ -271,10 +277,10 @@ class JITFunction(KernelFunction):
     def _interpret(self, grid, values, debug=None):
         if callable(grid):
             grid = grid(dict(zip(self._names, values)))
-        grid = (grid,) if isinstance(grid, int) else tuple(grid)
-        if not 1 <= len(grid) <= 3:
-            raise ValueError(f"{self.__name__}: grid must have 1 to 3 dimensions, got {grid!r}")
-        interpreter.run(self, tuple(int(g) for g in grid) + (1,) * (3 - len(grid)), values,
+        grid = normalize_grid(grid, self.__name__)
+        if grid is None:
+            return None
+        interpreter.run(self, grid, values,
                         debug=self.debug_enabled(debug))
 
     def __call__(self, *args, **kwargs):
@@ -285,7 +291,7 @@ class JITFunction(KernelFunction):
                     if p.is_constexpr and isinstance(bound.arguments.get(p.name), tensor):
                         raise TypeError(f"{self.__name__}: argument '{p.name}' is a tl.constexpr parameter but got "
                                         "a runtime tensor")
-            return self.fn(*args, **kwargs)
+            return interpreter.interpreted_function(self)(*args, **kwargs)
         raise RuntimeError(f"{self.__name__} is a @tilec.jit kernel: launch it as {self.__name__}[grid](...)")
 
     def __repr__(self):
@@ -296,15 +302,7 @@ _NP_SCALARS = frozenset({np.bool_, np.int8, np.int16, np.int32, np.int64, np.uin
                          np.float16, np.float32, np.float64})
 
 
-def _grid3(grid, name):
-    """A launch grid as a 3-tuple, or None when it has no programs."""
-    if type(grid) is int:
-        grid = (grid,)
-    n = len(grid)
-    if not 1 <= n <= 3:
-        raise ValueError(f"{name}: grid must have 1 to 3 dimensions, got {grid!r}")
-    g = tuple(grid) + (1,) * (3 - n)
-    return g if g[0] > 0 and g[1] > 0 and g[2] > 0 else None
+_grid3 = normalize_grid
 
 
 def _key_nospec(v):
@@ -320,7 +318,7 @@ def {name}({params}):
     except (KeyError, TypeError, ValueError):
         return _tl_miss(_tl_key, _tl_grid, ({values}), ({option_values}))
     _tl_g = _tl_grid
-    if type(_tl_g) is tuple and len(_tl_g) == 1 and _tl_g[0] > 0:
+    if type(_tl_g) is tuple and len(_tl_g) == 1 and type(_tl_g[0]) is int and 0 < _tl_g[0] <= 2147483647:
         _tl_g = (_tl_g[0], 1, 1)
     else:
         if callable(_tl_g):
@@ -386,10 +384,12 @@ def _compile_time_value(v) -> bool:
     return callable(v) and getattr(v, "__tilec_builtin__", False)
 
 
-def jit(fn=None, *, do_not_specialize=(), noinline=False, debug=None, interpret=None, **_ignored):
+def jit(fn=None, *, do_not_specialize=(), noinline=False, debug=None, interpret=None, repr=None, **_ignored):
     """Decorator: ``@tilec.jit`` or ``@tilec.jit(do_not_specialize=["n"], noinline=True)``; ``interpret=True``
-    (or ``TILEC_INTERPRET=1`` when the function is decorated) runs launches in the numpy interpreter."""
+    (or ``TILEC_INTERPRET=1`` when the function is decorated) runs launches in the numpy interpreter;
+    ``repr(specialization)`` names each compiled variant (see ``frontend/source.py:kernel_name``)."""
     def deco(f):
-        return JITFunction(f, do_not_specialize=do_not_specialize, noinline=noinline, debug=debug,
-                           interpret=interpret)
+        jf = JITFunction(f, do_not_specialize=do_not_specialize, noinline=noinline, debug=debug, interpret=interpret)
+        jf.repr = repr
+        return jf
     return deco(fn) if fn is not None else deco

@@ -1,0 +1,32 @@
+"""Launch grids: 1 to 3 non-negative integers, checked before anything reaches a launcher.
+
+A zero-sized grid is a launch of no programs (a no-op, as in Triton). Program ids and counts are i32 in the IR,
+and CUDA limits the y and z dimensions to 65535, so every backend takes at most (2^31-1, 65535, 65535): a grid
+one backend refuses is refused everywhere, before any work starts.
+"""
+from __future__ import annotations
+
+import numbers
+
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
+def normalize_grid(grid, name: str = "kernel"):
+    """``grid`` as a 3-tuple of ints, or None when it has no programs; ValueError for anything else."""
+    dims = (grid,) if not isinstance(grid, (tuple, list)) else tuple(grid)
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"{name}: the grid must have 1 to 3 dimensions, got {grid!r}")
+    out = []
+    for axis, d in enumerate(dims):
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+            raise ValueError(f"{name}: grid dimension {axis} must be an int, got {d!r} ({type(d).__name__}); "
+                             "use tilec.cdiv for a rounded-up count")
+        d = int(d)
+        if d < 0:
+            raise ValueError(f"{name}: grid dimension {axis} is negative ({d})")
+        if d > MAX_GRID[axis]:
+            raise ValueError(f"{name}: grid dimension {axis} is {d}, over the limit of {MAX_GRID[axis]} "
+                             f"(grids are at most {MAX_GRID[0]} x {MAX_GRID[1]} x {MAX_GRID[2]})")
+        out.append(d)
+    g = tuple(out) + (1,) * (3 - len(out))
+    return g if 0 not in g else None
