@@ -8,6 +8,7 @@ import os
 import time
 
 from . import cache
+from .passes.pointer_origins import written_params
 from .targets.grid import normalize_grid
 from .compiler import ASTSource, Target, get_backend
 from .version import __version__
@@ -140,6 +141,7 @@ def compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKer
     pm = PassManager(name, variant=key[:12])
     pm.run(module, tir_pipeline())
     asm = {"tir": _text(module)}
+    metadata["written_params"] = written_params(next(f for f in module.funcs if f.attrs.get("kernel")))
     backend_passes = backend.passes(opts) if hasattr(backend, "passes") else []
     if backend_passes:  # the same manager: dumps keep numbering, break/print filters apply alike
         pm.run(module, backend_passes, final_verifier=getattr(backend, "verifier", None))

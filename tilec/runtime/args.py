@@ -26,7 +26,9 @@ def _describe_ndarray(a):
 
 
 def _key_ndarray(a):
-    return (a.dtype, a.__array_interface__["data"][0] & 15 == 0)
+    # writability is part of the key: a read-only array takes the slow path, which refuses it where the kernel
+    # writes through that parameter
+    return (a.dtype, a.__array_interface__["data"][0] & 15 == 0, a.flags.writeable)
 
 
 def _describe_torch(t):

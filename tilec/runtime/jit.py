@@ -24,6 +24,7 @@ from ..language.core import constexpr, dtype, tensor
 from ..pipeline import compile_source
 from . import interpreter
 from .args import KEYERS, describer, host_value
+from ..targets import arguments
 from ..targets.grid import normalize_grid
 from .specialize import describe, hashable as _hashable
 
@@ -207,6 +208,7 @@ class JITFunction(KernelFunction):
         options = {k: v for k, v in zip(LAUNCH_OPTIONS, options) if v is not None}
         values = list(values)
         kernel = self._variant(values, options)
+        self._check_writable(kernel, values)  # before the key is cached: it covers the arguments' writability
         if fkey is not None:
             runtime = [values[i] for i in self._runtime_idx]
             sel = [j for j, v in enumerate(runtime) if v is not None]
@@ -214,7 +216,23 @@ class JITFunction(KernelFunction):
                 self._fast_cache[fkey] = (kernel.launcher, None if len(sel) == len(runtime) else sel, kernel)
         return self._launch(kernel, grid, values)
 
+    def _check_writable(self, kernel, values):
+        """A parameter the kernel stores or atomically updates through must be writable memory."""
+        written = kernel.metadata.get("written_params") or ()
+        if not written:
+            return
+        runtime = [values[i] for i in self._runtime_idx]
+        names = [self._names[i] for i in self._runtime_idx]
+        for j in written:
+            if j < len(runtime):
+                info = arguments.inspect(runtime[j])
+                if info is not None and not info.writable:
+                    raise TypeError(f"{self.__name__}: parameter '{names[j]}' is written by the kernel, but its "
+                                    f"argument ({type(runtime[j]).__name__}) is read-only memory "
+                                    "(a read-only array or memmap, or a stride-0 broadcast view): pass a writable copy")
+
     def _launch(self, kernel, grid, values):
+        self._check_writable(kernel, values)
         if callable(grid):
             grid = grid(dict(zip(self._names, values)))
         g = _grid3(grid, self.__name__)
