@@ -6,17 +6,29 @@ Stages (each ``fn(artifact, metadata)``):
 """
 from __future__ import annotations
 
-from ...errors import BackendError
-from ...gpu.pipeline import gpu_passes, run_gpu_passes  # noqa: F401  (run_gpu_passes: for tools and tests)
-from ...gpu.passes.verify_gir import verify_gir
+import os
 
-MAX_STATIC_SMEM = 48 * 1024
+from ...errors import BackendError
+from ...gpu.passes.verify_gir import verify_gir
+from ...gpu.pipeline import gpu_passes, run_gpu_passes  # noqa: F401  (run_gpu_passes: for tools and tests)
+from . import ptx
+from .driver import compute_capability
+from .launcher import is_cuda_value, make_launcher
+from .lower import lower_module_text
+
 
 
 def detect_arch(default: int = 80) -> int:
-    """The first device's compute capability when a driver is usable, else ``default`` (compiling needs no GPU)."""
+    """``TILEC_CUDA_ARCH`` (e.g. ``80``: the Ampere code path on a newer GPU), else the first device's compute
+    capability when a driver is usable, else ``default`` (compiling needs no GPU)."""
+    forced = os.environ.get("TILEC_CUDA_ARCH")
+    if forced:
+        try:
+            return int(forced.removeprefix("sm_").rstrip("a"))
+        except ValueError:
+            raise BackendError(f"TILEC_CUDA_ARCH must be a compute capability such as 80 or 90, got {forced!r}") \
+                from None
     try:
-        from .driver import compute_capability
         return compute_capability(0)
     except Exception:
         return default
@@ -57,6 +69,7 @@ class CUDABackend:
         if not isinstance(opts["num_stages"], int) or opts["num_stages"] < 1:
             raise BackendError(f"num_stages must be a positive int, got {opts['num_stages']!r}")
         opts["debug"] = bool(opts["debug"])
+        opts["arch"] = self.arch  # the architecture compiled for is part of the cache key
         return opts
 
     # -- passes and stages ---------------------------------------------------------------------------------
@@ -67,11 +80,10 @@ class CUDABackend:
     verifier = staticmethod(verify_gir)
 
     def stages(self, options: dict):
-        from . import ptx as ptxmod
         out = [("gir", lambda m, md: self.make_gir(m, md, options)),
                ("llir", lambda m, md: self.make_llir(m, md, options)),
                ("ptx", lambda s, md: self.make_ptx(s, md, options))]
-        if ptxmod.ptxas_path() is not None:
+        if ptx.ptxas_path() is not None:
             out.append(("cubin", lambda s, md: self.make_cubin(s, md, options)))
         return out
 
@@ -86,21 +98,17 @@ class CUDABackend:
         return module
 
     def make_llir(self, module, metadata, options):
-        from .lower import lower_module_text
         return lower_module_text(module, options)
 
     def make_ptx(self, llir, metadata, options):
-        from .ptx import llir_to_ptx, ptx_version
-        metadata["ptx_version"] = ptx_version(self.arch)
-        return llir_to_ptx(llir, self.arch)
+        metadata["ptx_version"] = ptx.ptx_version(self.arch)
+        return ptx.llir_to_ptx(llir, self.arch)
 
-    def make_cubin(self, ptx, metadata, options):
-        from .ptx import assemble
-        return assemble(ptx, self.arch, metadata)
+    def make_cubin(self, ptx_text, metadata, options):
+        return ptx.assemble(ptx_text, self.arch, metadata)
 
     # -- launch ------------------------------------------------------------------------------------------
     def load(self, asm: dict, metadata: dict):
-        from .launcher import make_launcher
         return make_launcher(asm, metadata)
 
     @staticmethod
@@ -112,5 +120,4 @@ class CUDABackend:
     def arg_kind(value) -> str | None:
         """'cuda' for values living on a CUDA device (torch CUDA tensors, ``__cuda_array_interface__``,
         tilec.cuda arrays, DLPack CUDA tensors); None otherwise."""
-        from .launcher import is_cuda_value
         return "cuda" if is_cuda_value(value) else None

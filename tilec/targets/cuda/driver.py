@@ -216,12 +216,13 @@ def function_attributes(fn) -> dict:
     return out
 
 
-def set_dynamic_shared(fn, nbytes: int, device: int = 0):
+def set_dynamic_shared(fn, nbytes: int, device: int = 0, kernel: str = "kernel"):
     """Opt in to more than 48 KB of dynamic shared memory (up to the device's per-block opt-in limit)."""
     d = driver()
     limit = device_attribute("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", device)
     if nbytes > limit:
-        raise LaunchError(f"kernel needs {nbytes} bytes of shared memory; the device allows {limit}")
+        raise LaunchError(f"out of resources: kernel '{kernel}' needs {nbytes} bytes of shared memory, device "
+                          f"{device} allows {limit} per block (use smaller blocks or fewer num_stages)")
     check(d.cuFuncSetAttribute(fn, d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes),
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
 

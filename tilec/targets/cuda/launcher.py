@@ -17,7 +17,8 @@ from ...errors import LaunchError
 from ..arguments import GETTERS, device_of, is_torch_tensor, pointer_getter
 from ..params import PARAM_KINDS_KEY
 from . import driver as drv
-from .backend import MAX_STATIC_SMEM
+
+MAX_STATIC_SMEM = 48 * 1024  # bytes of shared memory a launch gets without opting in
 
 _CTYPES = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
            "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16, "u32": ctypes.c_uint32,
@@ -68,7 +69,7 @@ class Launcher:
             mod = drv.load_module(self.image, self.name)
             f = drv.get_function(mod, self.name)
             if self.shared > MAX_STATIC_SMEM:
-                drv.set_dynamic_shared(f, self.shared, device)
+                drv.set_dynamic_shared(f, self.shared, device, self.name)
             self.metadata.setdefault("driver", drv.function_attributes(f))
             fn = self.functions[device] = int(f)
             self._modules[device] = (mod, f)
