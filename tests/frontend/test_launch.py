@@ -249,3 +249,18 @@ def test_numpy_scalar_constexpr():
     out = np.zeros_like(x)
     saxpy[(1,)](x, x, out, 1.0, 64, BLOCK=np.int64(64))
     np.testing.assert_allclose(out, 2 * x)
+
+
+@tilec.jit
+def _stages_param(x_ptr, n, BLOCK: tl.constexpr, num_stages: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + num_stages, mask=offs < n)
+
+
+def test_parameter_named_like_a_launch_option_takes_the_value():
+    """A constexpr named ``num_stages`` gets the keyword (Triton binds it to the kernel's parameter)."""
+    x = np.zeros(5, np.float32)
+    _stages_param[(1,)](x, 5, BLOCK=8, num_stages=3)
+    np.testing.assert_array_equal(x, 3)
+    _stages_param[(1,)](x, 5, BLOCK=8, num_stages=2, extern_libs={"libdevice": "/unused.bc"})
+    np.testing.assert_array_equal(x, 5)  # extern_libs is accepted and ignored: the math library is built in

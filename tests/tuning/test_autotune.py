@@ -128,7 +128,8 @@ def test_tuning_leaves_outputs_as_one_launch(mode):
     np.testing.assert_allclose(o2, x.astype(np.float64) + start, rtol=1e-6, atol=1e-6)
 
 
-def test_failing_configs_are_skipped(capsys):
+def test_failing_configs_are_skipped(capsys, monkeypatch):
+    monkeypatch.setenv("TILEC_PRINT_AUTOTUNING", "1")  # one line per config, with why it was skipped
     bench = FakeBench({48: 0.1, 64: 1.0, 96: 0.1})  # 48 and 96 cannot compile (arange needs powers of two)
     k = autotune(bench.configs([48, 64, 96]), key=["n"], do_bench=bench, restore_value=["out_ptr"])(
         kernels.scale_add)
@@ -153,11 +154,10 @@ def test_print_autotuning(monkeypatch, capsys):
         kernels.scale_add)
     x, o = data(100)
     monkeypatch.setenv("TILEC_PRINT_AUTOTUNING", "1")
-    monkeypatch.setenv("TILEC_AUTOTUNE_PROGRESS", "0")
     k[GRID](x, o, 100, 1.0)
     out, err = capsys.readouterr()
     assert "Autotuning kernel scale_add finished after" in out and "best config: BLOCK: 64, num_warps: 2" in out
-    assert err == ""
+    assert err.count("[tilec autotune] scale_add") == 2 and "2/2 {BLOCK: 64" in err
     k[GRID](x, o, 100, 1.0)
     assert capsys.readouterr().out == ""  # cached: nothing to report
 
@@ -264,3 +264,17 @@ def test_user_hooks_run_around_every_timed_launch():
 def test_key_names_that_are_not_parameters_warn():
     with pytest.warns(UserWarning, match=r"key names \['N'\] are not parameters of scale_add"):
         autotune([Config({"BLOCK": 32}), Config({"BLOCK": 64})], key=["N", "n"])(kernels.scale_add)
+
+
+def test_quiet_by_default(capsys, monkeypatch):
+    """Without TILEC_PRINT_AUTOTUNING nothing is printed when stderr is not a terminal (a terminal gets one
+    progress line, rewritten in place)."""
+    monkeypatch.delenv("TILEC_PRINT_AUTOTUNING", raising=False)
+    monkeypatch.delenv("TRITON_PRINT_AUTOTUNING", raising=False)
+    bench = FakeBench({32: 2.0, 64: 1.0})
+    k = autotune(bench.configs([32, 64]), key=["n"], do_bench=bench)(kernels.scale_add)
+    x, o = data(100)
+    k[GRID](x, o, 100, 1.0)
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+    assert k.best_config.kwargs == {"BLOCK": 64}

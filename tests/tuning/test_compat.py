@@ -110,7 +110,8 @@ def test_install_is_reversible(installed):
     assert again.__tilec_compat__
 
 
-def test_autotune_heuristics_libdevice_through_triton_names(installed, capsys):
+def test_autotune_heuristics_libdevice_through_triton_names(installed, capsys, monkeypatch):
+    monkeypatch.setenv("TILEC_PRINT_AUTOTUNING", "1")
     g = runpy.run_path(os.path.join(SCRIPTS, "tuned_triton.py"))
     for n in (1000, 256):
         best = g["check"](n)

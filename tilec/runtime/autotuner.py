@@ -134,7 +134,13 @@ def _restore(a, saved):
 
 
 def _progress_enabled() -> bool:
-    return os.environ.get("TILEC_AUTOTUNE_PROGRESS", "1") not in ("0", "false", "False")
+    """A one-line progress bar while tuning, only on a terminal (``TILEC_AUTOTUNE_PROGRESS=0`` turns it off)."""
+    if os.environ.get("TILEC_AUTOTUNE_PROGRESS", "1") in ("0", "false", "False"):
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _print_enabled() -> bool:
@@ -312,9 +318,17 @@ class Autotuner(KernelInterface):
                 timings[config] = [math.inf] * 3
                 errors.append((config, e))
                 note = f"skipped ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
-            if progress:
+            if _print_enabled():  # the details, one line per config
                 print(f"[tilec autotune] {name} {i + 1}/{len(pruned)} {{{config}}}: {note}", file=sys.stderr,
                       flush=True)
+            elif progress:  # one line, rewritten in place
+                done = (i + 1) * 20 // len(pruned)
+                sys.stderr.write(f"\r[tilec autotune] {name} [{'#' * done}{'.' * (20 - done)}] "
+                                 f"{i + 1}/{len(pruned)}")
+                sys.stderr.flush()
+        if progress and not _print_enabled():
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
         self.bench_time = time.perf_counter() - t0
         if len(errors) == len(pruned):
             cfg, err = errors[0]

@@ -70,6 +70,7 @@ class JITFunction(KernelFunction):
         self._lock = threading.Lock()
         self._cache_key = None
         self._fast_cache: dict = {}
+        self._param_set = frozenset(p.name for p in self.params)
         self._binder = _make_binder(self)  # unused while ``interpret`` is set
 
     # -- source and hashing -------------------------------------------------------------------------------------
@@ -190,7 +191,10 @@ class JITFunction(KernelFunction):
         """The general launch path: binds with tilec's own errors, compiles on a miss, launches."""
         options = None
         if kwargs:
-            for k in [k for k in kwargs if k in _LAUNCH_OPTIONS]:
+            if "extern_libs" in kwargs and "extern_libs" not in self._param_set:
+                kwargs.pop("extern_libs")  # Triton's libdevice path: tilec's math library is built in
+            # a kernel parameter named like a launch option (a constexpr ``num_stages``) takes the value, as in Triton
+            for k in [k for k in kwargs if k in _LAUNCH_OPTIONS and k not in self._param_set]:
                 if options is None:
                     options = {}
                 options[k] = kwargs.pop(k)
