@@ -131,3 +131,14 @@ def test_plan_names_the_decisions():
     assert "vector x16 store, fused producers" in plan
     _, asm, _ = compile_cpu(K.matmul(64, 64, 32))
     assert "micro-kernel 8x32" in asm["plan"] and "accumulates in place" in asm["plan"]
+
+
+def test_resources_are_reported():
+    """n_regs and friends come from the assembly (a tutorial divides by n_regs: never 0)."""
+    import tilec
+    _, _, md = compile_cpu(K.matmul(64, 64, 32))
+    assert 8 <= md["num_regs"] <= 64 and md["vector_bytes"] in (16, 32, 64) and md["stack_bytes"] >= 0
+    assert md["spill_stores"] >= 0
+    from tilec.targets.cpu.resources import resources
+    r = resources("\tvmovaps %ymm3, %ymm1\n\tsubq $96, %rsp\n\tmovl %eax, %r9d\n\tmovq %rax, 8(%rsp) # 8-byte Spill\n")
+    assert r == {"num_regs": 5, "spill_stores": 1, "stack_bytes": 96, "vector_bytes": 32}

@@ -10,6 +10,7 @@ from ...errors import BackendError
 from ..params import param_kind
 from .lower import Lowering
 from .plan import LoweringPlan, render
+from .resources import resources
 from .wrapper import build_worker
 
 DEFAULTS = {"num_warps": 4, "num_stages": 3, "debug": False, "opt_level": 3}
@@ -90,4 +91,6 @@ def make_llir(plan, metadata, level=3):
 
 def make_asm(llir, metadata):
     tm = driver.host_target_machine()
-    return tm.emit_assembly(driver.parse(llir, "optimised LLVM IR"))
+    asm = tm.emit_assembly(driver.parse(llir, "optimised LLVM IR"))
+    metadata.update(resources(asm))
+    return asm
