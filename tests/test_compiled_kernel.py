@@ -49,3 +49,24 @@ def test_second_compile_comes_from_disk(tmp_path, monkeypatch):
     out = np.zeros_like(x)
     b.run((2,), [x, out, 300, 3.0])
     np.testing.assert_array_equal(out, x * 3)
+
+
+def test_compile_observers_see_every_compile_on_every_path(monkeypatch):
+    """Launches, warmup and tilec.compile all reach the observers (the PTX-everywhere check relies on them)."""
+    import numpy as np
+    import tilec
+    import tilec.language as tl
+    from tilec import pipeline
+
+    @tilec.jit
+    def twice(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    seen = []
+    monkeypatch.setattr(pipeline, "COMPILE_OBSERVERS", [lambda s, t, o, k: seen.append((t.backend, k.name))])
+    x = np.ones(5, np.float32)
+    twice[(1,)](x, 5, BLOCK=8)
+    twice.warmup(x, 5, BLOCK=16, grid=(1,))
+    tilec.compile(tilec.ASTSource(twice, signature="*fp32,i32", constexprs={"BLOCK": 32}))
+    assert seen == [("cpu", "twice")] * 3

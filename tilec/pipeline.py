@@ -117,7 +117,19 @@ def _text(artifact):
     return print_ir(artifact)
 
 
+# Functions called with (src, target, options, kernel) after every compile or cache hit (test harnesses that
+# re-compile what a run compiled for other targets, tools that collect kernels).
+COMPILE_OBSERVERS: list = []
+
+
 def compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKernel:
+    kernel = _compile_source(src, target, options)
+    for observe in COMPILE_OBSERVERS:
+        observe(src, target, options, kernel)
+    return kernel
+
+
+def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKernel:
     backend = get_backend(target)
     opts = backend.parse_options(options)
     key = cache_key(src, target, opts)
