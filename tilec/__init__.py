@@ -3,7 +3,7 @@
 Importing tilec is cheap: LLVM (llvmlite) is loaded only when a kernel is first compiled for a backend.
 """
 from .version import __version__
-from .errors import CompilationError, TilecError
+from .errors import BackendError, CompilationError, LaunchError, TilecError, for_user
 from . import language
 from .language import constexpr
 from .backends import register_backend
@@ -17,7 +17,10 @@ from .targets.cuda import array as cuda
 
 def compile(src: ASTSource, target: Target | None = None, options: dict | None = None) -> CompiledKernel:
     """Compile ``src`` for ``target`` (default: ``TILEC_BACKEND`` or the CPU); see ``pipeline.py``."""
-    return compile_source(src, target or default_target(), dict(options or {}))
+    try:
+        return compile_source(src, target or default_target(), dict(options or {}))
+    except CompilationError as e:
+        raise for_user(e)
 
 
 def cdiv(x: int, y: int) -> int:
@@ -31,5 +34,6 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", "TilecError", "compile", "Target",
+__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", "TilecError", "BackendError",
+           "LaunchError", "compile", "Target",
            "ASTSource", "register_backend", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing", "cuda"]

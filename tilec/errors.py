@@ -1,6 +1,8 @@
 """tilec's own exceptions. Errors about kernel source name file:line:col and show the line with a caret."""
 from __future__ import annotations
 
+import os
+
 
 class TilecError(Exception):
     """Base of tilec's errors."""
@@ -32,3 +34,13 @@ class BackendError(TilecError):
 
 class LaunchError(TilecError):
     """A launch failed (bad grid, out of resources, driver error)."""
+
+
+def for_user(e: BaseException) -> BaseException:
+    """``e`` ready to reach the user: its internal traceback and chained internal exceptions dropped, so the
+    located message follows the user's own launch line directly (``TILEC_DEBUG=1`` keeps everything)."""
+    if os.environ.get("TILEC_DEBUG", "0") in ("", "0"):
+        e.__traceback__ = None
+        e.__cause__ = None
+        e.__suppress_context__ = True
+    return e

@@ -36,3 +36,32 @@ def test_f64_to_f16_rounds_once():
     over = (np.abs(ref.astype(np.float64)) > np.abs(x)) & np.isfinite(x)
     rz[over] = np.nextafter(rz[over], np.float16(0))
     assert _same(z, rz).all()
+
+
+def test_bf16_unary_ops_on_codes():
+    """bf16 lives as 16-bit codes in CPU registers: neg/abs flip/clear the sign bit, the rest compute in f32."""
+    import numpy as np
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def ops(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        m = offs < n
+        x = tl.load(x_ptr + offs, mask=m).to(tl.bfloat16, bitcast=True)
+        res = (-x, tl.abs(x), tl.maximum(x, -x * 0.5), tl.where(x > 0, x, tl.full((BLOCK,), 1.5, tl.bfloat16)))
+        for i in tl.static_range(4):
+            tl.store(out_ptr + i * n + offs, res[i].to(tl.uint16, bitcast=True), mask=m)
+
+    rng = np.random.default_rng(7)
+    f = rng.standard_normal(37).astype(np.float32)
+    f[:3] = [0.0, -0.0, np.inf]
+    bits = (f.view(np.uint32) >> 16).astype(np.uint16)
+    out = np.zeros((4, 37), np.uint16)
+    ops[(1,)](bits, out, 37, BLOCK=64)
+    x = (bits.astype(np.uint32) << 16).view(np.float32)
+    got = (out.astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(out[0], bits ^ 0x8000)
+    np.testing.assert_array_equal(out[1], bits & 0x7FFF)
+    np.testing.assert_array_equal(got[2], np.maximum(x, -x * 0.5))  # exact in bf16 (halving)
+    np.testing.assert_array_equal(got[3], np.where(x > 0, x, 1.5))

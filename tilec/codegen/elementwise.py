@@ -142,7 +142,15 @@ def _fma(E, a, op):
     return demote(E, icall(E.b, "llvm.fma", args[0].type, args, (args[0].type,)), E.dst)
 
 
+def _sign_bit(E):
+    """For floats held as integer codes (bf16, fp8): the sign bit as a constant of the code type."""
+    code_type = LT.scalar_type(E.src)
+    return LT.const(code_type, 1 << (code_type.width - 1), E.w)
+
+
 def _neg(E, a, op):
+    if E.src.element.name in LT.CODES:  # flip the sign bit of the code
+        return E.b.xor(a[0], _sign_bit(E))
     if E.src.is_float:
         return E.b.fneg(a[0])
     return E.b.sub(E.c(E.src, 0), a[0])
@@ -153,6 +161,8 @@ def _not(E, a, op):
 
 
 def _abs(E, a, op):
+    if E.src.element.name in LT.CODES:  # clear the sign bit of the code
+        return E.b.and_(a[0], E.b.not_(_sign_bit(E)))
     if E.src.is_float:
         return E.intr("llvm.fabs", [a[0]])
     if not E.src.is_signed:

@@ -18,6 +18,7 @@ import threading
 import numpy as np
 
 from ..compiler import ASTSource, target_for
+from ..errors import CompilationError, for_user
 from ..frontend.function import KernelFunction
 from ..frontend.source import replace_source
 from ..language.core import constexpr, dtype, tensor
@@ -44,13 +45,16 @@ class KernelLauncher:
     def __call__(self, *args, **kwargs):
         fn = self.fn
         binder = fn._binder
-        if binder is not None and not fn.interpret:
-            try:
-                return binder(self.grid, *args, **kwargs)
-            except TypeError as e:
-                if e.__traceback__.tb_next is not None:  # raised inside the launch, not by binding the call
-                    raise
-        return fn.run(*args, grid=self.grid, **kwargs)
+        try:
+            if binder is not None and not fn.interpret:
+                try:
+                    return binder(self.grid, *args, **kwargs)
+                except TypeError as e:
+                    if e.__traceback__.tb_next is not None:  # raised inside the launch, not by binding the call
+                        raise
+            return fn._run(args, self.grid, False, kwargs)
+        except CompilationError as e:
+            raise for_user(e)
 
 
 class JITFunction(KernelFunction):
@@ -179,13 +183,16 @@ class JITFunction(KernelFunction):
         return ckey, runtime_vals, ASTSource(self, sig, constexprs, attrs)
 
     def run(self, *args, grid, warmup=False, **kwargs):
-        if not warmup and self._binder is not None and not self.interpret:
-            try:
-                return self._binder(grid, *args, **kwargs)
-            except TypeError as e:
-                if e.__traceback__.tb_next is not None:
-                    raise
-        return self._run(args, grid, warmup, kwargs)
+        try:
+            if not warmup and self._binder is not None and not self.interpret:
+                try:
+                    return self._binder(grid, *args, **kwargs)
+                except TypeError as e:
+                    if e.__traceback__.tb_next is not None:
+                        raise
+            return self._run(args, grid, warmup, kwargs)
+        except CompilationError as e:
+            raise for_user(e)
 
     def _run(self, args, grid, warmup, kwargs):
         """The general launch path: binds with tilec's own errors, compiles on a miss, launches."""
@@ -294,7 +301,11 @@ class JITFunction(KernelFunction):
         return os.environ.get("TILEC_DEBUG", "0") not in ("", "0")
 
     def warmup(self, *args, grid=(1,), **kwargs):
-        return self.run(*args, grid=grid, warmup=True, **kwargs)
+        """Compile (no launch) for these arguments; returns the CompiledKernel."""
+        try:
+            return self.run(*args, grid=grid, warmup=True, **kwargs)
+        except CompilationError as e:
+            raise for_user(e)
 
     def _interpret(self, grid, values, debug=None):
         if callable(grid):

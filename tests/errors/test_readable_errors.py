@@ -1,0 +1,49 @@
+"""A compile error reaches the user as the located message right after their own launch line: no internal
+traceback, no chained internal exceptions (TILEC_DEBUG=1 keeps everything)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent("""
+    import numpy as np, tilec, tilec.language as tl
+
+    @tilec.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        y = tl.load(x_ptr + offs) + tl.arange(0, 2 * BLOCK)
+        tl.store(x_ptr + offs, y)
+
+    x = np.zeros(16, np.float32)
+    {launch}
+""")
+
+
+def _run(tmp_path, launch, debug):
+    f = tmp_path / "user_kernel.py"
+    f.write_text(SCRIPT.format(launch=launch))
+    env = dict(os.environ, TILEC_DEBUG="1" if debug else "0", TILEC_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, str(f)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1
+    return r.stderr
+
+
+@pytest.mark.parametrize("launch", ["k[(1,)](x, 16, BLOCK=16)", "k.warmup(x, 16, BLOCK=16, grid=(1,))",
+                                    "k.run(x, 16, BLOCK=16, grid=(1,))",
+                                    "tilec.compile(tilec.ASTSource(k, signature='*fp32,i32', constexprs={'BLOCK': 16}))"])
+def test_compile_error_is_short_and_located(tmp_path, launch):
+    err = _run(tmp_path, launch, debug=False)
+    lines = err.strip().splitlines()
+    assert len(lines) <= 10, err
+    assert "During handling" not in err and "direct cause" not in err
+    assert 'user_kernel.py", line 11' in err  # the user's launch line
+    assert lines[-3].startswith("tilec.errors.CompilationError: ") and "user_kernel.py:7:" in lines[-3]
+    assert "cannot broadcast shapes [16] and [32]" in lines[-3]
+    assert lines[-1].strip() == "^" and "tl.arange(0, 2 * BLOCK)" in lines[-2]
+
+
+def test_debug_keeps_the_whole_chain(tmp_path):
+    err = _run(tmp_path, "k[(1,)](x, 16, BLOCK=16)", debug=True)
+    assert "direct cause" in err and "broadcast_shapes" in err
