@@ -28,14 +28,24 @@ def launch(kernel, grid, mode, *args, **constexprs):
     kernel = _in_mode(kernel, mode == "interpret")
     host = list(args)
     if mode == "cuda":
+        from tilec.language.reinterpret import TensorWrapper
         from tilec.targets.cuda import array as cuda_array
-        args = [cuda_array.from_numpy(a) if isinstance(a, np.ndarray) else a for a in host]
+
+        def to_device(a):
+            if isinstance(a, np.ndarray):
+                return cuda_array.from_numpy(a)
+            if isinstance(a, TensorWrapper) and isinstance(a.base, np.ndarray):
+                return TensorWrapper(cuda_array.from_numpy(a.base), a.dtype)
+            return a
+        args = [to_device(a) for a in host]
     kernel[grid](*args, **constexprs)
     if mode == "cuda":
         cuda_array.synchronize()
         for h, d in zip(host, args):
             if isinstance(h, np.ndarray):
                 h[...] = d.numpy().reshape(h.shape)
+            elif isinstance(h, TensorWrapper) and isinstance(h.base, np.ndarray):
+                h.base[...] = d.base.numpy().reshape(h.base.shape)
 
 
 def rng(seed=0):

@@ -6,7 +6,7 @@ import pytest
 
 import tilec
 import tilec.language as tl
-from langhelp import launch, rng
+from langhelp import known_bug, launch, rng
 
 
 @tilec.jit
@@ -89,8 +89,9 @@ def fp8_abs(X, Z, N: tl.constexpr):
 
 
 @pytest.mark.parametrize("fp8", [tl.float8e5, tl.float8e4nv])
-def test_fp8_abs_clears_the_sign_bit(mode, fp8):
+def test_fp8_abs_clears_the_sign_bit(request, mode, fp8):
     from tilec.language.reinterpret import reinterpret
+    known_bug(request, mode, ["cuda"], "fp8 memory access is not supported by the GPU backends yet")
     r = rng(23)
     bits = r.integers(0, 256, 64).astype(np.uint8)
     out = np.zeros(64, np.uint8)

@@ -7,8 +7,8 @@ from .core import dtype as tl_dtype
 
 
 class TensorWrapper:
-    """A host tensor seen as elements of ``dtype`` (a tl dtype): the launch paths read ``data_ptr()``, the
-    interpreter reads ``base``."""
+    """An array (host or device) seen as elements of ``dtype`` (a tl dtype): the launch paths take the memory
+    and device of ``base`` (``__tilec_base__``), the interpreter reads ``base``."""
 
     def __init__(self, base, dtype):
         self.base = base
@@ -17,9 +17,17 @@ class TensorWrapper:
         self.shape = tuple(base.shape)
         self.device = getattr(base, "device", "cpu")
 
+    @property
+    def __tilec_base__(self):
+        """The array this view reads and writes (the launch paths take its memory and device)."""
+        return self.base
+
     def data_ptr(self) -> int:
         b = self.base
-        return int(b.data_ptr()) if hasattr(b, "data_ptr") else int(b.__array_interface__["data"][0])
+        if hasattr(b, "data_ptr"):
+            return int(b.data_ptr())
+        ai = getattr(b, "__cuda_array_interface__", None) or b.__array_interface__
+        return int(ai["data"][0])
 
     def stride(self, *i):
         return self.base.stride(*i)

@@ -82,6 +82,8 @@ def is_torch_tensor(v) -> bool:
 def _producer(v) -> str | None:
     if isinstance(v, np.ndarray):
         return "numpy"
+    if hasattr(v, "__tilec_base__"):  # a view of another array with its own element type (triton.reinterpret)
+        return "view"
     if isinstance(v, np.generic):  # numpy scalars speak __array_interface__ but are values, not arrays
         return None
     if is_torch_tensor(v):
@@ -99,7 +101,8 @@ _PRODUCERS: dict = {}
 
 
 def producer(v) -> str | None:
-    """'numpy', 'torch', 'cai', 'ai', 'dlpack', or None for values that are not arrays (cached per type)."""
+    """'numpy', 'torch', 'cai', 'ai', 'dlpack', 'view', or None for values that are not arrays (cached per
+    type)."""
     t = type(v)
     p = _PRODUCERS.get(t, 0)
     if p == 0:
@@ -127,6 +130,8 @@ def device_of(v) -> str | None:
     p = producer(v)
     if p is None:
         return None
+    if p == "view":
+        return device_of(v.__tilec_base__)
     if p == "numpy" or p == "ai":
         return "cpu"
     if p == "torch":
@@ -191,6 +196,8 @@ def inspect(v) -> ArrayInfo | None:
     p = producer(v)
     if p is None:
         return None
+    if p == "view":  # the viewed array's memory, the view's element type (set by whoever describes the view)
+        return inspect(v.__tilec_base__)
     if p == "numpy":
         return ArrayInfo(v.ctypes.data, numpy_element(v.dtype), "cpu", None, bool(v.flags.writeable))
     if p == "torch":
