@@ -27,12 +27,12 @@ from tilec import compat  # noqa: E402
 _loads = 0
 
 
-def load_kernels(use_tilec: bool):
-    """A fresh copy of gpu_kernels.py (fresh JIT functions, so nothing is cached in memory)."""
+def load_kernels(use_tilec: bool, filename: str = "gpu_kernels.py"):
+    """A fresh copy of a kernels file (fresh JIT functions, so nothing is cached in memory)."""
     global _loads
     _loads += 1
-    name = f"gpu_kernels_{'tilec' if use_tilec else 'triton'}_{_loads}"
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "gpu_kernels.py"))
+    name = f"{filename[:-3]}_{'tilec' if use_tilec else 'triton'}_{_loads}"
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
     mod = importlib.util.module_from_spec(spec)
     if use_tilec:
         compat.install()

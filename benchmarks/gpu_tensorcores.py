@@ -1,0 +1,117 @@
+"""Tensor-core benchmark: tilec vs Triton vs torch on one GPU in one run; prints a table.
+
+    PYTHONPATH=. python benchmarks/gpu_tensorcores.py [--quick] [--sm80]
+
+Kernels (one source, gpu_tc_kernels.py, compiled by Triton and by tilec through tilec.compat): the tutorial
+matmul fp16 -> fp32 accumulate with grouped order, 128x128x64 tiles, 8 warps, 3 stages, at 4096^3 and 8192^3;
+flash-attention forward fp16, B4 H32 S4096, D64 (BM128 BN64, 4 warps) and D128 (BM128 BN64, 8 warps), causal and
+not (torch: scaled_dot_product_attention). ``--sm80`` compiles tilec for the Ampere path (TILEC_CUDA_ARCH=80).
+Times are medians of triton.testing.do_bench; every result is checked against torch before it is timed.
+"""
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn.functional as F
+import triton
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, os.pardir))
+sys.path.insert(0, HERE)
+from gpu import load_kernels as _load  # noqa: E402
+
+
+def load_kernels(use_tilec):
+    return _load(use_tilec, "gpu_tc_kernels.py")
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median") * 1e-3
+
+
+def matmul_runner(K, a, b, c):
+    M, Kd = a.shape
+    N = b.shape[1]
+    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 128),)
+    return lambda: K.matmul_kernel[grid](a, b, c, M, N, Kd, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                         c.stride(0), c.stride(1), BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
+                                         num_warps=8, num_stages=3)
+
+
+def attn_runner(K, q, k, v, o, causal):
+    B, H, S, D = q.shape
+    nw = 4 if D <= 64 else 8
+    grid = (triton.cdiv(S, 128), B * H)
+    return lambda: K.attn_fwd_kernel[grid](q, k, v, o, 1.0 / math.sqrt(D), q.stride(1), q.stride(2), S,
+                                           HEAD_DIM=D, BLOCK_M=128, BLOCK_N=64, CAUSAL=causal, num_warps=nw,
+                                           num_stages=3)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sm80", action="store_true")
+    a = ap.parse_args()
+    if a.sm80:
+        os.environ["TILEC_CUDA_ARCH"] = "80"
+    os.environ["TILEC_CACHE_DIR"] = tempfile.mkdtemp(prefix="tc-bench-")
+    dev = "cuda"
+    g = torch.Generator(device=dev).manual_seed(0)
+    Ktl, Ktr = load_kernels(True), load_kernels(False)
+    rows = []
+
+    sizes = (2048,) if a.quick else (4096, 8192)
+    for n in sizes:
+        x = torch.randn(n, n, device=dev, dtype=torch.float16, generator=g)
+        y = torch.randn(n, n, device=dev, dtype=torch.float16, generator=g)
+        ref = x @ y
+        flops = 2 * n ** 3
+        row = [f"matmul fp16 {n}^3"]
+        for K in (Ktl, Ktr):
+            c = torch.empty_like(ref)
+            c.fill_(float("nan"))
+            run = matmul_runner(K, x, y, c)
+            t0 = time.perf_counter()
+            run()
+            torch.cuda.synchronize()
+            cold = time.perf_counter() - t0
+            torch.testing.assert_close(c, ref, atol=1e-1, rtol=2e-2)
+            row += [flops / bench(run) / 1e12, cold]
+        row.append(flops / bench(lambda: torch.matmul(x, y)) / 1e12)
+        rows.append(row)
+
+    B, H, S = (1, 8, 1024) if a.quick else (4, 32, 4096)
+    for D in (64, 128):
+        q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.float16, generator=g) for _ in range(3))
+        for causal in (False, True):
+            ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            flops = 4 * B * H * S * S * D * (0.5 if causal else 1.0)
+            row = [f"attention fwd D{D}{' causal' if causal else ''}"]
+            for K in (Ktl, Ktr):
+                o = torch.empty_like(q)
+                o.fill_(float("nan"))
+                run = attn_runner(K, q, k, v, o, causal)
+                t0 = time.perf_counter()
+                run()
+                torch.cuda.synchronize()
+                cold = time.perf_counter() - t0
+                torch.testing.assert_close(o, ref, atol=2e-2, rtol=2e-2)
+                row += [flops / bench(run) / 1e12, cold]
+            row.append(flops / bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)) / 1e12)
+            rows.append(row)
+
+    name = torch.cuda.get_device_name()
+    print(f"{name}, torch {torch.__version__}, triton {triton.__version__}; tilec path "
+          f"{'sm_80 (TILEC_CUDA_ARCH=80)' if a.sm80 else 'native'}")
+    print(f"{'kernel':<28}{'tilec TF/s':>11}{'triton TF/s':>12}{'torch TF/s':>11}{'tilec/triton':>13}"
+          f"{'cold tilec s':>13}{'cold triton s':>14}")
+    for r in rows:
+        print(f"{r[0]:<28}{r[1]:>11.1f}{r[3]:>12.1f}{r[5]:>11.1f}{r[1] / r[3]:>12.2f}x{r[2]:>13.2f}{r[4]:>14.2f}")
+
+
+if __name__ == "__main__":
+    main()
