@@ -32,7 +32,6 @@ def _record():
 # Kernels of the suite that hit a known CUDA backend bug (tests/language marks the same cases known_bug on CUDA).
 KNOWN_CUDA_BUGS = {
     ("test_casts", "fp8_kernel"): "fp8 casts produce LLVM IR that does not parse",
-    ("test_casts", "bf16_kernel"): "bf16 -> u16 bitcast produces LLVM IR that does not parse",
 }
 
 

@@ -96,7 +96,6 @@ def bf16_rne(x):
 
 
 def test_bfloat16(mode, request):
-    known_bug(request, mode, ["cuda"], "CUDA backend: bf16 casts produce LLVM IR that does not parse")
     x = (rng(12).standard_normal(64) * 1000).astype(np.float32)
     x[:3] = [np.inf, -np.inf, -0.0]
     bits, back = np.zeros(64, np.uint16), np.zeros(64, np.float32)

@@ -27,9 +27,9 @@ class GpuTarget:
     shared_symbol: str = "global_smem"
 
     # -- module ------------------------------------------------------------------------------------------
-    def kernel_attributes(self, num_threads: int) -> dict:
-        """String function attributes for a kernel launched with ``num_threads`` threads per block (register
-        budgeting: the maximum threads per block)."""
+    def kernel_attributes(self, num_threads: int, func=None) -> dict:
+        """String function attributes for the kernel ``func`` (the gir function) launched with ``num_threads``
+        threads per block (register budgeting: the maximum threads per block, minimum resident blocks)."""
         return {}
 
     def finish_module(self, module) -> None:

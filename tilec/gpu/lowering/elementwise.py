@@ -7,7 +7,7 @@ from ...ir import ops as O
 from . import scalar
 from .layouts import reg_coord_values
 from .registry import lowers
-from .types import I32, constant, llvm_type, memory_type
+from .types import I32, constant, from_memory, llvm_type, memory_type, to_memory
 from .values import ll_of, num_regs
 
 
@@ -43,8 +43,15 @@ def lower_cast(L, op):
 
 @lowers(O.BitcastOp)
 def lower_bitcast(L, op):
-    lt = llvm_type(op.result.type)
-    L._map(op, lambda x: L.b.bitcast(x, lt))
+    """Reinterpret the bits: through the memory forms, since a register may be wider than the value's bits
+    (bf16 lives in an f32 register, its bits are the 16-bit memory form)."""
+    s, d = op.src.type.element, op.result.type.element
+    mt = memory_type(d)
+
+    def one(x):
+        m = to_memory(L.b, s, x)
+        return from_memory(L.b, d, m if m.type == mt else L.b.bitcast(m, mt))
+    L._map(op, one)
 
 
 @lowers(O.FmaOp)

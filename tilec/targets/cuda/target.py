@@ -11,6 +11,7 @@ import llvmlite.ir as ir
 from ...codegen.intrinsics import call as intrinsic, declare
 from ...gpu.lowering.types import I8, I32, VOID
 from ...gpu.target import GpuTarget
+from ...ir import ops as O
 from . import nvvm, nvvm_math
 from .mma import mma_dot
 
@@ -30,9 +31,15 @@ class CudaTarget(GpuTarget):
     def __init__(self, arch: int = 80):
         self.arch = arch
 
-    def kernel_attributes(self, num_threads: int) -> dict:
+    def kernel_attributes(self, num_threads: int, func=None) -> dict:
         # ptxas budgets registers for the real block size
-        return {"nvvm.maxntid": str(num_threads)}
+        attrs = {"nvvm.maxntid": str(num_threads)}
+        # ptxas for sm_8x caps a .maxntid kernel at 32 registers unless told one resident block is enough: a
+        # 128x128x64 matmul then spills ~5 KB instead of ~1 KB. Tensor-core kernels want the registers;
+        # memory-bound kernels keep ptxas's occupancy-first choice (sm_90 already behaves this way).
+        if self.arch < 90 and func is not None and any(isinstance(op, O.DotOp) for op in func.walk()):
+            attrs["nvvm.minctasm"] = "1"
+        return attrs
 
     def thread_id(self, b):
         return nvvm.sreg(b, "tid.x")
