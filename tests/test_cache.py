@@ -119,34 +119,32 @@ def test_compile_survives_a_corrupt_entry(cache_dir):
     assert cache.load(first.metadata["hash"])[0]["llir"] == first.asm["llir"]
 
 
+def _warns_once(monkeypatch, where):
+    """Storing into ``where`` fails with one CacheWarning; later stores fail silently; nothing is served."""
+    import warnings
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(where))
+    monkeypatch.setattr(cache, "_warned", set())
+    with pytest.warns(cache.CacheWarning, match="cannot be written"):
+        assert cache.store(KEY, "k", {"tir": "x"}, {"name": "k"}) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache.store("9b" * 32, "k", {"tir": "x"}, {"name": "k"}) is None
+        assert cache.load(KEY) is None
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes through read-only permissions")
 def test_read_only_cache_warns_once(tmp_path, monkeypatch):
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(ro))
-    monkeypatch.setattr(cache, "_warned", set())
-    with pytest.warns(cache.CacheWarning, match="cannot be written"):
-        assert cache.store(KEY, "k", {"tir": "x"}, {"name": "k"}) is None
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert cache.store("9b" * 32, "k", {"tir": "x"}, {"name": "k"}) is None
+    _warns_once(monkeypatch, ro)
 
 
 def test_unwritable_cache_warns_once(tmp_path, monkeypatch):
     """A cache path under a regular file cannot be created, whoever runs the test."""
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(blocker / "cache"))
-    monkeypatch.setattr(cache, "_warned", set())
-    with pytest.warns(cache.CacheWarning, match="cannot be written"):
-        assert cache.store(KEY, "k", {"tir": "x"}, {"name": "k"}) is None
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert cache.store("9b" * 32, "k", {"tir": "x"}, {"name": "k"}) is None
-        assert cache.load(KEY) is None
+    _warns_once(monkeypatch, blocker / "cache")
 
 
 _KERNEL_SRC = '''
