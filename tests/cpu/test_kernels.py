@@ -121,3 +121,52 @@ def test_bf16_values_are_held_as_codes():
     _, asm, _ = compile_cpu(K.matmul(32, 32, 16, T.bf16))
     assert "bfloat" not in asm["llir"]
     assert "__truncsfbf2" not in asm["asm"] and "__extendbfsf2" not in asm["asm"]
+
+
+def _epilogue_kernel():
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def dot_epilogue(X, Y, Z, BLOCK: tl.constexpr, ROWS: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(X + offs[:, None] * BLOCK + offs[None, :])
+        y = tl.load(Y + offs[:, None] * BLOCK + offs[None, :])
+        z = tl.dot(x, y)
+        if ROWS:
+            z += tl.load(Z + offs)[None, :]
+        else:
+            z += tl.load(Z + offs)[:, None]
+        tl.store(Z + offs[:, None] * BLOCK + offs[None, :], z)
+    return dot_epilogue
+
+
+@pytest.mark.parametrize("rows", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_store_reads_the_memory_it_overwrites(rows, dtype):
+    """A tile's loads happen before its stores: a value read from Z (broadcast) and stored to Z is not fused
+    into the store's loop, which would read rows the store already wrote."""
+    k = _epilogue_kernel()
+    r = np.random.default_rng(5)
+    x, y = (r.standard_normal((16, 16)).astype(dtype) for _ in range(2))
+    z = r.standard_normal((16, 16)).astype(np.float32)
+    v = z.reshape(-1)[:16].astype(np.float64)
+    want = x.astype(np.float64) @ y.astype(np.float64) + (v[None, :] if rows else v[:, None])
+    k[(1,)](x, y, z, BLOCK=16, ROWS=rows)
+    np.testing.assert_allclose(z, want, rtol=1e-4, atol=1e-4 if dtype == np.float32 else 1e-2)
+
+
+def test_in_place_update_through_one_pointer_stays_fused():
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def bump(x_ptr, n, BLOCK: tl.constexpr):
+        p = x_ptr + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = tl.arange(0, BLOCK) + tl.program_id(0) * BLOCK < n
+        tl.store(p, tl.load(p, mask=m) * 2 + 1, mask=m)
+    x = np.random.default_rng(6).standard_normal(1000).astype(np.float32)
+    want = x * 2 + 1
+    k = bump[(8,)](x, 1000, BLOCK=128)
+    np.testing.assert_allclose(x, want, rtol=1e-6)
+    assert "reads memory its store overwrites" not in k.asm["plan"]

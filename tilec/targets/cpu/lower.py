@@ -21,6 +21,8 @@ from .nodes import Buf, Lazy, Point, ev, row_major, stride_of
 from .policy import has_writes, should_materialise
 from ...ir import ops as O
 from .registry import LOWERINGS
+from ...ir.core import OpResult
+from ...passes.pointer_origins import origins
 
 VMAX = 16
 
@@ -119,12 +121,20 @@ class Lowering:
         return buf
 
     def flush(self, op):
-        """Before ``op`` writes memory: materialise lazy values that read memory and are used later on."""
+        """Before ``op`` writes memory: materialise lazy values that read memory and are used later on, and the
+        write's own lazy operands that read the memory it writes elsewhere than where it writes (a tile's loads
+        all happen before its stores: ``z += tl.load(Z + offs)[None, :]; tl.store(Z + ..., z)`` must not read
+        rows the store already overwrote)."""
+        written = origins(op.ptr, self.func) if isinstance(op, (O.StoreOp, O.AtomicRMWOp, O.AtomicCASOp)) else ()
         for v, node in self.pending:
+            if self.vals.get(v) is not node:
+                continue
             later = any(u not in self.lowered and not op.is_ancestor_of(u) for u, _ in v.uses)
-            if self.vals.get(v) is node and later:
+            own = bool(written) and any(o is v for o in op.operands) and _reads_elsewhere(v, op.ptr, written, self.func)
+            if later or own:
                 self.vals[v] = self.materialise(node)
-                self.note(getattr(v, "op", None), f"buffer {self.vals[v].where} (read before a later write)")
+                why = "read before a later write" if later else "reads memory its store overwrites"
+                self.note(getattr(v, "op", None), f"buffer {self.vals[v].where} ({why})")
         self.pending = []
 
     # -- values --------------------------------------------------------------------------------------------
@@ -276,3 +286,22 @@ for _cls, _fn in ((O.ConstantOp, Lowering.op_constant), (O.SplatOp, Lowering.op_
                   (O.BarrierOp, Lowering.op_barrier), (O.ConvertLayoutOp, Lowering.op_convert_layout),
                   ((O.ElementwiseOp, O.ArangeOp, O.BroadcastOp, O.ExpandDimsOp, O.HintOp), Lowering.op_elementwise)):
     LOWERINGS.register(*(_cls if isinstance(_cls, tuple) else (_cls,)))(_fn)
+
+
+def _reads_elsewhere(v, ptr, written, func) -> bool:
+    """Whether computing ``v`` loads from an argument in ``written`` through other addresses than ``ptr``
+    (loads through ``ptr`` itself read each element where the store then writes it: safe to fuse)."""
+    seen, todo = set(), [v]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen or not isinstance(x, OpResult):
+            continue
+        seen.add(id(x))
+        d = x.op
+        if isinstance(d, O.LoadOp):
+            if d.ptr is not ptr and origins(d.ptr, func) & set(written):
+                return True
+            todo += [o for o in d.operands[1:]]
+        elif not d.regions:
+            todo += list(d.operands)
+    return False
