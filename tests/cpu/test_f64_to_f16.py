@@ -65,3 +65,33 @@ def test_bf16_unary_ops_on_codes():
     np.testing.assert_array_equal(out[1], bits & 0x7FFF)
     np.testing.assert_array_equal(got[2], np.maximum(x, -x * 0.5))  # exact in bf16 (halving)
     np.testing.assert_array_equal(got[3], np.where(x > 0, x, 1.5))
+
+
+def test_bf16_scan_constants_and_int_casts():
+    """bf16 codes in combine regions (constants encoded as codes), int -> bf16 and bf16 -> bool casts."""
+    import numpy as np
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def roll(a1, b1_last, b1_cur, a2, b2_last, b2_cur):
+        return a1 + a2, tl.where(a2 == 1, b1_cur, 0) + b2_last, b2_cur
+
+    @tilec.jit
+    def k(X, Z, C, BM: tl.constexpr, BN: tl.constexpr):
+        rm, rn = tl.arange(0, BM), tl.arange(0, BN)
+        x = tl.load(X + rm[:, None] * BN + rn[None, :]).to(tl.bfloat16, bitcast=True)
+        _, z, _ = tl.associative_scan((1 + 0 * x, 0 * x, x), axis=1, combine_fn=roll)
+        tl.store(Z + rm[:, None] * BN + rn[None, :], z.to(tl.uint16, bitcast=True))
+        cnt = (rm[:, None] * BN + rn[None, :]).to(tl.bfloat16) + (x != 0).to(tl.bfloat16)
+        tl.store(C + rm[:, None] * BN + rn[None, :], cnt.to(tl.uint16, bitcast=True))
+
+    r = np.random.default_rng(8)
+    f = np.round(r.standard_normal((8, 16)) * 4).astype(np.float32)
+    bits = (f.view(np.uint32) >> 16).astype(np.uint16)
+    z, c = np.zeros_like(bits), np.zeros_like(bits)
+    k[(1,)](bits, z, c, BM=8, BN=16)
+    got = (z.astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(got, np.concatenate([np.zeros((8, 1), np.float32), f[:, :-1]], axis=1))
+    idx = np.arange(128, dtype=np.float32).reshape(8, 16) + (f != 0)
+    np.testing.assert_array_equal((c.astype(np.uint32) << 16).view(np.float32), idx)  # exact below 256

@@ -29,7 +29,8 @@ def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w
         return b.inttoptr(b.sext(v, LT.vec(LT.I64, w)) if s.bits < 64 else v, dty)
     if d == T.i1:
         if s.is_float:
-            return b.fcmp_unordered("!=", v, LT.const(LT.scalar_type(s), 0.0, w))
+            x = widen_to_f32(b, v, s, w) if s.name in LT.CODES else v  # codes compare as their values
+            return b.fcmp_unordered("!=", x, LT.const(LT.F32 if s.name in LT.CODES else LT.scalar_type(s), 0.0, w))
         return b.icmp_unsigned("!=", v, LT.const(LT.scalar_type(s), 0, w))
     if s.is_int and d.is_int:
         if s.bits == d.bits:
@@ -41,6 +42,9 @@ def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w
         if d.name in LT.FP8:
             f = b.sitofp(v, LT.vec(LT.F64, w)) if s.is_signed else b.uitofp(v, LT.vec(LT.F64, w))
             return _fp8_cast(b, f, T.f64, d, rounding, w)
+        if d.name in LT.CODES:  # bf16: one rounding from the exact f64 value
+            f = b.sitofp(v, LT.vec(LT.F64, w)) if s.is_signed else b.uitofp(v, LT.vec(LT.F64, w))
+            return cast(b, f, T.f64, dst, rounding, w)
         return b.sitofp(v, dty) if s.is_signed else b.uitofp(v, dty)
     if s.is_float and d.is_int:
         x = widen_to_f32(b, v, s, w) if s.bits <= 16 else v

@@ -28,7 +28,7 @@ def combine(L, block, inputs, w):
         args = [get(v) for v in op.operands]
         t = op.results[0].type if op.results else None
         if isinstance(op, O.ConstantOp):
-            r = LT.const(LT.scalar_type(t), op.attrs["value"], w)
+            r = LT.const_of(t, op.attrs["value"], w)  # bf16/fp8 constants as their codes
         elif op.is_elementwise:
             r = emit_op(L.b, op.name, op.attrs, args, [v.type for v in op.operands], t, w)
         else:
