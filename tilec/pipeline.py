@@ -153,8 +153,8 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
     pm = PassManager(name, variant=key[:12])
     pm.run(module, tir_pipeline())
     asm = {"tir": _text(module)}
-    metadata["written_params"] = written_params(next(f for f in module.funcs if f.attrs.get("kernel")))
-    backend_passes = backend.passes(opts) if hasattr(backend, "passes") else []
+    metadata["written_params"] = written_params(kernel)
+    backend_passes = backend.passes(opts) if hasattr(backend, "passes") else []  # optional in the interface
     if backend_passes:  # the same manager: dumps keep numbering, break/print filters apply alike
         pm.run(module, backend_passes, final_verifier=getattr(backend, "verifier", None))
     artifact = module

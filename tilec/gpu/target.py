@@ -8,10 +8,14 @@ are llvmlite values.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 
-class GpuTarget:
+from ..errors import BackendError
+
+
+class GpuTarget(ABC):
     """What the generic GPU lowering needs from a vendor. Subclasses set the attributes and implement the
-    methods; each method's docstring is its contract."""
+    abstract methods (a target missing one cannot be instantiated); each method's docstring is its contract."""
 
     #: backend name used in messages
     name: str = "gpu"
@@ -36,37 +40,37 @@ class GpuTarget:
         """Last edits to the llvmlite module (module flags, extra declarations)."""
 
     # -- thread coordinates and synchronisation -----------------------------------------------------------
+    @abstractmethod
     def thread_id(self, b):
         """i32 index of this thread in its block (x dimension; blocks are one-dimensional)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def block_id(self, b, axis: int):
         """i32 index of this block along grid ``axis`` (0, 1, 2): ``tl.program_id``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def num_blocks(self, b, axis: int):
         """i32 number of blocks along grid ``axis``: ``tl.num_programs``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def barrier(self, b) -> None:
         """Block-wide barrier that also orders shared-memory accesses."""
-        raise NotImplementedError
 
+    @abstractmethod
     def shuffle_xor(self, b, value, lane_mask: int):
         """``value`` as held by the lane whose index is this lane's XOR ``lane_mask`` (any scalar type the
         register model uses: i1..i64, f16, f32, f64, pointers)."""
-        raise NotImplementedError
 
     # -- memory ------------------------------------------------------------------------------------------
+    @abstractmethod
     def load_global(self, b, ptr, mem_type, n: int, pred=None, others=None, cache: str = ""):
         """``n`` consecutive elements of ``mem_type`` at ``ptr`` (aligned to the whole vector) as one access;
         where ``pred`` (i1 or None) is false the results are ``others`` (memory-typed values) or zero, and the
         address is not touched. ``cache`` is Triton's cache modifier (``""``, ``"ca"``, ``"cg"``, ...)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def store_global(self, b, ptr, values, pred=None, cache: str = "") -> None:
         """Store memory-typed ``values`` consecutively at ``ptr`` as one access, only where ``pred`` holds."""
-        raise NotImplementedError
 
     # -- vendor units and libraries ---------------------------------------------------------------------------
     #: math library: an object with ``unary(b, name, x)``, ``pow_(b, x, y)`` and ``atan2(b, y, x)`` over f16/f32/
@@ -76,12 +80,12 @@ class GpuTarget:
     def lower_dot(self, lowering, op) -> None:
         """Lower a ``dot`` whose operands carry the matrix-unit layouts accelerate-dot chose (bind
         ``op.result``). Targets without matrix units never get such layouts."""
-        raise NotImplementedError(f"the {self.name} backend has no matrix-unit dot")
+        raise BackendError(f"the {self.name} backend has no matrix-unit dot")
 
+    @abstractmethod
     def trap(self, b) -> None:
         """Abort the kernel (a failing ``device_assert``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def printf(self, lowering, fmt: str, args, guard) -> None:
         """Device printf of ``fmt`` (C format) with LLVM values ``args``, in threads where ``guard`` holds."""
-        raise NotImplementedError

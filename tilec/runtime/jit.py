@@ -219,13 +219,13 @@ class JITFunction(KernelFunction):
         options = {k: v for k, v in zip(LAUNCH_OPTIONS, options) if v is not None}
         values = list(values)
         kernel = self._variant(values, options)
-        self._check_writable(kernel, values)  # before the key is cached: it covers the arguments' writability
+        self._launch(kernel, grid, values)  # first: arguments it refuses (read-only memory) never get a cached key
         if fkey is not None:
             runtime = [values[i] for i in self._runtime_idx]
             sel = [j for j, v in enumerate(runtime) if v is not None]
             if not any(type(v) in _NP_SCALARS for v in runtime):
                 self._fast_cache[fkey] = (kernel.launcher, None if len(sel) == len(runtime) else sel, kernel)
-        return self._launch(kernel, grid, values)
+        return kernel
 
     def _check_writable(self, kernel, values):
         """A parameter the kernel stores or atomically updates through must be writable memory."""
