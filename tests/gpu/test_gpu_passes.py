@@ -162,16 +162,3 @@ def test_gir_verifier_catches_mixed_layouts():
 def test_debug_mode_verifies_gir(monkeypatch):
     monkeypatch.setenv("TILEC_DEBUG", "1")
     case_gir("matmul_f16")
-
-
-def test_pipeline_loads_carries_next_iterations_tiles():
-    from tilec.gpu.passes.pipeline_loads import MIN_STAGES
-    kernel, make, _ = CASES["matmul_f16"]
-    args, cx, *_ = make(np.random.default_rng(0))
-    m = tir(kernel, args, **cx)
-    run_gpu_passes(m, 4, arch=90, num_stages=MIN_STAGES)
-    loop = ops_named(m, "for")[0]
-    assert len(loop.iter_args) == 3  # the accumulator and the two prefetched operand tiles
-    inner = [op for op in loop.body.ops if op.name == "load"]
-    assert len(inner) == 2 and all(op.mask is not None for op in inner)
-    verify_gir(m)

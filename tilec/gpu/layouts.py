@@ -419,6 +419,20 @@ class SharedLayout(Layout):
         return off
 
 
+def shared_for_operand(shape, order, elem_bytes: int) -> SharedLayout:
+    """The placement matrix units read without bank conflicts: rows (along ``order[0]``) in 16-byte units,
+    unit ``u`` of row ``r`` stored at ``u ^ ((r // per_phase) % max_phase)``, so that the eight rows an 8x8
+    matrix load (or a column walk) touches land in eight different 16-byte bank groups of a 128-byte line.
+    For rows of 32/64/128+ bytes this is the 32/64/128-byte swizzle tensor-core descriptors name."""
+    vec = max(1, 16 // elem_bytes)
+    units = max(1, shape[order[0]] * elem_bytes // 16)
+    per_phase = max(1, 8 // units)
+    max_phase = min(8, units)
+    if len(shape) < 2 or shape[order[0]] < vec:
+        return SharedLayout(max(1, min(vec, shape[order[0]])), 1, 1, tuple(order))
+    return SharedLayout(vec, per_phase, max_phase, tuple(order))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # defaults
 # ---------------------------------------------------------------------------------------------------------------

@@ -5,8 +5,8 @@
 - ``convert-to-gir`` gives every tile a blocked layout; ``coalesce`` picks layouts that make global accesses
   contiguous per thread; ``accelerate-dot`` moves dots to the target's matrix-unit layouts; then
   ``remove-layout-conversions`` cleans up the conversions those choices left.
-- ``pipeline-loads`` (num_stages) overlaps loads with the loop body; ``allocate-shared`` places every
-  shared-memory user; ``insert-barriers`` orders shared-memory accesses across threads.
+- ``software-pipeline`` (num_stages) turns loads feeding matrix-unit dots in loops into asynchronous copies into
+  shared-memory stage rings; ``allocate-shared`` places every shared-memory buffer and scratch space; ``insert-barriers`` orders shared-memory accesses across threads.
 """
 from __future__ import annotations
 
@@ -17,19 +17,19 @@ from .passes.allocate_shared import AllocateShared
 from .passes.coalesce import Coalesce
 from .passes.convert_to_gir import ConvertToGIR
 from .passes.insert_barriers import InsertBarriers
-from .passes.pipeline_loads import PipelineLoads
+from .passes.software_pipeline import SoftwarePipeline
 from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.verify_gir import verify_gir
 
 GPU_PASSES = ("inline-all", "convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions",
-              "pipeline-loads", "allocate-shared", "insert-barriers")
+              "software-pipeline", "allocate-shared", "insert-barriers")
 
 
 def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3):
     """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
     generation accelerate-dot targets."""
     return [InlineAll(), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size),
-            AccelerateDot(arch, num_warps), RemoveLayoutConversions(), PipelineLoads(num_stages), AllocateShared(),
+            AccelerateDot(arch, num_warps), RemoveLayoutConversions(), SoftwarePipeline(num_stages), AllocateShared(),
             InsertBarriers()]
 
 

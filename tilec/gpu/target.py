@@ -72,6 +72,25 @@ class GpuTarget(ABC):
     def store_global(self, b, ptr, values, pred=None, cache: str = "") -> None:
         """Store memory-typed ``values`` consecutively at ``ptr`` as one access, only where ``pred`` holds."""
 
+    # -- asynchronous copies and shared-memory matrix loads (optional: the defaults are correct everywhere) -----
+    def async_copy(self, b, dst, src, nbytes: int, pred) -> bool:
+        """Start copying ``nbytes`` (4, 8 or 16) from global ``src`` to shared ``dst`` without waiting; where
+        ``pred`` (i1 or None) is false, write zeros and read nothing. Return False when the target has no such
+        copy for this width: the lowering then loads and stores synchronously."""
+        return False
+
+    def async_commit(self, b) -> None:
+        """Close this thread's current group of asynchronous copies."""
+
+    def async_wait(self, b, pending: int) -> None:
+        """Wait until at most ``pending`` committed groups of this thread's copies are in flight."""
+
+    def load_matrix_operand(self, lowering, base, buf_type, dst_type):
+        """Registers of ``dst_type`` (a matrix-unit operand layout) read from the shared tile at byte offset
+        ``base`` (i32) placed by ``buf_type.layout`` with the target's matrix loads; None: not for this layout
+        (the lowering then reads element by element)."""
+        return None
+
     # -- vendor units and libraries ---------------------------------------------------------------------------
     #: math library: an object with ``unary(b, name, x)``, ``pow_(b, x, y)`` and ``atan2(b, y, x)`` over f16/f32/
     #: f64 registers (``name`` as in ``tilec.ir.ops.UNARY_OPS``); raises BackendError for what it lacks

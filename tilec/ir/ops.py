@@ -655,3 +655,98 @@ class ConvertLayoutOp(Operation):
         s, d = self.src.type, self.result.type
         _check(s.is_tile and d.is_tile and s.shape == d.shape and s.element == d.element, self,
                f"cannot convert {s} to {d}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# shared memory (gir only): buffers are values, so the pipeliner, the allocator and the matrix units reason
+# about them; each access names a buffer and a stage index
+# ---------------------------------------------------------------------------------------------------------------
+def _is_buffer(t) -> bool:
+    from .types import SharedBufferType
+    return isinstance(t, SharedBufferType)
+
+
+def _check_stage(op, buf, index, tile_shape, element, what):
+    _check(_is_buffer(buf.type), op, f"needs a shared buffer, got {buf.type}")
+    _check(index.type == i32, op, f"stage index must be i32, got {index.type}")
+    _check(tuple(tile_shape) == buf.type.tile_shape and element == buf.type.element, op,
+           f"{what} must be a {buf.type.tile_shape} tile of {buf.type.element}")
+
+
+class LocalAllocOp(Operation):
+    """A shared-memory buffer (the result type says stages, tile shape, element and placement), live until its
+    ``local_dealloc``; allocate-shared gives it its bytes. Not pure: two allocations are two buffers."""
+    name = "local_alloc"
+    traits = frozenset({"writes"})
+
+    def verify_(self):
+        _check(_is_buffer(self.result.type), self, f"must produce a shared buffer, got {self.result.type}")
+
+
+class LocalDeallocOp(Operation):
+    """End of a buffer's life: its bytes may be reused after this point."""
+    name = "local_dealloc"
+    operand_names = ("buffer",)
+    traits = frozenset({"writes"})
+
+    def verify_(self):
+        _check(_is_buffer(self.buffer.type), self, f"needs a shared buffer, got {self.buffer.type}")
+
+
+class AsyncCopyOp(Operation):
+    """Start copying the global tile at ``ptr`` into stage ``index`` of ``buffer``; elements whose ``mask`` is
+    false become zero and their addresses are not read. Complete after the ``async_wait`` that covers the
+    ``async_commit`` group it joined, and visible to other threads after a barrier behind that."""
+    name = "async_copy"
+    operand_names = ("buffer", "index", "ptr", "mask?")
+    attr_types = {"cache": str}
+    attr_defaults = {"cache": ""}
+    traits = frozenset({"reads", "writes"})
+
+    def verify_(self):
+        p = self.ptr.type
+        _check(p.is_tile and p.is_ptr, self, f"needs a tile of pointers, got {p}")
+        _check_stage(self, self.buffer, self.index, p.shape, p.element.pointee, "the copied tile")
+        if self.mask is not None:
+            _check(self.mask.type == p.with_element(i1), self, "mask must be i1 of the pointer's shape")
+
+
+class AsyncCommitOp(Operation):
+    """Close the group of asynchronous copies this thread started since the last commit."""
+    name = "async_commit"
+    traits = frozenset({"writes"})
+
+
+class AsyncWaitOp(Operation):
+    """Wait until at most ``pending`` of this thread's committed copy groups are still in flight."""
+    name = "async_wait"
+    attr_types = {"pending": int}
+    traits = frozenset({"reads", "writes"})
+
+    def verify_(self):
+        _check(isinstance(self.attrs.get("pending"), int) and self.attrs["pending"] >= 0, self,
+               "needs a non-negative 'pending' count")
+
+
+class LocalLoadOp(Operation):
+    """Stage ``index`` of ``buffer`` read into registers, in the result's layout."""
+    name = "local_load"
+    operand_names = ("buffer", "index")
+    traits = frozenset({"reads"})
+
+    def verify_(self):
+        r = self.result.type
+        _check(r.is_tile, self, f"must produce a tile, got {r}")
+        _check_stage(self, self.buffer, self.index, r.shape, r.element, "the result")
+
+
+class LocalStoreOp(Operation):
+    """Registers of ``value`` written to stage ``index`` of ``buffer``."""
+    name = "local_store"
+    operand_names = ("value", "buffer", "index")
+    traits = frozenset({"writes"})
+
+    def verify_(self):
+        v = self.value.type
+        _check(v.is_tile, self, f"needs a tile, got {v}")
+        _check_stage(self, self.buffer, self.index, v.shape, v.element, "the stored tile")

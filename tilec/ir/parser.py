@@ -20,7 +20,7 @@ from typing import Callable
 
 from .core import Block, IRError, Location, OP_REGISTRY, Operation, Region, Value
 from .ops import FuncOp, ModuleOp
-from .types import SCALAR_NAMES, FunctionType, PointerType, ScalarType, TileType, Type
+from .types import SCALAR_NAMES, FunctionType, PointerType, ScalarType, SharedBufferType, TileType, Type
 
 
 class IRParseError(IRError):
@@ -156,8 +156,8 @@ class _Parser:
                 space = self.integer("an address space")
             self.expect(">", "'>' closing a pointer type")
             return PointerType(pointee, space)
-        if name == "tile":
-            self.expect("<", "'<' after 'tile'")
+        if name in ("tile", "smem"):
+            self.expect("<", f"'<' after '{name}'")
             dims = []
             while True:
                 d = self.match(_DIM)
@@ -172,7 +172,11 @@ class _Parser:
             if self.accept(","):
                 self.inline_ws()
                 layout = self.layout()
-            self.expect(">", "'>' closing a tile type")
+            self.expect(">", f"'>' closing a {name} type")
+            if name == "smem":
+                if len(dims) < 2:
+                    raise self.error("a shared buffer type needs a stage dimension and a tile shape", start)
+                return SharedBufferType(dims, elem, layout)
             return TileType(dims, elem, layout)
         raise self.error(f"expected a type, got unknown type '{name}'", start)
 

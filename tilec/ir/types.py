@@ -221,6 +221,57 @@ class TileType(Type):
     __repr__ = __str__
 
 
+class SharedBufferType(Type):
+    """A buffer of ``shape[0]`` tiles of ``shape[1:]`` in a GPU block's shared memory (gir only): what
+    ``local_alloc`` makes and the asynchronous copies, ``local_load`` and the matrix units index by stage.
+    ``layout`` (a shared encoding) places each tile's elements; printed ``smem<3x128x64xf16, #shared<...>>``."""
+
+    __slots__ = ("_shape", "_element", "layout")
+
+    def __new__(cls, shape, element, layout=None):
+        return Type.__new__(cls, tuple(int(s) for s in shape), element, layout)
+
+    def _init(self, shape, element, layout=None):
+        if len(shape) < 2:
+            raise TypeError("a shared buffer has a stage dimension and at least one tile dimension")
+        self._shape = shape
+        self._element = element
+        self.layout = layout
+
+    def _key(self):
+        return (self._shape, self._element, self.layout)
+
+    @property
+    def element(self):
+        return self._element
+
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def num_buffers(self) -> int:
+        return self._shape[0]
+
+    @property
+    def tile_shape(self) -> tuple:
+        return self._shape[1:]
+
+    @property
+    def tile_numel(self) -> int:
+        n = 1
+        for s in self._shape[1:]:
+            n *= s
+        return n
+
+    def __str__(self):
+        dims = "".join(f"{s}x" for s in self._shape)
+        lay = f", {self.layout}" if self.layout is not None else ""
+        return f"smem<{dims}{self._element}{lay}>"
+
+    __repr__ = __str__
+
+
 class FunctionType(Type):
     __slots__ = ("inputs", "results")
 

@@ -1,10 +1,11 @@
 """Shared-memory allocation: give every op that needs shared memory an offset, reusing space whose lifetimes
 do not overlap.
 
-Buffers are (size, first op, last op) intervals over the function's ops in program order. Today every buffer is
-an op's scratch space (layout conversions through shared memory, cross-warp reductions, transposes), live only
-during its op, so all of them may share offset 0; buffers with longer lives (software pipelining) go through the
-same first-fit allocator. Each op gets an ``smem_offset`` attribute; the function gets ``shared`` (bytes).
+Buffers are (size, first op, last op) intervals over the function's ops in program order: an op's scratch space
+(layout conversions through shared memory, cross-warp reductions, transposes) lives only during its op; a
+``local_alloc`` buffer (the software pipeliner's stage rings) lives until its ``local_dealloc``. One first-fit
+allocator places both, so scratch inside a pipelined loop never lands on a ring. Each op gets an
+``smem_offset`` attribute; the function gets ``shared`` (bytes).
 """
 from __future__ import annotations
 
@@ -54,6 +55,30 @@ def scratch_bytes(op) -> int:
     return 0
 
 
+def buffer_bytes(t) -> int:
+    """Bytes of a shared buffer type (all its stages)."""
+    n = 1
+    for s in t.shape:
+        n *= s
+    return n * elem_bytes(t)
+
+
+def _last_use(alloc, order):
+    """Program-order index where ``alloc``'s buffer dies: its ``local_dealloc``, else the end of the outermost
+    region op around its last use (a use inside a loop keeps the buffer for every iteration)."""
+    end = order[alloc]
+    for user, _ in alloc.result.uses:
+        if isinstance(user, O.LocalDeallocOp):
+            return order[user]
+        top = user
+        while top.parent_op is not None and top.parent_op is not alloc.parent_op and \
+                not isinstance(top.parent_op, O.FuncOp):
+            top = top.parent_op
+        last = max((order[o] for o in top.walk()), default=order[top])
+        end = max(end, last)
+    return end
+
+
 def allocate(intervals):
     """First-fit offsets for [(key, size, start, end)], largest first; returns ({key: offset}, total)."""
     placed = []
@@ -78,14 +103,17 @@ class AllocateShared(Pass):
     def run(self, module):
         for f in module.funcs:
             intervals = []
-            for i, op in enumerate(f.walk()):
+            order = {op: i for i, op in enumerate(f.walk())}
+            for op, i in order.items():
                 n = scratch_bytes(op)
                 if n:
                     intervals.append((op, n, i, i))
+                elif isinstance(op, O.LocalAllocOp):
+                    intervals.append((op, buffer_bytes(op.result.type), i, _last_use(op, order)))
             offsets, total = allocate(intervals)
             for op, off in offsets.items():
                 op.attrs["smem_offset"] = off
             f.attrs["shared"] = total
 
 
-__all__ = ["AllocateShared", "scratch_bytes", "allocate"]
+__all__ = ["AllocateShared", "scratch_bytes", "buffer_bytes", "allocate"]

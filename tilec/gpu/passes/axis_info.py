@@ -175,9 +175,10 @@ def _hint(an, op):
 
 def _element_div(info: AxisInfo, contig: tuple) -> tuple:
     """Divisibility of ``info``'s elements at the starts of runs of length ``contig``: an operand whose own
-    runs are longer than the result's contributes values from the middle of its runs ([16, 17, ...] is
-    divisible by 1, not 16)."""
-    return tuple(d if c <= rc else 1 for d, c, rc in zip(info.divisibility, info.contiguity, contig))
+    runs are longer than the result's contributes values from the middle of its runs: ``start + j * rc`` for
+    a run of ``rc``, divisible by ``gcd(d, rc)`` ([16, 17, ...] cut into runs of 1 is divisible by 1, not 16;
+    cut into runs of 8, by 8)."""
+    return tuple(d if c <= rc else gcd(d, rc) for d, c, rc in zip(info.divisibility, info.contiguity, contig))
 
 
 def _add_like(scale_rhs):
@@ -233,6 +234,18 @@ def _cmp(an, op):
     return AxisInfo((1,) * n, (1,) * n, tuple(k))
 
 
+def _rem(an, op):
+    """``a % b`` with ``b`` constant over runs and divisible by D: an aligned run of D consecutive values of
+    ``a`` never wraps (C remainder too: its sign follows the dividend, and an aligned run never crosses 0),
+    so contiguity is kept up to D; the result stays divisible by what divides both."""
+    a, b = an.info(op.lhs), an.info(op.rhs)
+    n = len(a.contiguity)
+    contig = tuple(gcd(ca, db) if kb >= gcd(ca, db) else 1
+                   for ca, db, kb in zip(a.contiguity, b.divisibility, b.constancy))
+    div = tuple(map(gcd, _element_div(a, contig), b.divisibility))
+    return AxisInfo(contig, div, tuple(map(gcd, a.constancy, b.constancy)) if n else ())
+
+
 def _elementwise_default(an, op):
     infos = [an.info(o) for o in op.operands]
     if not infos:
@@ -255,6 +268,7 @@ RULES = {
     "constant": _constant, "arange": _arange, "splat": _splat, "broadcast": _broadcast,
     "expand_dims": _expand_dims, "hint": _hint, "convert_layout": _identity,
     "add": _add_like(False), "addptr": _add_like(True), "sub": _sub, "mul": _mul, "shl": _shl, "cmp": _cmp,
+    "rem": _rem,
     "cast": _cast,
 }
 

@@ -12,7 +12,7 @@ from ...codegen.intrinsics import call as intrinsic, declare
 from ...gpu.lowering.types import I8, I32, VOID
 from ...gpu.target import GpuTarget
 from ...ir import ops as O
-from . import nvvm, nvvm_math
+from . import copies, nvvm, nvvm_math
 from .mma import mma_dot
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -61,6 +61,23 @@ class CudaTarget(GpuTarget):
 
     def store_global(self, b, ptr, values, pred=None, cache=""):
         nvvm.vector_store(b, ptr, values, pred, cache)
+
+    def async_copy(self, b, dst, src, nbytes, pred):
+        if self.arch < 80:
+            return False
+        copies.cp_async(b, dst, src, nbytes, pred)
+        return True
+
+    def async_commit(self, b):
+        if self.arch >= 80:
+            copies.cp_async_commit(b)
+
+    def async_wait(self, b, pending):
+        if self.arch >= 80:
+            copies.cp_async_wait(b, pending)
+
+    def load_matrix_operand(self, lowering, base, buf_type, dst_type):
+        return copies.ldmatrix_operand(lowering, base, buf_type, dst_type) if self.arch >= 75 else None
 
     def lower_dot(self, lowering, op):
         mma_dot(lowering, op)

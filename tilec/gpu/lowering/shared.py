@@ -1,0 +1,162 @@
+"""Lowering of shared-memory buffers and the copies into them (``local_alloc`` ... ``local_dealloc``).
+
+A buffer lowers to its byte offset in the kernel's shared memory (allocate-shared's ``smem_offset``); stage
+``i`` of it starts ``i * tile bytes`` further. Element placement inside a stage follows the buffer type's
+:class:`~tilec.gpu.layouts.SharedLayout` (:func:`shared_offsets`). Copies go through the target's asynchronous
+copy where it has one for the vector width, else a predicated load and a shared store; reads into matrix-unit
+operand layouts go through the target's matrix loads where it has them, else vector loads per register group.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...ir import ops as O
+from .layouts import reg_coord_values
+from .memory import _width
+from .registry import lowers
+from .types import I32, from_memory, memory_bytes, memory_type, to_memory
+from .values import ll_of
+
+
+def _c(v):
+    return ir.Constant(I32, v)
+
+
+def shared_offsets(ctx, layout, shape, coords):
+    """i32 element offsets of coordinate tuples (i32 values) in a tile placed by SharedLayout ``layout``."""
+    b = ctx.b
+    order = layout.order
+    strides, st = {}, 1
+    for d in order:
+        strides[d] = st
+        st *= shape[d]
+    fast = order[0]
+    out = []
+    for c in coords:
+        col = c[fast]
+        if layout.max_phase > 1 and len(order) > 1:
+            row = c[order[1]]
+            phase = b.and_(b.lshr(row, _c(layout.per_phase.bit_length() - 1)), _c(layout.max_phase - 1))
+            col = b.xor(col, b.shl(phase, _c(layout.vec.bit_length() - 1)))
+        off = col
+        for d in order[1:]:
+            off = b.add(off, b.mul(c[d], _c(strides[d])))
+        out.append(off)
+    return out
+
+
+def stage_base(L, buf, index):
+    """i32 byte offset of stage ``index`` of ``buf``."""
+    bt = buf.type
+    size = bt.tile_numel * memory_bytes(bt.element)
+    return L.b.add(L.get(buf), L.b.mul(L.get(index), _c(size)))
+
+
+def _vector(ll, layout, shape, limit):
+    """Consecutive registers that are consecutive elements of one placement unit (<= ``limit``)."""
+    fast = layout.order[0]
+    v = min(ll.contiguous_regs(fast), layout.vec, limit)
+    while v > 1:
+        k = v.bit_length() - 1
+        if all(bs[fast] % v == 0 for bs in ll.reg[k:] + ll.lane + ll.warp):
+            break
+        v //= 2
+    return max(v, 1)
+
+
+@lowers(O.LocalAllocOp)
+def lower_local_alloc(L, op):
+    L.bind(op.result, _c(L._smem_base(op, "local_alloc")))
+
+
+@lowers(O.LocalDeallocOp)
+def lower_local_dealloc(L, op):
+    pass  # the allocator already knows where the buffer's life ends
+
+
+@lowers(O.AsyncCommitOp)
+def lower_async_commit(L, op):
+    L.target.async_commit(L.b)
+
+
+@lowers(O.AsyncWaitOp)
+def lower_async_wait(L, op):
+    L.target.async_wait(L.b, op.attrs["pending"])
+
+
+@lowers(O.AsyncCopyOp)
+def lower_async_copy(L, op):
+    b = L.b
+    bt, pt = op.buffer.type, op.ptr.type
+    et = bt.element
+    eb = memory_bytes(et)
+    ll = ll_of(pt)
+    vec = min(_width(L, op), _vector(ll, bt.layout, bt.tile_shape, 16 // eb or 1))
+    base = stage_base(L, op.buffer, op.index)
+    offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
+    ptrs = L.get(op.ptr)
+    masks = L.get(op.mask) if op.mask is not None else None
+    mt = memory_type(et)
+    for g in range(0, len(ptrs), vec):
+        pred = masks[g] if masks is not None else None
+        dst = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
+        if vec * eb in (4, 8, 16) and L.target.async_copy(b, dst, ptrs[g], vec * eb, pred):
+            continue
+        vals = L.target.load_global(b, ptrs[g], mt, vec, pred, None, op.attrs.get("cache", ""))
+        _store_vec(b, dst, vals, eb)
+
+
+def _store_vec(b, p, vals, eb):
+    if len(vals) == 1:
+        b.store(vals[0], p)
+        return
+    vt = ir.VectorType(vals[0].type, len(vals))
+    acc = ir.Constant(vt, ir.Undefined)
+    for i, v in enumerate(vals):
+        acc = b.insert_element(acc, v, _c(i))
+    b.store(acc, p, align=len(vals) * eb)
+
+
+@lowers(O.LocalStoreOp)
+def lower_local_store(L, op):
+    b = L.b
+    bt, vt = op.buffer.type, op.value.type
+    eb = memory_bytes(bt.element)
+    ll = ll_of(vt)
+    vec = _vector(ll, bt.layout, bt.tile_shape, max(1, 16 // eb))
+    base = stage_base(L, op.buffer, op.index)
+    offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
+    vals = [to_memory(b, bt.element, v) for v in L.get(op.value)]
+    for g in range(0, len(vals), vec):
+        p = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
+        _store_vec(b, p, vals[g:g + vec], eb)
+
+
+@lowers(O.LocalLoadOp)
+def lower_local_load(L, op):
+    b = L.b
+    bt, rt = op.buffer.type, op.result.type
+    base = stage_base(L, op.buffer, op.index)
+    regs = L.target.load_matrix_operand(L, base, bt, rt)
+    if regs is not None:
+        L.bind(op.result, regs)
+        return
+    et = bt.element
+    eb = memory_bytes(et)
+    mt = memory_type(et)
+    ll = ll_of(rt)
+    vec = _vector(ll, bt.layout, bt.tile_shape, max(1, 16 // eb))
+    offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
+    out = []
+    for g in range(0, len(offs), vec):
+        p = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
+        if vec == 1:
+            vals = [b.load(p, typ=mt)]
+        else:
+            v = b.load(p, typ=ir.VectorType(mt, vec), align=vec * eb)
+            vals = [b.extract_element(v, _c(i)) for i in range(vec)]
+        out.extend(from_memory(b, et, x) for x in vals)
+    L.bind(op.result, out)
+
+
+__all__ = ["shared_offsets", "stage_base"]

@@ -1,0 +1,256 @@
+"""software-pipeline: loads that feed matrix-unit dots in a ``for`` loop become asynchronous global -> shared
+copies into a ring of ``num_stages`` buffers, issued ``num_stages - 1`` iterations ahead.
+
+For a loop ``for i in range(lb, ub, step)`` whose body loads tiles ``x = load(p(i, args))`` that only feed dots
+(through ``convert_layout`` to a matrix-unit operand layout), with ``S = num_stages`` (the loop's own
+``num_stages`` from ``tl.range`` first, else the kernel's):
+
+- one ``local_alloc`` per load: ``smem<S x tile>``, placed by :func:`tilec.gpu.layouts.shared_for_operand`;
+- prologue: iterations ``0 .. S-2`` each copy their tiles into stages ``0 .. S-2`` (masked off past ``ub``) and
+  ``async_commit``;
+- the body starts with ``async_wait {pending = S-2}`` (this thread's copies for iteration ``i`` are done) and a
+  ``barrier`` (everybody's are, and everybody finished reading the stage about to be refilled), reads its stage
+  with ``local_load`` straight into the dot operand layout, then starts iteration ``i + S - 1``'s copies into
+  the stage iteration ``i - 1`` used, and commits;
+- after the loop, ``async_wait {pending = 0}``, a barrier and ``local_dealloc``.
+
+Addresses for the iteration ahead come from extra carried copies of the loop values the address computations
+read, advanced by the same ops the body uses to advance them (so the pass applies when those are pure and do not
+depend on the loop's other results); the stage read and the stage written are carried counters. ``other`` must
+be absent or zero (masked-off elements of an asynchronous copy are zero). How a copy happens is the target's
+business: a copy engine where the target has one for the vector width, else a plain load and store.
+"""
+from __future__ import annotations
+
+from ...ir import ops as O
+from ...ir.builder import Builder
+from ...ir.core import BlockArgument, OpResult
+from ...ir.types import SharedBufferType, TileType, i1, i32
+from ..layouts import MmaOperandLayout, shared_for_operand
+from .common import Pass, pointee_bytes
+
+
+def _chain_ok(v, body, iv, args, seen):
+    """True when ``v`` can be recomputed for another iteration: built by pure ops of ``body`` from the induction
+    variable, carried values and values defined outside the loop."""
+    if v in seen:
+        return True
+    seen.add(v)
+    if isinstance(v, BlockArgument):
+        return v.block is not body or v is iv or v in args
+    op = v.op
+    if op.parent is not body:
+        return not body.parent_op.is_ancestor_of(op)
+    if not op.is_pure or op.regions or isinstance(op, O.DotOp):
+        return False
+    return all(_chain_ok(o, body, iv, args, seen) for o in op.operands)
+
+
+def _clone(v, body, mapping, b):
+    """``v`` recomputed under ``mapping`` (loop values -> values for another iteration), ops inserted at ``b``."""
+    if v in mapping:
+        return mapping[v]
+    if isinstance(v, BlockArgument) or v.op.parent is not body:
+        return v
+    op = v.op
+    for o in op.operands:
+        _clone(o, body, mapping, b)
+    new = op.clone(mapping)
+    b.insert(new)
+    return mapping[v]
+
+
+def _args_used(values, body, args):
+    """The carried values (block arguments in ``args``) that ``values`` are computed from inside ``body``."""
+    out, stack, seen = [], list(values), set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v in args:
+            out.append(v)
+        elif isinstance(v, OpResult) and v.op.parent is body:
+            stack.extend(v.op.operands)
+    return sorted(out, key=args.index)
+
+
+def _is_zero(v) -> bool:
+    while isinstance(v, OpResult) and isinstance(v.op, (O.SplatOp, O.ConvertLayoutOp)):
+        v = v.op.operands[0]
+    return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] == 0
+
+
+def operand_layout(ld):
+    """The matrix-unit operand layout every use of load ``ld`` converts to (None: not only feeding dots)."""
+    uses = ld.result.uses
+    layouts = set()
+    for user, _ in uses:
+        if not isinstance(user, O.ConvertLayoutOp):
+            return None
+        lay = user.result.type.layout
+        if not isinstance(lay, MmaOperandLayout):
+            return None
+        if not all(isinstance(u, O.DotOp) for u, _ in user.result.uses):
+            return None
+        layouts.add(lay)
+    return layouts.pop() if len(layouts) == 1 else None
+
+
+class SoftwarePipeline(Pass):
+    name = "software-pipeline"
+
+    def __init__(self, num_stages: int = 3):
+        self.num_stages = num_stages
+
+    def run(self, module):
+        changed = False
+        for f in module.funcs:
+            for op in list(f.walk()):
+                if isinstance(op, O.ForOp) and op.parent is not None:
+                    changed |= self.pipeline(op)
+        return changed
+
+    # -- matching ------------------------------------------------------------------------------------------
+    def candidates(self, loop):
+        body, iv, args = loop.body, loop.induction_var, list(loop.iter_args)
+        out = []
+        for ld in body.ops:
+            if not (isinstance(ld, O.LoadOp) and ld.result.type.is_tile and ld.result.type.rank == 2):
+                continue
+            if ld.other is not None and not _is_zero(ld.other):
+                continue
+            if ld.attrs.get("volatile"):
+                continue
+            lay = operand_layout(ld)
+            if lay is None:
+                continue
+            addr = [ld.ptr] + ([ld.mask] if ld.mask is not None else [])
+            if all(_chain_ok(v, body, iv, set(args), set()) for v in addr):
+                out.append((ld, lay))
+        return out
+
+    def pipeline(self, loop: O.ForOp) -> bool:
+        S = loop.attrs.get("num_stages", self.num_stages)
+        step = loop.step
+        if S < 2 or not (isinstance(step, OpResult) and isinstance(step.op, O.ConstantOp) and
+                         step.op.attrs["value"] > 0):
+            return False
+        body, iv, args = loop.body, loop.induction_var, list(loop.iter_args)
+        loads = self.candidates(loop)
+        if not loads:
+            return False
+        y = body.terminator
+        used = _args_used([v for ld, _ in loads for v in ld.operands[:2]], body, args)
+        # the values advancing those carried values must themselves be recomputable from them alone
+        closure = list(used)
+        while True:
+            more = [a for a in _args_used([y.operands[args.index(c)] for c in closure], body, args)
+                    if a not in closure]
+            if not more:
+                break
+            closure += more
+        if not all(_chain_ok(y.operands[args.index(a)], body, iv, set(args), set()) for a in closure):
+            return False
+        closure.sort(key=args.index)
+        t_iv = iv.type
+        b = Builder()
+        b.set_insertion_point_before(loop)
+        b.loc = loop.loc
+        bufs = []
+        for ld, lay in loads:
+            pt = ld.ptr.type
+            smem = shared_for_operand(pt.shape, _order_of(pt), pointee_bytes(pt))
+            bt = SharedBufferType((S,) + pt.shape, pt.element.pointee, smem)
+            bufs.append(b.create(O.LocalAllocOp, [], [bt]).result)
+        # prologue: iterations 0 .. S-2 into stages 0 .. S-2
+        state = {a: loop.inits[args.index(a)] for a in closure}
+        for s in range(S - 1):
+            it = loop.lb if s == 0 else b.op(O.AddOp, loop.lb, b.constant(s * step.op.attrs["value"], t_iv))
+            mapping = {iv: it, **state}
+            cond = b.op(O.CmpOp, it, loop.ub, predicate="lt")
+            self.copies(b, loads, bufs, body, dict(mapping), cond, b.constant(s, i32))
+            b.create(O.AsyncCommitOp, [], [])
+            m2 = dict(mapping)
+            state = {a: _clone(y.operands[args.index(a)], body, m2, b) for a in closure}
+        ahead_inits = [state[a] for a in closure]
+        zero, last = b.constant(0, i32), b.constant(S - 1, i32)
+        new_loop = _add_carried(loop, ahead_inits + [zero, last])
+        body = new_loop.body
+        n = len(body.args)
+        ahead = list(body.args[n - 2 - len(closure):n - 2])
+        rd, wr = body.args[n - 2], body.args[n - 1]
+        # top of the body: wait, barrier, read this iteration's stage
+        b.set_insertion_point_before(body.ops[0])
+        b.create(O.AsyncWaitOp, [], [], {"pending": S - 2})
+        b.create(O.BarrierOp, [], [])
+        for (ld, lay), buf in zip(loads, bufs):
+            for user, _ in list(ld.result.uses):
+                v = b.create(O.LocalLoadOp, [buf, rd], [user.result.type]).result
+                user.result.replace_all_uses_with(v)
+                user.erase()
+        # the copies for iteration i + S - 1, into the stage iteration i - 1 read
+        it = b.op(O.AddOp, iv, b.constant((S - 1) * step.op.attrs["value"], t_iv))
+        mapping = {iv: it, **dict(zip(closure, ahead))}
+        cond = b.op(O.CmpOp, it, new_loop.ub, predicate="lt")
+        self.copies(b, loads, bufs, body, dict(mapping), cond, wr)
+        b.create(O.AsyncCommitOp, [], [])
+        for ld, _ in loads:
+            ld.erase()
+        ny = body.terminator
+        b.set_insertion_point_before(ny)
+        m2 = {iv: it, **dict(zip(closure, ahead))}
+        nexts = [_clone(ny.operands[args.index(a)], body, m2, b) for a in closure]
+        one, stages = b.constant(1, i32), b.constant(S, i32)
+        rd1, wr1 = b.op(O.AddOp, rd, one), b.op(O.AddOp, wr, one)
+        rd_n = b.op(O.SelectOp, b.op(O.CmpOp, rd1, stages, predicate="eq"), zero, rd1)
+        wr_n = b.op(O.SelectOp, b.op(O.CmpOp, wr1, stages, predicate="eq"), zero, wr1)
+        ny.set_operands(list(ny.operands) + nexts + [rd_n, wr_n])
+        # after the loop: nothing in flight, buffers released
+        b.set_insertion_point_after(new_loop)
+        b.create(O.AsyncWaitOp, [], [], {"pending": 0})
+        b.create(O.BarrierOp, [], [])  # every thread's last reads are done before the bytes are reused
+        for buf in bufs:
+            b.create(O.LocalDeallocOp, [buf], [])
+        return True
+
+    @staticmethod
+    def copies(b, loads, bufs, body, mapping, cond, stage):
+        """``async_copy`` of every load's tile for the iteration ``mapping`` describes, masked by ``cond``."""
+        for (ld, _), buf in zip(loads, bufs):
+            ptr = _clone(ld.ptr, body, mapping, b)
+            t = ld.ptr.type
+            guard = b.op(O.SplatOp, cond, result_type=TileType(t.shape, i1, t.layout))
+            mask = guard if ld.mask is None else b.op(O.AndOp, _clone(ld.mask, body, mapping, b), guard)
+            b.create(O.AsyncCopyOp, [buf, stage, ptr, mask], [], {"cache": ld.attrs.get("cache", "")})
+
+
+def _order_of(t):
+    """Dimensions of tile type ``t`` from fastest to slowest in its register layout (the global order)."""
+    ll = t.layout.to_linear(t.shape)
+    for basis in ll.reg + ll.lane:
+        nz = [d for d, v in enumerate(basis) if v]
+        if len(nz) == 1:
+            fast = nz[0]
+            return (fast,) + tuple(d for d in range(t.rank - 1, -1, -1) if d != fast)
+    return tuple(range(t.rank - 1, -1, -1))
+
+
+def _add_carried(loop, extra_inits):
+    """Rebuild ``loop`` with more carried values (appended), moving its body; returns the new loop."""
+    body = loop.body
+    for v in extra_inits:
+        body.add_arg(v.type)
+    region = loop.regions[0]
+    loop.regions = []
+    new = O.ForOp(list(loop.operands) + list(extra_inits), [r.type for r in loop.results] +
+                  [v.type for v in extra_inits], dict(loop.attrs), [region], loop.loc)
+    region.parent = new
+    loop.parent.insert(loop.parent.ops.index(loop), new)
+    for old, r in zip(loop.results, new.results):
+        old.replace_all_uses_with(r)
+    loop.erase()
+    return new
+
+
+__all__ = ["SoftwarePipeline"]

@@ -1,0 +1,110 @@
+"""NVIDIA's asynchronous global -> shared copies (``cp.async``, sm_80+) and 8x8 matrix loads from shared memory
+(``ldmatrix``) into ``mma.sync`` operand registers.
+
+``ldmatrix.x4`` has each group of 8 lanes name the 8 rows (16 bytes each) of one 8x8 matrix of 16-bit elements
+and hands every lane, per matrix, the two elements at (row lane/4, columns 2*(lane%4), +1); with ``.trans`` the
+matrix arrives transposed. An ``mma.sync`` operand layout (k_width 2) holds exactly such pairs along k, one
+register pair per 8x8 block, so each block of the operand is one matrix: stored rows run along the non-k
+dimension when k is the buffer's contiguous dimension, else along k and the load transposes.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...codegen.intrinsics import call as intrinsic
+from ...gpu.layouts import LinearLayout, MmaOperandLayout
+from ...gpu.lowering.layouts import thread_part
+from ...gpu.lowering.shared import shared_offsets
+from ...gpu.lowering.types import I32, VOID, from_memory, memory_bytes, memory_type
+from ...gpu.lowering.values import ll_of
+
+
+def _c(v):
+    return ir.Constant(I32, v)
+
+
+def _asm(b, text, cons, args, ret=VOID):
+    fty = ir.FunctionType(ret, [a.type for a in args])
+    return b.call(ir.InlineAsm(fty, text, cons, side_effect=True), args)
+
+
+def cp_async(b, dst, src, nbytes: int, pred):
+    """``cp.async`` of ``nbytes`` (16: ``.cg``, bypassing L1; 4/8: ``.ca``); ``pred`` false copies 0 bytes and
+    zero-fills."""
+    kind = "cg" if nbytes == 16 else "ca"
+    addr = b.ptrtoint(dst, I32)
+    if pred is None:
+        _asm(b, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes};", "r,l", [addr, src])
+        return
+    size = b.select(pred, _c(nbytes), _c(0))
+    _asm(b, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes}, $2;", "r,l,r", [addr, src, size])
+
+
+def cp_async_commit(b):
+    _asm(b, "cp.async.commit_group;", "~{memory}", [])
+
+
+def cp_async_wait(b, pending: int):
+    _asm(b, f"cp.async.wait_group {pending};", "~{memory}", [])
+
+
+def _warp_part(ctx, ll):
+    """Per dimension, the coordinate contributed by this thread's warp alone."""
+    zero = tuple((0,) * ll.rank for _ in ll.lane)
+    return thread_part(ctx, LinearLayout(ll.shape, ll.reg, zero, ll.warp))
+
+
+def ldmatrix_operand(L, base, buf_type, dst_type):
+    """Registers of an ``mma.sync`` operand tile (16-bit elements) read from a shared stage at byte offset
+    ``base`` with ``ldmatrix`` (x4 where the thread holds four or more 8x8 blocks); None when the layouts do not
+    fit (the caller reads element by element)."""
+    lay, smem = dst_type.layout, buf_type.layout
+    et = buf_type.element
+    if not isinstance(lay, MmaOperandLayout) or lay.k_width != 2 or memory_bytes(et) != 2 or smem.vec < 8:
+        return None
+    ll = ll_of(dst_type)
+    kd = 1 if lay.op_idx == 0 else 0
+    od = 1 - kd
+    unit = lambda d, v: tuple(v if i == d else 0 for i in range(2))  # noqa: E731
+    want = (unit(kd, 2), unit(kd, 4), unit(od, 1), unit(od, 2), unit(od, 4))
+    if tuple(ll.lane) != want or not ll.reg or ll.reg[0] != unit(kd, 1):
+        return None
+    mats = ll.reg[1:]
+    if any(v % 8 for bs in mats for v in bs) or any(v % 8 for bs in ll.warp for v in bs):
+        return None
+    trans = smem.order[0] != kd
+    b = L.b
+    n_mat = 1 << len(mats)
+    x = min(4, n_mat)
+    lane = L.lane
+    q = b.lshr(lane, _c(3))  # which matrix of the group this lane names a row of
+    rr = b.and_(lane, _c(7))  # which row
+    row_dim = kd if trans else od
+    wp = _warp_part(L, ll)
+    lane_off = [None, None]
+    for d in range(2):
+        v = wp[d]
+        for bit in range(x.bit_length() - 1):
+            if mats[bit][d]:
+                sel = b.and_(b.lshr(q, _c(bit)), _c(1))
+                v = b.add(v, b.mul(sel, _c(mats[bit][d])))
+        if d == row_dim:
+            v = b.add(v, rr)
+        lane_off[d] = v
+    mt = memory_type(et)
+    name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{x}{'.trans' if trans else ''}.b16"
+    ret = ir.LiteralStructType([I32] * x) if x > 1 else I32
+    out = [None] * ll.num_regs
+    for g in range(0, n_mat, x):
+        origin = ll.reg_coord(g << 1)
+        coords = [tuple(b.add(lane_off[d], _c(origin[d])) if origin[d] else lane_off[d] for d in range(2))]
+        off = shared_offsets(L, smem, buf_type.tile_shape, coords)[0]
+        p = b.gep(L.smem, [b.add(base, b.mul(off, _c(2)))], source_etype=ir.IntType(8))
+        r = intrinsic(b, name, ret, [p])
+        for j in range(x):
+            w = b.extract_value(r, j) if x > 1 else r
+            pair = b.bitcast(w, ir.VectorType(mt, 2))
+            m = g + j
+            for h in range(2):
+                out[(m << 1) | h] = from_memory(b, et, b.extract_element(pair, _c(h)))
+    return out
