@@ -375,11 +375,11 @@ class MmaOperandLayout(Layout):
 
 
 def _linear_checked(shape, reg, lane, warp):
+    """Bases past a dimension smaller than one matrix tile broadcast (become zero): such a tile (a row
+    statistic expanded to ``[M, 1]``) holds copies, which is what lets it broadcast back in registers."""
     for s in shape:
         _log2(s)
-    if any(b[d] >= shape[d] for b in reg for d in range(len(shape))):
-        raise ValueError(f"shape {shape} is smaller than one mma tile")
-    return LinearLayout(tuple(shape), tuple(reg), tuple(_clip(lane, shape)), tuple(_clip(warp, shape)))
+    return LinearLayout(tuple(shape), tuple(_clip(reg, shape)), tuple(_clip(lane, shape)), tuple(_clip(warp, shape)))
 
 
 @dataclass(frozen=True, repr=False)

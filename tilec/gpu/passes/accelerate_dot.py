@@ -49,6 +49,44 @@ def qualifies(op, arch: int) -> bool:
     return M % 16 == 0 and N % 8 == 0 and K % (8 * k_width(op)) == 0
 
 
+def _feeds_dot_a(v, limit=64) -> bool:
+    """``v`` reaches operand A of a dot through pure single-result ops (attention's ``p = exp(qk - m)``)."""
+    stack, seen = [v], set()
+    while stack and len(seen) < limit:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        for user, idx in x.uses:
+            if isinstance(user, O.DotOp):
+                if idx == 0:
+                    return True
+            elif user.is_pure and not user.regions and len(user.results) == 1:
+                stack.append(user.result)
+    return False
+
+
+def _from_dot(v, limit=64) -> bool:
+    """``v`` is computed from a dot's result through pure single-result ops."""
+    stack, seen = [v], set()
+    while stack and len(seen) < limit:
+        x = stack.pop()
+        if x in seen or not isinstance(x, OpResult):
+            continue
+        seen.add(x)
+        if isinstance(x.op, O.DotOp):
+            return True
+        if x.op.is_pure and not x.op.regions:
+            stack.extend(o for o in x.op.operands if o.type.is_tile)
+    return False
+
+
+def in_chain(op) -> bool:
+    """A dot whose result feeds another dot's A operand, or whose A operand comes from a dot: both then want
+    the same warps-along-rows arrangement so that the hand-over stays in registers."""
+    return _feeds_dot_a(op.result) or _from_dot(op.a)
+
+
 def _is_zero(v) -> bool:
     while isinstance(v, OpResult) and isinstance(v.op, O.ConvertLayoutOp):
         v = v.op.src
@@ -94,7 +132,10 @@ class AccelerateDot(Pass):
 
     def rewrite(self, op, num_warps):
         M, N = op.acc.type.shape
-        mma = MmaLayout(mma_warps(M, N, num_warps))
+        wpc = mma_warps(M, N, num_warps)
+        if in_chain(op) and M // 16 >= num_warps:
+            wpc = (num_warps, 1)  # rows only: the result's registers are the next dot's A operand as they are
+        mma = MmaLayout(wpc)
         kw = k_width(op)
         convert_before(op, 0, MmaOperandLayout(0, mma, kw))
         convert_before(op, 1, MmaOperandLayout(1, mma, kw))

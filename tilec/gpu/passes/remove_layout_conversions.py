@@ -9,14 +9,20 @@ wanted layout instead costs a few ALU instructions. So, until nothing changes:
   arithmetic, broadcasts and ``expand_dims`` (a small bounded tree) is replaced by the same computation built in
   the target layout; broadcasts and ``expand_dims`` pass the layout to their operands (blocked to itself, to its
   slice);
+- *sinking*: a conversion out of a matrix-unit result layout (the accumulator of a dot, its row slices) moves
+  past the elementwise ops, reductions, ``expand_dims`` and broadcasts that use it, when their other operands
+  come in that layout for free (a conversion from it, or a cheap rematerialisation); the math then runs where
+  the dot left the data and the conversion ends up before the store (or vanishes into the next dot's operand,
+  which for a chained dot is the same threads' registers);
+- *hoisting*: a conversion inside a loop of a value defined outside it moves before the loop;
 - ops left without uses are dropped.
 """
 from __future__ import annotations
 
 from ...ir import ops as O
 from ...ir.builder import Builder
-from ...ir.core import OpResult
-from ..layouts import BlockedLayout, SliceLayout
+from ...ir.core import BlockArgument, OpResult
+from ..layouts import BlockedLayout, MmaLayout, SliceLayout
 from .common import Pass, convert_before, retype_behind_convert
 
 MAX_REMAT_OPS = 40
@@ -35,9 +41,9 @@ def _operand_layout(op, i, layout):
     if not o.type.is_tile:
         return "scalar"
     if isinstance(op, O.BroadcastOp):
-        return layout if isinstance(layout, BlockedLayout) else None
+        return layout if isinstance(layout, (BlockedLayout, MmaLayout)) else None
     if isinstance(op, O.ExpandDimsOp):
-        return SliceLayout(op.attrs["axis"], layout) if isinstance(layout, BlockedLayout) else None
+        return SliceLayout(op.attrs["axis"], layout) if isinstance(layout, (BlockedLayout, MmaLayout)) else None
     return layout if o.type.shape == op.results[0].type.shape else None
 
 
@@ -96,9 +102,18 @@ def _build(v, layout, builder, memo):
     return out
 
 
+def anchored(layout) -> bool:
+    """A matrix-unit result layout or a slice of one: where dots leave data, which the math after a dot should
+    use rather than convert away from."""
+    while isinstance(layout, SliceLayout):
+        layout = layout.parent
+    return isinstance(layout, MmaLayout)
+
+
 def _carried_layout(op, i):
     """The layout iter arg ``i`` of ``op`` would rather have: its body yields ``convert(x: L -> current)`` and
-    every use of the argument converts it to ``L``. None when there is no such L."""
+    every use of the argument converts it to ``L`` (or L is a matrix-unit layout: the uses then start from a
+    conversion that sinking moves on). None when there is no such L."""
     arg = op.iter_args[i]
     if not arg.type.is_tile or not arg.uses:
         return None
@@ -109,10 +124,100 @@ def _carried_layout(op, i):
     want = v.op.src.type.layout
     if want == arg.type.layout:
         return None
+    if anchored(want) and not anchored(arg.type.layout):
+        return want
     for use_op, _ in arg.uses:
         if not isinstance(use_op, O.ConvertLayoutOp) or use_op.result.type.layout != want:
             return None
     return want
+
+
+def _free_in(v, layout, b, budget=MAX_REMAT_OPS):
+    """``v`` in ``layout`` without moving data between threads (a conversion's source, or a cheap
+    rematerialisation built at ``b``); None when that is not possible."""
+    if not v.type.is_tile or v.type.layout == layout:
+        return v
+    if isinstance(v, OpResult) and isinstance(v.op, O.ConvertLayoutOp) and v.op.src.type.layout == layout:
+        return v.op.src
+    if _cost(v, layout, set(), budget) is None:
+        return None
+    return _build(v, layout, b, {})
+
+
+def _carried(v) -> bool:
+    """``v`` is a loop-carried value of a ``for`` (not its induction variable)."""
+    return isinstance(v, BlockArgument) and isinstance(v.block.parent_op, O.ForOp) and v.index > 0
+
+
+def _sunk_layouts(user, layout):
+    """(operand layout, result layouts) for ``user`` to run on an operand in ``layout``; None: it cannot."""
+    if not user.results or user.regions and not isinstance(user, O.ReduceOp):
+        return None
+    if isinstance(user, O.ReduceOp):
+        return layout, [SliceLayout(user.attrs["axis"], layout)] * len(user.results)
+    if isinstance(user, O.ExpandDimsOp):
+        ok = isinstance(layout, SliceLayout) and layout.dim == user.attrs["axis"]
+        return (layout, [layout.parent]) if ok else None
+    if isinstance(user, O.BroadcastOp):
+        return (layout, [layout]) if isinstance(layout, MmaLayout) else None
+    if user.is_elementwise and user.is_pure and len(user.results) == 1 and \
+            all(not o.type.is_tile or o.type.shape == user.result.type.shape for o in user.operands):
+        return layout, [layout]
+    return None
+
+
+def _sink(conv) -> bool:
+    """Move ``conv`` (out of an anchored layout) past the users that can run in its source layout."""
+    src = conv.src
+    lay = src.type.layout
+    changed = False
+    for user, _ in list(conv.result.uses):
+        if user.parent is None or isinstance(user, O.YieldOp):
+            continue
+        plan = _sunk_layouts(user, lay)
+        if plan is None:
+            continue
+        op_lay, res_lays = plan
+        b = Builder()
+        b.set_insertion_point_before(user)
+        b.loc = user.loc
+        operands = []
+        for o in user.operands:
+            if not o.type.is_tile:
+                operands.append(o)
+                continue
+            x = src if o is conv.result else _free_in(o, op_lay, b)
+            if x is None and _carried(o):
+                # a loop-carried value: converting it here makes the yield a conversion out of the anchored
+                # layout, so the loop rule then carries the value in that layout and this conversion goes away
+                x = b.op(O.ConvertLayoutOp, o, result_type=o.type.with_layout(op_lay))
+            if x is None:
+                break
+            operands.append(x)
+        else:
+            new = user.clone({})
+            new.set_operands(operands)
+            for r, rl in zip(new.results, res_lays):
+                r.type = r.type.with_layout(rl)
+            b.insert(new)
+            for old, r in zip(user.results, new.results):
+                back = b.op(O.ConvertLayoutOp, r, result_type=old.type)
+                old.replace_all_uses_with(back)
+            user.erase()
+            changed = True
+    return changed
+
+
+def _hoist(conv) -> bool:
+    """A conversion in a loop body of a value from outside the loop moves in front of the loop."""
+    loop = conv.parent_op
+    if not isinstance(loop, O.ForOp) or conv.parent is not loop.body:
+        return False
+    src = conv.src
+    if isinstance(src, OpResult) and loop.is_ancestor_of(src.op) or src in loop.body.args:
+        return False
+    conv.move_before(loop)
+    return True
 
 
 def _dce(func):
@@ -139,10 +244,23 @@ class RemoveLayoutConversions(Pass):
             if want is None:
                 continue
             arg, res = op.iter_args[i], op.results[i]
+            old = arg.type
             convert_before(op, 3 + i, want)
             arg.type = arg.type.with_layout(want)
-            for use_op, _ in list(arg.uses):
-                use_op.replace_with([arg])
+            uses = list(arg.uses)
+            if all(isinstance(u, O.ConvertLayoutOp) and u.result.type.layout == want for u, _ in uses):
+                for use_op, _ in uses:
+                    use_op.replace_with([arg])
+            else:  # the uses start from a conversion back, which sinking then moves on
+                b = Builder()
+                b.set_insertion_point_before(op.body.ops[0])
+                b.loc = op.loc
+                back = b.op(O.ConvertLayoutOp, arg, result_type=old)
+                for use_op, idx in uses:
+                    if isinstance(use_op, O.ConvertLayoutOp) and use_op.result.type.layout == want:
+                        use_op.replace_with([arg])
+                    else:
+                        use_op.set_operand(idx, back)
             y = op.body.terminator
             y.set_operand(i, y.operands[i].op.src)
             retype_behind_convert(res, want, op)
@@ -151,7 +269,7 @@ class RemoveLayoutConversions(Pass):
 
     def run(self, module):
         for f in module.funcs:
-            for _ in range(8):
+            for _ in range(16):
                 if not self.sweep(f):
                     break
             _dce(f)
@@ -161,6 +279,12 @@ class RemoveLayoutConversions(Pass):
         for op in list(f.walk()):
             if isinstance(op, O.ForOp) and op.parent is not None:
                 changed |= self.loop_carried(op)
+        for op in list(f.walk()):
+            if isinstance(op, O.ConvertLayoutOp) and op.parent is not None:
+                if _hoist(op):
+                    changed = True
+                if anchored(op.src.type.layout) and not anchored(op.result.type.layout):
+                    changed |= _sink(op)
         for op in list(f.walk()):
             if not isinstance(op, O.ConvertLayoutOp) or op.parent is None:
                 continue

@@ -94,8 +94,9 @@ def ldmatrix_operand(L, base, buf_type, dst_type):
     mt = memory_type(et)
     name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{x}{'.trans' if trans else ''}.b16"
     ret = ir.LiteralStructType([I32] * x) if x > 1 else I32
-    out = [None] * ll.num_regs
-    for g in range(0, n_mat, x):
+
+    def emit(g, out):
+        """The ``ldmatrix`` for matrices g .. g+x-1 (this thread's register pairs 2g ..)."""
         origin = ll.reg_coord(g << 1)
         coords = [tuple(b.add(lane_off[d], _c(origin[d])) if origin[d] else lane_off[d] for d in range(2))]
         off = shared_offsets(L, smem, buf_type.tile_shape, coords)[0]
@@ -104,7 +105,33 @@ def ldmatrix_operand(L, base, buf_type, dst_type):
         for j in range(x):
             w = b.extract_value(r, j) if x > 1 else r
             pair = b.bitcast(w, ir.VectorType(mt, 2))
-            m = g + j
             for h in range(2):
-                out[(m << 1) | h] = from_memory(b, et, b.extract_element(pair, _c(h)))
-    return out
+                out[((g + j) << 1) | h] = from_memory(b, et, b.extract_element(pair, _c(h)))
+    return LazyRegisters(ll.num_regs, lambda i: (i >> 1) // x * x, emit)
+
+
+class LazyRegisters:
+    """A tile's registers that are loaded group by group where first read: a dot walking k reads each k-slice
+    of its operands just before the matrix instructions that need it, so the whole operand is never live at
+    once. Reading every register (iteration) loads everything in order."""
+
+    def __init__(self, n, group_of, emit):
+        self.n, self.group_of, self.emit = n, group_of, emit
+        self.regs = [None] * n
+        self.done = set()
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.n))]
+        if self.regs[i] is None:
+            g = self.group_of(i)
+            if g not in self.done:
+                self.done.add(g)
+                self.emit(g, self.regs)
+        return self.regs[i]
+
+    def __iter__(self):
+        return (self[i] for i in range(self.n))

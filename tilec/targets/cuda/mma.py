@@ -65,11 +65,11 @@ def _mma_tiles(L, op, shape_types, acc, c_idx, c_ll, K, k_step, a_regs, b_regs):
     text = f"mma.sync.aligned.{shape_types} {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
     fty = ir.FunctionType(ir.LiteralStructType([ir.FloatType()] * 4), [I32] * 6 + [ir.FloatType()] * 4)
     asm = ir.InlineAsm(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
-    for mb, nb in sorted({(m & ~8, n & ~1) for (m, n) in c_ll.reg_coords()}):
-        ci = [c_idx[(mb, nb)], c_idx[(mb, nb + 1)], c_idx[(mb + 8, nb)], c_idx[(mb + 8, nb + 1)]]
-        nrep = nb & ~7
-        for kb in range(0, K, k_step):
-            r = b.call(asm, a_regs(mb, kb) + b_regs(kb, nrep) + [acc[i] for i in ci])
+    tiles = sorted({(m & ~8, n & ~1) for (m, n) in c_ll.reg_coords()})
+    for kb in range(0, K, k_step):  # k outermost: only one k-slice of the operands is live at a time
+        for mb, nb in tiles:
+            ci = [c_idx[(mb, nb)], c_idx[(mb, nb + 1)], c_idx[(mb + 8, nb)], c_idx[(mb + 8, nb + 1)]]
+            r = b.call(asm, a_regs(mb, kb) + b_regs(kb, nb & ~7) + [acc[i] for i in ci])
             for j, i in enumerate(ci):
                 acc[i] = b.extract_value(r, j)
     L.bind(op.result, acc)
