@@ -296,8 +296,10 @@ def _repeat_bases(dim, rank, covered, size):
 class MmaLayout(Layout):
     """Accumulator of the ``m16n8k*`` matrix-unit instructions (arch 80+): per warp a 16x8 tile where lane ``4g + t`` holds rows g and
     g+8, columns 2t and 2t+1; ``warps_per_cta`` tile warps over (rows, columns); the pattern repeats in
-    registers over larger shapes."""
+    registers over larger shapes. ``version`` 3: the same registers computed by warpgroup instructions (four
+    consecutive warps, 64 rows, operands read from shared memory); only warps along rows."""
     warps_per_cta: tuple
+    version: int = 2
     name = "mma"
 
     @property
@@ -309,7 +311,8 @@ class MmaLayout(Layout):
         return self.warps_per_cta[0] * self.warps_per_cta[1]
 
     def _body(self):
-        return f"wpc = {_fmt(self.warps_per_cta)}"
+        v = f", version = {self.version}" if self.version != 2 else ""
+        return f"wpc = {_fmt(self.warps_per_cta)}{v}"
 
     def _linear(self, shape):
         M, N = shape
@@ -385,11 +388,14 @@ def _linear_checked(shape, reg, lane, warp):
 @dataclass(frozen=True, repr=False)
 class SharedLayout(Layout):
     """Placement of a tile in shared memory: rows along ``order[0]``; groups of ``vec`` elements are XOR-
-    swizzled by ``(row // per_phase) % max_phase`` so that column accesses hit distinct banks."""
+    swizzled by ``(row // per_phase) % max_phase`` so that column accesses hit distinct banks. ``cols`` (0:
+    whole rows) cuts the fast dimension into blocks of that many elements, each block a contiguous
+    ``[rows, cols]`` tile: the shape tensor-core descriptors read (one swizzle atom wide)."""
     vec: int
     per_phase: int
     max_phase: int
     order: tuple
+    cols: int = 0
     name = "shared"
 
     @property
@@ -401,15 +407,26 @@ class SharedLayout(Layout):
         return 0
 
     def _body(self):
-        return f"vec = {self.vec}, per_phase = {self.per_phase}, max_phase = {self.max_phase}, order = {_fmt(self.order)}"
+        cols = f", cols = {self.cols}" if self.cols else ""
+        return (f"vec = {self.vec}, per_phase = {self.per_phase}, max_phase = {self.max_phase}, "
+                f"order = {_fmt(self.order)}{cols}")
+
+    def block_cols(self, shape) -> int:
+        """Elements of the fast dimension per contiguous block."""
+        w = shape[self.order[0]]
+        return self.cols if self.cols and self.cols < w else w
 
     def offset(self, coord, shape) -> int:
         """Element offset of ``coord`` in the buffer (row-major along ``order`` with the swizzle)."""
         fast = self.order[0]
+        w = self.block_cols(shape)
+        coord = list(coord)
+        block, coord[fast] = divmod(coord[fast], w)
         off, stride = 0, 1
         for d in self.order:
             off += coord[d] * stride
-            stride *= shape[d]
+            stride *= shape[d] if d != fast else w
+        off += block * stride
         if self.rank >= 2 and self.max_phase > 1:
             slow = self.order[1]
             phase = (coord[slow] // self.per_phase) % self.max_phase
@@ -425,12 +442,17 @@ def shared_for_operand(shape, order, elem_bytes: int) -> SharedLayout:
     matrix load (or a column walk) touches land in eight different 16-byte bank groups of a 128-byte line.
     For rows of 32/64/128+ bytes this is the 32/64/128-byte swizzle tensor-core descriptors name."""
     vec = max(1, 16 // elem_bytes)
-    units = max(1, shape[order[0]] * elem_bytes // 16)
+    width = shape[order[0]]
+    cols = 0
+    if width * elem_bytes > 128:  # rows wider than the 128-byte swizzle atom: blocks of 128 bytes
+        cols = 128 // elem_bytes
+        width = cols
+    units = max(1, width * elem_bytes // 16)
     per_phase = max(1, 8 // units)
     max_phase = min(8, units)
-    if len(shape) < 2 or shape[order[0]] < vec:
-        return SharedLayout(max(1, min(vec, shape[order[0]])), 1, 1, tuple(order))
-    return SharedLayout(vec, per_phase, max_phase, tuple(order))
+    if len(shape) < 2 or width < vec:
+        return SharedLayout(max(1, min(vec, width)), 1, 1, tuple(order))
+    return SharedLayout(vec, per_phase, max_phase, tuple(order), cols)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -525,8 +547,8 @@ _BUILDERS = {
     "blocked": lambda f: BlockedLayout(f["spt"], f["tpw"], f["wpc"], f["order"]),
     "slice": lambda f: SliceLayout(f["dim"], f["parent"]),
     "dot_op": lambda f: DotOperandLayout(f["idx"], f["parent"]),
-    "shared": lambda f: SharedLayout(f["vec"], f["per_phase"], f["max_phase"], f["order"]),
-    "mma": lambda f: MmaLayout(f["wpc"]),
+    "shared": lambda f: SharedLayout(f["vec"], f["per_phase"], f["max_phase"], f["order"], f.get("cols", 0)),
+    "mma": lambda f: MmaLayout(f["wpc"], f.get("version", 2)),
     "mma_op": lambda f: MmaOperandLayout(f["idx"], f["parent"], f.get("kw", 2)),
 }
 

@@ -18,18 +18,20 @@ from .passes.coalesce import Coalesce
 from .passes.convert_to_gir import ConvertToGIR
 from .passes.insert_barriers import InsertBarriers
 from .passes.software_pipeline import SoftwarePipeline
+from .passes.warpgroup_dot import WarpGroupDot
 from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.verify_gir import verify_gir
 
 GPU_PASSES = ("inline-all", "convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions",
-              "software-pipeline", "allocate-shared", "insert-barriers")
+              "software-pipeline", "warpgroup-dot", "allocate-shared", "insert-barriers")
 
 
 def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3):
     """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
     generation accelerate-dot targets."""
     return [InlineAll(), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size),
-            AccelerateDot(arch, num_warps), RemoveLayoutConversions(), SoftwarePipeline(num_stages), AllocateShared(),
+            AccelerateDot(arch, num_warps), RemoveLayoutConversions(), SoftwarePipeline(num_stages), WarpGroupDot(),
+            AllocateShared(),
             InsertBarriers()]
 
 

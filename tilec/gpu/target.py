@@ -91,6 +91,14 @@ class GpuTarget(ABC):
         (the lowering then reads element by element)."""
         return None
 
+    def fence_async_shared(self, b) -> None:
+        """Make this thread's ordinary shared-memory writes visible to asynchronous readers (matrix units)."""
+
+    def lower_warp_group_dot(self, lowering, op) -> None:
+        """Lower a ``warp_group_dot`` (operands in shared memory; bind ``op.result``). Only targets whose
+        accelerate-dot chooses version-3 layouts get one."""
+        raise BackendError(f"the {self.name} backend has no warpgroup matrix units")
+
     # -- vendor units and libraries ---------------------------------------------------------------------------
     #: math library: an object with ``unary(b, name, x)``, ``pow_(b, x, y)`` and ``atan2(b, y, x)`` over f16/f32/
     #: f64 registers (``name`` as in ``tilec.ir.ops.UNARY_OPS``); raises BackendError for what it lacks

@@ -750,3 +750,47 @@ class LocalStoreOp(Operation):
         v = self.value.type
         _check(v.is_tile, self, f"needs a tile, got {v}")
         _check_stage(self, self.buffer, self.index, v.shape, v.element, "the stored tile")
+
+
+class LocalIndexOp(Operation):
+    """Stage ``index`` of ``buffer`` as a one-stage buffer: how an operand in shared memory is handed to an
+    instruction that reads shared memory itself (warpgroup matrix units)."""
+    name = "local_index"
+    operand_names = ("buffer", "index")
+    traits = PURE
+
+    def verify_(self):
+        b, r = self.buffer.type, self.result.type
+        _check(_is_buffer(b) and _is_buffer(r), self, f"needs and makes shared buffers, got {b} -> {r}")
+        _check(self.index.type == i32, self, f"stage index must be i32, got {self.index.type}")
+        _check(r.shape == (1,) + b.tile_shape and r.element == b.element and r.layout == b.layout, self,
+               f"result must be one stage of {b}")
+
+
+class FenceAsyncSharedOp(Operation):
+    """Order this thread's ordinary shared-memory writes before reads by asynchronous units (matrix units,
+    copy engines) that a following barrier releases."""
+    name = "fence_async_shared"
+    traits = frozenset({"writes"})
+
+
+class WarpGroupDotOp(Operation):
+    """``a @ b + acc`` on warpgroup matrix units (gir only): ``b`` (and ``a``, unless it is a register tile in
+    the matrix-unit operand layout) is a one-stage shared buffer; ``acc`` and the result use the version-3
+    matrix-unit layout. Complete when the op returns."""
+    name = "warp_group_dot"
+    operand_names = ("a", "b", "acc")
+    attr_types = {"input_precision": str, "max_num_imprecise_acc": int}
+    traits = frozenset({"reads"})
+
+    @classmethod
+    def infer_result_types(cls, operands, attrs):
+        return [operands[2].type]
+
+    def verify_(self):
+        a, b, c = self.a.type, self.b.type, self.acc.type
+        _check(_is_buffer(b) and b.num_buffers == 1, self, f"b must be a one-stage shared buffer, got {b}")
+        ash = a.tile_shape if _is_buffer(a) else a.shape
+        _check(c.is_tile and len(c.shape) == 2 and ash == (c.shape[0], b.tile_shape[0]) and
+               b.tile_shape[1] == c.shape[1], self, f"shapes do not multiply: {a} x {b} -> {c}")
+        _check(self.result.type == c, self, "result must have the accumulator's type")

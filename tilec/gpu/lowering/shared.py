@@ -26,14 +26,19 @@ def shared_offsets(ctx, layout, shape, coords):
     """i32 element offsets of coordinate tuples (i32 values) in a tile placed by SharedLayout ``layout``."""
     b = ctx.b
     order = layout.order
+    fast = order[0]
+    w = layout.block_cols(shape)
     strides, st = {}, 1
     for d in order:
         strides[d] = st
-        st *= shape[d]
-    fast = order[0]
+        st *= shape[d] if d != fast else w
     out = []
     for c in coords:
         col = c[fast]
+        block = None
+        if w < shape[fast]:
+            block = b.lshr(col, _c(w.bit_length() - 1))
+            col = b.and_(col, _c(w - 1))
         if layout.max_phase > 1 and len(order) > 1:
             row = c[order[1]]
             phase = b.and_(b.lshr(row, _c(layout.per_phase.bit_length() - 1)), _c(layout.max_phase - 1))
@@ -41,6 +46,8 @@ def shared_offsets(ctx, layout, shape, coords):
         off = col
         for d in order[1:]:
             off = b.add(off, b.mul(c[d], _c(strides[d])))
+        if block is not None:
+            off = b.add(off, b.mul(block, _c(st)))
         out.append(off)
     return out
 
@@ -67,6 +74,21 @@ def _vector(ll, layout, shape, limit):
 @lowers(O.LocalAllocOp)
 def lower_local_alloc(L, op):
     L.bind(op.result, _c(L._smem_base(op, "local_alloc")))
+
+
+@lowers(O.LocalIndexOp)
+def lower_local_index(L, op):
+    L.bind(op.result, stage_base(L, op.buffer, op.index))
+
+
+@lowers(O.FenceAsyncSharedOp)
+def lower_fence_async_shared(L, op):
+    L.target.fence_async_shared(L.b)
+
+
+@lowers(O.WarpGroupDotOp)
+def lower_warp_group_dot(L, op):
+    L.target.lower_warp_group_dot(L, op)
 
 
 @lowers(O.LocalDeallocOp)

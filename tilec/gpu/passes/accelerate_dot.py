@@ -1,5 +1,7 @@
 """accelerate-dot: put ``dot`` on tensor cores (the m16n8k16 / m16n8k8 matrix-unit instructions of arch 80+) where the types and shapes allow: f16/bf16
-inputs (m16n8k16), and f32 inputs whose ``input_precision`` is tf32 (m16n8k8, inputs rounded to tf32).
+inputs (m16n8k16), and f32 inputs whose ``input_precision`` is tf32 (m16n8k8, inputs rounded to tf32). On arch
+90, 16-bit dots whose rows fill whole warpgroups get the version-3 layout (warpgroup instructions reading
+shared memory, see warpgroup-dot); the registers are the same.
 
 The accumulator takes an :class:`MmaLayout` and the operands :class:`MmaOperandLayout`s; ``convert_layout`` ops
 bridge from and back to the surrounding layouts, and remove-layout-conversions then carries the accumulator of a
@@ -130,12 +132,23 @@ class AccelerateDot(Pass):
                     if qualifies(op, self.arch):
                         self.rewrite(op, nw)
 
+    def warpgroups(self, op, num_warps) -> bool:
+        """Warpgroup matrix units (arch 90): 16-bit inputs, whole warpgroups stacked along rows (64 rows
+        each, so M a multiple of 16 per warp), N up to 256 per instruction."""
+        M, N = op.acc.type.shape
+        K = op.a.type.shape[1]
+        return (self.arch >= 90 and num_warps % 4 == 0 and op.a.type.element.name in MMA_INPUTS and
+                M % (16 * num_warps) == 0 and K % 16 == 0 and N % 8 == 0 and (N <= 256 or N % 256 == 0))
+
     def rewrite(self, op, num_warps):
         M, N = op.acc.type.shape
         wpc = mma_warps(M, N, num_warps)
         if in_chain(op) and M // 16 >= num_warps:
             wpc = (num_warps, 1)  # rows only: the result's registers are the next dot's A operand as they are
-        mma = MmaLayout(wpc)
+        version = 3 if self.warpgroups(op, num_warps) else 2
+        if version == 3:
+            wpc = (num_warps, 1)
+        mma = MmaLayout(wpc, version)
         kw = k_width(op)
         convert_before(op, 0, MmaOperandLayout(0, mma, kw))
         convert_before(op, 1, MmaOperandLayout(1, mma, kw))

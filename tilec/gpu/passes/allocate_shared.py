@@ -14,6 +14,7 @@ from .common import Pass, elem_bytes
 from ...ir import ops as O
 
 ALIGN = 16
+BUFFER_ALIGN = 1024
 
 
 def scratch_bytes(op) -> int:
@@ -80,17 +81,19 @@ def _last_use(alloc, order):
 
 
 def allocate(intervals):
-    """First-fit offsets for [(key, size, start, end)], largest first; returns ({key: offset}, total)."""
+    """First-fit offsets for [(key, size, start, end[, alignment])], largest first; returns ({key: offset},
+    total)."""
     placed = []
     offsets = {}
-    for key, size, start, end in sorted(intervals, key=lambda t: -t[1]):
+    for key, size, start, end, *al in sorted(intervals, key=lambda t: -t[1]):
+        align = al[0] if al else ALIGN
         off = 0
         for o2, s2, a2, e2 in sorted(placed, key=lambda t: t[0]):
             if e2 < start or end < a2:
                 continue
             if off + size <= o2 or o2 + s2 <= off:
                 continue
-            off = (o2 + s2 + ALIGN - 1) // ALIGN * ALIGN
+            off = (o2 + s2 + align - 1) // align * align
         placed.append((off, size, start, end))
         offsets[key] = off
     total = max((o + s for o, s, _, _ in placed), default=0)
@@ -109,7 +112,8 @@ class AllocateShared(Pass):
                 if n:
                     intervals.append((op, n, i, i))
                 elif isinstance(op, O.LocalAllocOp):
-                    intervals.append((op, buffer_bytes(op.result.type), i, _last_use(op, order)))
+                    # swizzle atoms repeat every 1024 bytes: matrix-unit descriptors assume that alignment
+                    intervals.append((op, buffer_bytes(op.result.type), i, _last_use(op, order), BUFFER_ALIGN))
             offsets, total = allocate(intervals)
             for op, off in offsets.items():
                 op.attrs["smem_offset"] = off

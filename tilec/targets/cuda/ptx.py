@@ -17,7 +17,15 @@ _PTX_FOR_ARCH = {70: 60, 75: 63, 80: 70, 86: 71, 87: 74, 89: 78, 90: 78, 100: 86
 _initialised = False
 
 
+def cpu_name(arch: int) -> str:
+    """The architecture name LLVM and ptxas get: sm_90 code uses the architecture-specific sm_90a (warpgroup
+    matrix units, bulk tensor copies), which runs on every compute-capability-9.0 GPU."""
+    return "sm_90a" if arch == 90 else f"sm_{arch}"
+
+
 def ptx_version(arch: int) -> int:
+    if arch == 90:
+        return 80  # sm_90a needs PTX ISA 8.0
     best = 70
     for a, v in sorted(_PTX_FOR_ARCH.items()):
         if a <= arch:
@@ -38,7 +46,7 @@ def target_machine(arch: int, opt: int = 3):
     import llvmlite.binding as llvm
     _init()
     t = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    return t.create_target_machine(cpu=f"sm_{arch}", features=f"+ptx{ptx_version(arch)}", opt=opt)
+    return t.create_target_machine(cpu=cpu_name(arch), features=f"+ptx{ptx_version(arch)}", opt=opt)
 
 
 def llir_to_ptx(llir: str, arch: int, opt_level: int = 3) -> str:
@@ -78,7 +86,8 @@ def assemble(ptx: str, arch: int, metadata: dict | None = None) -> bytes:
         src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
         with open(src, "w") as f:
             f.write(ptx)
-        p = subprocess.run([exe, f"-arch=sm_{arch}", "-v", "-O3", src, "-o", out], capture_output=True, text=True)
+        p = subprocess.run([exe, f"-arch={cpu_name(arch)}", "-v", "-O3", src, "-o", out], capture_output=True,
+                           text=True)
         if p.returncode != 0:
             raise BackendError(f"ptxas rejected the generated PTX for sm_{arch}:\n{p.stderr.strip()}")
         with open(out, "rb") as f:

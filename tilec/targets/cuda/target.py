@@ -12,7 +12,7 @@ from ...codegen.intrinsics import call as intrinsic, declare
 from ...gpu.lowering.types import I8, I32, VOID
 from ...gpu.target import GpuTarget
 from ...ir import ops as O
-from . import copies, nvvm, nvvm_math
+from . import copies, nvvm, nvvm_math, wgmma
 from .mma import mma_dot
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -78,6 +78,13 @@ class CudaTarget(GpuTarget):
 
     def load_matrix_operand(self, lowering, base, buf_type, dst_type):
         return copies.ldmatrix_operand(lowering, base, buf_type, dst_type) if self.arch >= 75 else None
+
+    def fence_async_shared(self, b):
+        if self.arch >= 90:
+            copies._asm(b, "fence.proxy.async.shared::cta;", "~{memory}", [])
+
+    def lower_warp_group_dot(self, lowering, op):
+        wgmma.lower_warp_group_dot(lowering, op)
 
     def lower_dot(self, lowering, op):
         mma_dot(lowering, op)

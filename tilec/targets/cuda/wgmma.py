@@ -1,0 +1,173 @@
+"""NVIDIA warpgroup matrix units (sm_90a): ``wgmma.mma_async.m64nNk16`` with B (and A, unless it comes in
+registers) read from shared memory through 64-bit matrix descriptors.
+
+The accumulator is the version-3 mma layout: warp ``w`` holds rows ``16w..16w+15`` of each ``16 * num_warps``-row
+pass, in the m16n8 fragment pattern, which is exactly the order of the instruction's ``d`` registers (per 8
+columns: (row g, col 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)). Warpgroup ``w // 4`` issues the instructions for
+its 64 rows of each pass.
+
+Descriptors (PTX ISA, "matrix descriptor"): start address, leading and stride byte offsets (all >> 4) and the
+swizzle mode. Buffers come from :func:`tilec.gpu.layouts.shared_for_operand`: rows of at most 128 bytes along
+the contiguous dimension, blocks of ``cols`` elements side by side, 16-byte units XOR-swizzled by the row, which
+is the 128/64/32-byte swizzle the hardware applies to addresses when the buffer is 1024-byte aligned. K-major
+operand (k contiguous): stride offset = 8 rows; the leading offset is unused, and a k-step inside the swizzle
+row moves the start address. MN-major (the other dimension contiguous): stride offset = 8 k-rows, leading offset
+= one ``cols``-wide block; a k-step moves 16 rows.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...gpu.lowering.types import I32, I64, to_memory
+from ...gpu.lowering.values import ll_of
+from ...ir import ops as O
+from ...ir.core import OpResult
+from ...ir.types import SharedBufferType
+
+F32 = ir.FloatType()
+_SWIZZLE = {128: 1, 64: 2, 32: 3}
+
+
+def _c(v, t=I32):
+    return ir.Constant(t, v)
+
+
+def _asm(b, text, cons, args, ret):
+    fty = ir.FunctionType(ret, [a.type for a in args])
+    return b.call(ir.InlineAsm(fty, text, cons, side_effect=True), args)
+
+
+class Operand:
+    """A shared-memory operand of shape [rows, k] (``kdim`` says which buffer dimension is k)."""
+
+    def __init__(self, L, value, kdim):
+        t: SharedBufferType = value.type
+        self.L, self.t, self.kdim = L, t, kdim
+        self.base = L.get(value)  # i32 byte offset of the stage in the kernel's shared memory
+        lay = t.layout
+        shape = t.tile_shape
+        self.eb = t.element.bytes
+        self.fast = lay.order[0]
+        self.w = lay.block_cols(shape)
+        self.row_bytes = self.w * self.eb
+        self.k_major = self.fast == kdim
+        self.swizzle = _SWIZZLE.get(self.row_bytes, 0) if lay.max_phase > 1 or self.row_bytes == 16 else 0
+        self.slow_extent = shape[1 - self.fast]
+        # 8 rows to the next 8 rows; one block of the contiguous dimension to the next (K-major swizzled
+        # descriptors ignore the latter)
+        sbo, lbo = 8 * self.row_bytes, self.slow_extent * self.row_bytes
+        self.const = ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | self.swizzle << 62
+
+    def offset(self, row, k):
+        """Element offset of (non-k index ``row``, ``k``), both multiples of 8; ``row`` may be an i32 value."""
+        b = self.L.b
+        coord = {self.kdim: k, 1 - self.kdim: row}
+        fast, slow = coord[self.fast], coord[1 - self.fast]
+        block_size = self.slow_extent * self.w
+        if isinstance(fast, int):
+            block, inner = divmod(fast, self.w)
+            fast_off = _c(block * block_size + inner)
+        else:  # a multiple of 8 known only at run time
+            sh = self.w.bit_length() - 1
+            fast_off = b.add(b.mul(b.lshr(fast, _c(sh)), _c(block_size)), b.and_(fast, _c(self.w - 1)))
+        slow_off = _c(slow * self.w) if isinstance(slow, int) else b.mul(slow, _c(self.w))
+        return b.add(fast_off, slow_off)
+
+    def desc(self, row, k):
+        b = self.L.b
+        addr = b.add(b.add(b.ptrtoint(self.L.smem, I32), self.base), b.mul(self.offset(row, k), _c(self.eb)))
+        lo = b.zext(b.and_(b.lshr(addr, _c(4)), _c(0x3FFF)), I64)
+        return b.or_(lo, _c(self.const, I64))
+
+
+def lower_warp_group_dot(L, op):
+    b = L.b
+    at, ct = op.a.type, op.acc.type
+    M, N = ct.shape
+    K = (at.tile_shape if isinstance(at, SharedBufferType) else at.shape)[1]
+    c_ll = ll_of(ct)
+    c_idx = {c: i for i, c in enumerate(c_ll.reg_coords())}
+    acc = list(L.get(op.acc))
+    nw = L.num_warps
+    per_pass = 16 * nw
+    kind = "bf16" if op.b.type.element.name == "bf16" else "f16"
+    n_inst = N if N <= 256 else 256
+    wg_row = b.mul(b.lshr(L.warp, _c(2)), _c(64))  # this warpgroup's first row in each pass
+    B = Operand(L, op.b, 0)
+    a_regs = None
+    if isinstance(at, SharedBufferType):
+        A = Operand(L, op.a, 1)
+    else:
+        A = None
+        a_ll = ll_of(at)
+        a_idx = {c: i for i, c in enumerate(a_ll.reg_coords())}
+        av = L.get(op.a)
+        a_regs = (av, a_idx, at)
+    n_out = n_inst // 2
+    outs = ",".join(f"${i}" for i in range(n_out))
+    a_text = "{" + ",".join(f"${n_out + i}" for i in range(4)) + "}" if A is None else f"${n_out}"
+    nb = n_out + (4 if A is None else 1)
+    trans_a = "" if A is None else f", {0 if A.k_major else 1}"
+    def text(accumulate):
+        return ("{\n.reg .pred p;\n" f"setp.ne.b32 p, {int(accumulate)}, 0;\n"
+                f"wgmma.mma_async.sync.aligned.m64n{n_inst}k16.f32.{kind}.{kind} {{{outs}}}, {a_text}, ${nb}, p, "
+                f"1, 1{trans_a}, {0 if B.k_major else 1};\n}}")
+    ins = ["=f"] * n_out + (["r"] * 4 if A is None else ["l"]) + ["l"]
+    cons = ",".join(ins + [str(i) for i in range(n_out)])
+    ret = ir.LiteralStructType([F32] * n_out)
+    zero = _is_zero(op.acc)  # the first step writes D without reading it: no registers to set up
+    # operands first: registers the units read must not be written between the fence and the last issue
+    a_in, b_in = {}, {}
+    for mp in range(M // per_pass):
+        for kb in range(0, K, 16):
+            a_in[mp, kb] = _a_fragment(b, a_regs, mp * per_pass, kb) if A is None else \
+                [A.desc(b.add(wg_row, _c(mp * per_pass)), kb)]
+    for nc in range(N // n_inst):
+        for kb in range(0, K, 16):
+            b_in[nc, kb] = [B.desc(nc * n_inst, kb)]
+    _asm(b, "wgmma.fence.sync.aligned;", "~{memory}", [], ir.VoidType())
+    touched = []
+    for mp in range(M // per_pass):
+        for nc in range(N // n_inst):
+            regs = [c_idx[(mp * per_pass + 8 * ((i & 3) >> 1), nc * n_inst + 8 * (i >> 2) + (i & 1))]
+                    for i in range(n_out)]
+            touched += regs
+            for kb in range(0, K, 16):
+                if zero and kb == 0:
+                    r = _asm(b, text(False), ",".join(ins), a_in[mp, kb] + b_in[nc, kb], ret)
+                else:
+                    r = _asm(b, text(True), cons, a_in[mp, kb] + b_in[nc, kb] + [acc[i] for i in regs], ret)
+                for j, i in enumerate(regs):
+                    acc[i] = b.extract_value(r, j)
+    _asm(b, "wgmma.commit_group.sync.aligned;", "~{memory}", [], ir.VoidType())
+    # the wait hands the accumulators back, so nothing reads them before the units are done
+    n = len(touched)
+    wait_ret = ir.LiteralStructType([F32] * n)
+    r = _asm(b, "wgmma.wait_group.sync.aligned 0;", ",".join(["=f"] * n + [str(i) for i in range(n)]),
+             [acc[i] for i in touched], wait_ret)
+    for j, i in enumerate(touched):
+        acc[i] = b.extract_value(r, j)
+    L.bind(op.result, acc)
+
+
+def _is_zero(v) -> bool:
+    while isinstance(v, OpResult) and isinstance(v.op, (O.ConvertLayoutOp, O.SplatOp)):
+        v = v.op.operands[0]
+    return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] == 0
+
+
+def _a_fragment(b, a_regs, row0, kb):
+    """The four b32 registers of A (registers, mma operand layout) for rows ``row0``.. (this warp's 16) and k
+    ``kb``..``kb+15``: (g, 2t), (g+8, 2t), (g, 2t+8), (g+8, 2t+8), two 16-bit elements each."""
+    av, a_idx, at = a_regs
+    out = []
+    for r, k in ((0, 0), (8, 0), (0, 8), (8, 8)):
+        pair = []
+        for dk in (0, 1):
+            v = av[a_idx[(row0 + r, kb + k + dk)]]
+            pair.append(to_memory(b, at.element, v) if at.element.name == "bf16" else v)
+        vec = ir.Constant(ir.VectorType(pair[0].type, 2), ir.Undefined)
+        for j, x in enumerate(pair):
+            vec = b.insert_element(vec, x, _c(j))
+        out.append(b.bitcast(vec, I32))
+    return out
