@@ -99,6 +99,11 @@ class GpuTarget(ABC):
         accelerate-dot chooses version-3 layouts get one."""
         raise BackendError(f"the {self.name} backend has no warpgroup matrix units")
 
+    def warp_group_dot_wait(self, b, pending: int, values):
+        """Wait for warpgroup dots (at most ``pending`` left running); ``values`` (their results) come back
+        usable."""
+        return values
+
     # -- vendor units and libraries ---------------------------------------------------------------------------
     #: math library: an object with ``unary(b, name, x)``, ``pow_(b, x, y)`` and ``atan2(b, y, x)`` over f16/f32/
     #: f64 registers (``name`` as in ``tilec.ir.ops.UNARY_OPS``); raises BackendError for what it lacks

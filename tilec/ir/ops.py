@@ -777,11 +777,13 @@ class FenceAsyncSharedOp(Operation):
 class WarpGroupDotOp(Operation):
     """``a @ b + acc`` on warpgroup matrix units (gir only): ``b`` (and ``a``, unless it is a register tile in
     the matrix-unit operand layout) is a one-stage shared buffer; ``acc`` and the result use the version-3
-    matrix-unit layout. Complete when the op returns."""
+    matrix-unit layout. When the op returns at most ``pending`` of this warpgroup's dots are still running: with
+    ``pending`` > 0 the result may only feed the next such dot until a ``warp_group_dot_wait`` hands it over."""
     name = "warp_group_dot"
     operand_names = ("a", "b", "acc")
-    attr_types = {"input_precision": str, "max_num_imprecise_acc": int}
-    traits = frozenset({"reads"})
+    attr_types = {"input_precision": str, "max_num_imprecise_acc": int, "pending": int}
+    attr_defaults = {"pending": 0}
+    traits = frozenset({"reads", "writes"})
 
     @classmethod
     def infer_result_types(cls, operands, attrs):
@@ -794,3 +796,17 @@ class WarpGroupDotOp(Operation):
         _check(c.is_tile and len(c.shape) == 2 and ash == (c.shape[0], b.tile_shape[0]) and
                b.tile_shape[1] == c.shape[1], self, f"shapes do not multiply: {a} x {b} -> {c}")
         _check(self.result.type == c, self, "result must have the accumulator's type")
+
+
+class WarpGroupDotWaitOp(Operation):
+    """Wait until at most ``pending`` warpgroup dots are running; the operands (their results) come back
+    usable as the results."""
+    name = "warp_group_dot_wait"
+    operand_names = ("*values",)
+    attr_types = {"pending": int}
+    attr_defaults = {"pending": 0}
+    traits = frozenset({"reads", "writes"})
+
+    @classmethod
+    def infer_result_types(cls, operands, attrs):
+        return [o.type for o in operands]

@@ -91,6 +91,14 @@ def lower_warp_group_dot(L, op):
     L.target.lower_warp_group_dot(L, op)
 
 
+@lowers(O.WarpGroupDotWaitOp)
+def lower_warp_group_dot_wait(L, op):
+    vals, shapes = L._flatten([L.get(v) for v in op.operands])
+    vals = L.target.warp_group_dot_wait(L.b, op.attrs["pending"], vals)
+    for r, v in zip(op.results, L._unflatten(vals, shapes)):
+        L.bind(r, v)
+
+
 @lowers(O.LocalDeallocOp)
 def lower_local_dealloc(L, op):
     pass  # the allocator already knows where the buffer's life ends

@@ -6,7 +6,8 @@ Runs after software-pipeline. An operand that the pipeliner already reads from a
 barrier that publishes the stage (the copies wrote it through ordinary memory; the matrix units read it
 asynchronously). B from registers is staged through a one-stage buffer of its own (``local_store``, fence,
 barrier, and a barrier after the dot before the bytes are reused). A from registers stays in registers (the
-instructions take it there), as for attention's ``p @ v``.
+instructions take it there), as for attention's ``p @ v``. Where a loop only carries the accumulator from one
+dot to the next, the dot stays running across the back edge (see ``overlap``).
 """
 from __future__ import annotations
 
@@ -53,7 +54,43 @@ class WarpGroupDot(Pass):
                 if isinstance(op, O.DotOp) and uses_warpgroups(op):
                     self.rewrite(op)
                     changed = True
+            for op in list(f.walk()):
+                if isinstance(op, O.ForOp) and op.parent is not None:
+                    self.overlap(op)
         return changed
+
+    @staticmethod
+    def overlap(loop):
+        """Keep one dot running across the back edge where the accumulator is only carried from one dot to
+        the next: the dot returns with one group pending, the stage copies issued in the loop move behind it
+        and a barrier (every warpgroup's previous dot, which read the stage about to be refilled, is done by
+        then), and a wait after the loop hands the accumulator over."""
+        body = loop.body
+        y = body.terminator
+        for dot in [o for o in body.ops if isinstance(o, O.WarpGroupDotOp)]:
+            acc = dot.acc
+            if acc not in loop.iter_args or len(acc.uses) != 1 or len(dot.result.uses) != 1:
+                continue
+            i = loop.iter_args.index(acc)
+            if dot.result.uses[0] != (y, i):
+                continue
+            copies = [o for o in body.ops[:body.ops.index(dot)] if isinstance(o, (O.AsyncCopyOp, O.AsyncCommitOp))]
+            dot.attrs["pending"] = 1
+            b = Builder()
+            b.set_insertion_point_after(dot)
+            b.loc = dot.loc
+            bar = b.create(O.BarrierOp, [], [])
+            anchor = bar
+            for c in copies:
+                c.detach()
+                anchor.parent.insert(anchor.parent.ops.index(anchor) + 1, c)
+                anchor = c
+            res = loop.results[i]
+            b.set_insertion_point_after(loop)
+            w = b.create(O.WarpGroupDotWaitOp, [res], [res.type], {"pending": 0})
+            for user, idx in list(res.uses):
+                if user is not w:
+                    user.set_operand(idx, w.result)
 
     def rewrite(self, op):
         b = Builder()

@@ -83,6 +83,9 @@ class CudaTarget(GpuTarget):
         if self.arch >= 90:
             copies._asm(b, "fence.proxy.async.shared::cta;", "~{memory}", [])
 
+    def warp_group_dot_wait(self, b, pending, values):
+        return wgmma.wait(b, pending, values)
+
     def lower_warp_group_dot(self, lowering, op):
         wgmma.lower_warp_group_dot(lowering, op)
 

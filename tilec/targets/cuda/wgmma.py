@@ -140,14 +140,24 @@ def lower_warp_group_dot(L, op):
                 for j, i in enumerate(regs):
                     acc[i] = b.extract_value(r, j)
     _asm(b, "wgmma.commit_group.sync.aligned;", "~{memory}", [], ir.VoidType())
-    # the wait hands the accumulators back, so nothing reads them before the units are done
-    n = len(touched)
-    wait_ret = ir.LiteralStructType([F32] * n)
-    r = _asm(b, "wgmma.wait_group.sync.aligned 0;", ",".join(["=f"] * n + [str(i) for i in range(n)]),
-             [acc[i] for i in touched], wait_ret)
-    for j, i in enumerate(touched):
-        acc[i] = b.extract_value(r, j)
+    pending = op.attrs.get("pending", 0)
+    if pending:  # the accumulators stay in flight: only the next dot or a warp_group_dot_wait touches them
+        _asm(b, f"wgmma.wait_group.sync.aligned {pending};", "~{memory}", [], ir.VoidType())
+    else:
+        for i, v in zip(touched, wait(b, 0, [acc[i] for i in touched])):
+            acc[i] = v
     L.bind(op.result, acc)
+
+
+def wait(b, pending, values):
+    """``wgmma.wait_group``; the values pass through it, so nothing reads them before the units are done."""
+    n = len(values)
+    if not n:
+        _asm(b, f"wgmma.wait_group.sync.aligned {pending};", "~{memory}", [], ir.VoidType())
+        return []
+    r = _asm(b, f"wgmma.wait_group.sync.aligned {pending};", ",".join(["=f"] * n + [str(i) for i in range(n)]),
+             list(values), ir.LiteralStructType([F32] * n))
+    return [b.extract_value(r, j) for j in range(n)]
 
 
 def _is_zero(v) -> bool:
