@@ -2,10 +2,12 @@
 
 For each load/store/atomic on a pointer tile, the axis analysis says which dimension is contiguous and how
 aligned it is; the ideal layout puts that dimension first in ``order`` and gives each thread as many contiguous
-elements as alignment, contiguity and 16 bytes allow. Accesses vote (weighted by bytes) per current blocked
-layout, and the winner replaces that layout in every type of the function: since all related layouts (slices,
-dot operands) derive from it, the replacement keeps the IR consistent without inserting any conversion. An
-access that still gets a narrower vector than its own ideal is wrapped in conversions to its ideal layout.
+elements as alignment, contiguity and 16 bytes allow. Per current blocked layout, the accesses' ideals are the
+candidates; the one under which the accesses cost least (bytes per vector width, times the copies a layout
+wider than a tile leaves in lanes or warps) replaces that layout in every type of the function: since all
+related layouts (slices, dot operands) derive from it, the replacement keeps the IR consistent without
+inserting any conversion. An access that the chosen layout still serves worse than its own ideal is wrapped in
+conversions to its ideal layout.
 """
 from __future__ import annotations
 
@@ -71,6 +73,15 @@ class Coalesce(Pass):
                 out.append((op, ideal))
         return out
 
+    def _cost(self, group, an, layout):
+        total = 0
+        for op, _ in group:
+            t = op.ptr.type
+            ll = layout.to_linear(t.shape)
+            copies = 1 << (bin(ll.free_mask("lane")).count("1") + bin(ll.free_mask("warp")).count("1"))
+            total += t.numel * pointee_bytes(t) * copies / self._width(op, an, layout)
+        return total
+
     def _width(self, op, an, layout):
         ll = layout.to_linear(op.ptr.type.shape)
         mask = getattr(op, "mask", None)
@@ -80,17 +91,20 @@ class Coalesce(Pass):
     def func(self, f):
         an = AxisAnalysis(f)
         accesses = self._accesses(f, an)
-        votes = defaultdict(lambda: defaultdict(int))
+        groups = defaultdict(list)
         for op, ideal in accesses:
-            votes[op.ptr.type.layout][ideal] += op.ptr.type.numel * pointee_bytes(op.ptr.type)
-        for cur, tally in votes.items():
-            winner = max(tally.items(), key=lambda kv: kv[1])[0]
+            groups[op.ptr.type.layout].append((op, ideal))
+        for cur, group in groups.items():
+            # the candidate under which the group's accesses cost least: memory instructions, counting
+            # copies (lanes or warps that a smaller tile leaves holding the same elements) as extra work
+            candidates = list(dict.fromkeys(ideal for _, ideal in group))
+            winner = min(candidates, key=lambda lay: (self._cost(group, an, lay), -candidates.index(lay)))
             if winner != cur:
                 replace_layout(f, cur, winner)
         # accesses the shared layout serves badly get their own layout, with conversions around them
         for op, ideal in accesses:
             cur = op.ptr.type.layout
-            if ideal == cur or self._width(op, an, ideal) <= self._width(op, an, cur):
+            if ideal == cur or self._cost([(op, ideal)], an, ideal) >= self._cost([(op, ideal)], an, cur):
                 continue
             for i, o in enumerate(op.operands):
                 if o.type.is_tile:
