@@ -1,6 +1,7 @@
 """Tensor-core benchmark: tilec vs Triton vs torch on one GPU in one run; prints a table.
 
-    PYTHONPATH=. python benchmarks/gpu_tensorcores.py [--quick] [--sm80]
+    PYTHONPATH=. python benchmarks/gpu_tensorcores.py [--quick] [--sm80] [--only matmul|attention]
+    (benchmarks/gpu_matmul.py and benchmarks/gpu_attention.py run one family each)
 
 Kernels (one source, gpu_tc_kernels.py, compiled by Triton and by tilec through tilec.compat): the tutorial
 matmul fp16 -> fp32 accumulate with grouped order, 128x128x64 tiles, 8 warps, 3 stages, at 4096^3 and 8192^3;
@@ -67,11 +68,12 @@ def time_both(kernels, make_run, ref, out, atol, rtol):
     return row
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sm80", action="store_true")
-    a = ap.parse_args()
+    ap.add_argument("--only", choices=("matmul", "attention"), help="one family (gpu_matmul.py, gpu_attention.py)")
+    a = ap.parse_args(argv)
     if a.sm80:
         os.environ["TILEC_CUDA_ARCH"] = "80"
     os.environ["TILEC_CACHE_DIR"] = tempfile.mkdtemp(prefix="tc-bench-")
@@ -81,7 +83,7 @@ def main():
     rows = []
 
     sizes = (2048,) if a.quick else (4096, 8192)
-    for n in sizes:
+    for n in sizes if a.only != "attention" else ():
         x = torch.randn(n, n, device=dev, dtype=torch.float16, generator=g)
         y = torch.randn(n, n, device=dev, dtype=torch.float16, generator=g)
         ref = x @ y
@@ -92,7 +94,7 @@ def main():
                      flops / bench(lambda: torch.matmul(x, y)) / 1e12])
 
     B, H, S = (1, 8, 1024) if a.quick else (4, 32, 4096)
-    for D in (64, 128):
+    for D in (64, 128) if a.only != "matmul" else ():
         q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.float16, generator=g) for _ in range(3))
         for causal in (False, True):
             ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)

@@ -126,7 +126,8 @@ def test_pipelined_loads_match_numpy(name):
     kernel, make, tol = CASES[name]
     args, constexprs, grid, outs, ref = make(np.random.default_rng(8))
     k = compile_case(kernel, args, device_arch(), {"num_stages": 4}, **constexprs)
-    assert k.asm["gir"].count("load") >= 4  # prefetches before and inside the loop
+    gir = k.asm["gir"]
+    assert gir.count("async_copy") >= 2 * 4 and "smem<4x" in gir  # 3 stages ahead + the one in the loop, x2
     dev = to_device(args)
     k.run(grid, case_runtime_args(kernel, dev))
     for i, exp in zip(outs, ref(args)):

@@ -79,7 +79,7 @@ def _check(out, ref, tol):
 
 CONFIGS = {"128x128x64 w8 s3": (128, 128, 64, 8, 3), "64x64x32 w4 s2": (64, 64, 32, 4, 2),
            "128x64x32 w4 s4": (128, 64, 32, 4, 4), "64x128x64 w4 s3": (64, 128, 64, 4, 3),
-           "32x32x16 w1 s3": (32, 32, 16, 1, 3)}
+           "32x32x16 w1 s3": (32, 32, 16, 1, 3), "64x64x32 w4 s1": (64, 64, 32, 4, 1)}
 SHAPES = {"square": (256, 256, 256), "ragged": (197, 131, 100), "ragged K16": (200, 72, 144),
           "long K": (64, 64, 1040)}
 
@@ -175,3 +175,37 @@ def test_attention_forward(D, S, nw, ns, causal):
         s = s.masked_fill(torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
     ref = torch.softmax(s, -1) @ v.double()
     _check(o, ref, 3e-3)
+
+
+@tilec.jit
+def single_dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+    c = tl.dot(a, b) * 2.0
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@pytest.mark.parametrize("nw", [4, 8])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_dot_outside_loops(dtype, nw):
+    """No loop to pipeline: operands come from registers (B staged through shared memory on warpgroups)."""
+    gen = torch.Generator(device="cuda").manual_seed(nw)
+    M, N, K = 250, 190, 64
+    dt = getattr(torch, dtype)
+    a, b = _operand((M, K), dt, False, gen), _operand((K, N), dt, False, gen)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    single_dot_kernel[(triton_cdiv(M, 128), triton_cdiv(N, 128))](a, b, c, M, N, K, BM=128, BN=128, BK=64,
+                                                                  num_warps=nw)
+    _check(c, 2 * (a.double() @ b.double()), 1e-5)
+
+
+def test_too_much_shared_memory_is_a_clear_error():
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    a, b = _operand((512, 512), torch.float16, False, gen), _operand((512, 512), torch.float16, False, gen)
+    with pytest.raises(tilec.LaunchError, match=r"out of resources: kernel 'matmul_kernel' needs \d+ bytes"):
+        _matmul(a, b, torch.float32, (128, 256, 128, 8, 4))
+    c = _matmul(a, b, torch.float32, CONFIGS["64x64x32 w4 s2"])  # the process is still usable
+    _check(c, a.double() @ b.double(), 1e-5)

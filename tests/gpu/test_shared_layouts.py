@@ -1,0 +1,82 @@
+"""Shared-memory placements for matrix units: every placement is a bijection onto its buffer, keeps 16-byte
+units whole, reads the eight rows of an 8x8 matrix load (and the copies' 16-byte writes) from eight different
+bank groups, and matches the hardware's 128/64/32-byte swizzle (address bits 4-6 XOR bits 7-9) that
+warpgroup descriptors assume; the text form round-trips."""
+import itertools
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tilec.gpu.layouts import SharedLayout, parse_layout, shared_for_operand
+
+SHAPES = [(128, 64), (64, 128), (64, 64), (32, 32), (16, 256), (128, 16), (64, 32), (256, 128)]
+
+
+def _offsets(lay, shape):
+    return {c: lay.offset(c, shape) for c in itertools.product(range(shape[0]), range(shape[1]))}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("order", [(1, 0), (0, 1)])
+@pytest.mark.parametrize("eb", [2, 4, 1])
+def test_bijection_and_whole_units(shape, order, eb):
+    lay = shared_for_operand(shape, order, eb)
+    offs = _offsets(lay, shape)
+    assert sorted(offs.values()) == list(range(shape[0] * shape[1]))
+    fast = order[0]
+    for c, o in offs.items():  # each vec-element unit stays contiguous and aligned
+        if c[fast] % lay.vec == 0:
+            for j in range(lay.vec):
+                d = list(c)
+                d[fast] += j
+                assert offs[tuple(d)] == o + j and o % lay.vec == 0
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("order", [(1, 0), (0, 1)])
+def test_eight_rows_hit_eight_bank_groups(shape, order):
+    """An 8x8 matrix load (16-bit) reads eight consecutive rows at one 16-byte column: with the swizzle those
+    are eight distinct 16-byte groups of the 128-byte bank line, for every row start and column."""
+    eb = 2
+    lay = shared_for_operand(shape, order, eb)
+    fast, slow = order
+    if shape[fast] * eb < 16 * 8 // 8 or shape[slow] < 8:
+        pytest.skip("tile narrower than one matrix")
+    for r0 in range(0, shape[slow], 8):
+        for c0 in range(0, shape[fast], 8):
+            groups = set()
+            for r in range(r0, r0 + 8):
+                coord = [0, 0]
+                coord[slow], coord[fast] = r, c0
+                groups.add((lay.offset(tuple(coord), shape) * eb // 16) % 8)
+            assert len(groups) == 8, (r0, c0, groups)
+
+
+@pytest.mark.parametrize("width_bytes,mode", [(128, 3), (64, 2), (32, 1)])
+def test_matches_the_hardware_swizzle(width_bytes, mode):
+    """Byte address of (row, col) in a 1024-aligned buffer = the unswizzled address with bits [4, 4+mode) XORed
+    by bits [7, 7+mode): the 128/64/32-byte swizzle of warpgroup descriptors and bulk tensor copies."""
+    eb = 2
+    cols = width_bytes // eb
+    shape = (64, cols)
+    lay = shared_for_operand(shape, (1, 0), eb)
+    for r in range(64):
+        for c in range(cols):
+            plain = (r * cols + c) * eb
+            swz = plain ^ (((plain >> 7) & ((1 << mode) - 1)) << 4)
+            assert lay.offset((r, c), shape) * eb == swz
+
+
+def test_wide_rows_are_cut_into_128_byte_blocks():
+    lay = shared_for_operand((64, 128), (1, 0), 2)
+    assert lay.cols == 64 and lay.block_cols((64, 128)) == 64
+    assert lay.offset((0, 64), (64, 128)) == 64 * 64  # the second block follows the whole first one
+    assert parse_layout(str(lay)) == lay
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), st.sampled_from([(1, 0), (0, 1)]),
+       st.sampled_from([0, 8, 16, 32, 64]))
+def test_text_round_trips(v, p, m, order, cols):
+    lay = SharedLayout(1 << v, 1 << p, 1 << m, order, cols)
+    assert parse_layout(str(lay)) == lay
