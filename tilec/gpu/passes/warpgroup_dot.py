@@ -5,8 +5,9 @@ Runs after software-pipeline. An operand that the pipeliner already reads from a
 (``local_load``) is handed over as that stage (``local_index``), and a ``fence_async_shared`` goes before the
 barrier that publishes the stage (the copies wrote it through ordinary memory; the matrix units read it
 asynchronously). B from registers is staged through a one-stage buffer of its own (``local_store``, fence,
-barrier, and a barrier after the dot before the bytes are reused). A from registers stays in registers (the
-instructions take it there), as for attention's ``p @ v``. Where a loop only carries the accumulator from one
+barrier, and a barrier after the dot before the bytes are reused); so is a loop-invariant A (attention's ``q``),
+once before the loop, which frees its registers. Other A operands stay in registers (the instructions take
+them there), as for attention's ``p @ v``. Where a loop only carries the accumulator from one
 dot to the next, the dot stays running across the back edge (see ``overlap``).
 """
 from __future__ import annotations
@@ -29,6 +30,13 @@ def _stage_of(v):
     if isinstance(v, OpResult) and isinstance(v.op, O.LocalLoadOp) and len(v.uses) == 1:
         return v.op
     return None
+
+
+def _top(op, block):
+    """The op of ``block`` that is or contains ``op``."""
+    while op.parent is not block:
+        op = op.parent_op
+    return op
 
 
 def _fence_before_publishing(ld):
@@ -61,67 +69,104 @@ class WarpGroupDot(Pass):
 
     @staticmethod
     def overlap(loop):
-        """Keep one dot running across the back edge where the accumulator is only carried from one dot to
-        the next: the dot returns with one group pending, the stage copies issued in the loop move behind it
-        and a barrier (every warpgroup's previous dot, which read the stage about to be refilled, is done by
-        then), and a wait after the loop hands the accumulator over."""
+        """Keep a dot running across the back edge where its result is only carried to the next iteration:
+        it returns with one group pending. Where the carried accumulator feeds just the next dot (a matmul),
+        that dot's own wait retires the previous one; where other ops read it first (attention's rescaling),
+        a ``warp_group_dot_wait`` goes before them. The stage copies issued in the loop move behind the first
+        point where the previous iteration's dots are done, and a barrier (other warpgroups' too: the copies
+        refill the stage they read). A wait after the loop hands the result over."""
         body = loop.body
         y = body.terminator
+        args = list(loop.iter_args)
+        moved = []
         for dot in [o for o in body.ops if isinstance(o, O.WarpGroupDotOp)]:
-            acc = dot.acc
-            if acc not in loop.iter_args or len(acc.uses) != 1 or len(dot.result.uses) != 1:
+            if len(dot.result.uses) != 1 or dot.result.uses[0][0] is not y:
                 continue
-            i = loop.iter_args.index(acc)
-            if dot.result.uses[0] != (y, i):
-                continue
-            copies = [o for o in body.ops[:body.ops.index(dot)] if isinstance(o, (O.AsyncCopyOp, O.AsyncCommitOp))]
+            i = dot.result.uses[0][1]
+            arg = args[i]
             dot.attrs["pending"] = 1
-            b = Builder()
-            b.set_insertion_point_after(dot)
-            b.loc = dot.loc
-            bar = b.create(O.BarrierOp, [], [])
-            anchor = bar
-            for c in copies:
-                c.detach()
-                anchor.parent.insert(anchor.parent.ops.index(anchor) + 1, c)
-                anchor = c
+            if not (dot.acc is arg and len(arg.uses) == 1):
+                first = min((body.ops.index(_top(u, body)) for u, _ in arg.uses), default=None)
+                if first is None:
+                    continue
+                b = Builder()
+                b.set_insertion_point_before(body.ops[first])
+                w = b.create(O.WarpGroupDotWaitOp, [arg], [arg.type], {"pending": 0})
+                for user, idx in list(arg.uses):
+                    if user is not w:
+                        user.set_operand(idx, w.result)
+            moved.append(i)
             res = loop.results[i]
+            b = Builder()
             b.set_insertion_point_after(loop)
             w = b.create(O.WarpGroupDotWaitOp, [res], [res.type], {"pending": 0})
             for user, idx in list(res.uses):
                 if user is not w:
                     user.set_operand(idx, w.result)
+        if not moved:
+            return
+        # the first op after which no dot of the previous iteration is running
+        done_at = next(o for o in body.ops if isinstance(o, O.WarpGroupDotWaitOp) or
+                       isinstance(o, O.WarpGroupDotOp))
+        copies = [o for o in body.ops if isinstance(o, (O.AsyncCopyOp, O.AsyncCommitOp))]
+        b = Builder()
+        b.set_insertion_point_after(done_at)
+        anchor = b.create(O.BarrierOp, [], [])
+        for c in copies:
+            c.detach()
+            anchor.parent.insert(anchor.parent.ops.index(anchor) + 1, c)
+            anchor = c
 
     def rewrite(self, op):
         b = Builder()
         b.set_insertion_point_before(op)
         b.loc = op.loc
-        staged, done = None, []
-        a = self.from_stage(op.a, b, done) if _stage_of(op.a) else op.a
+        staged, done = [], []
+        if _stage_of(op.a):
+            a = self.from_stage(op.a, b, done)
+        else:
+            a = self.from_registers(op, op.a, b, staged, only_invariant=True) or op.a
         if _stage_of(op.b):
             bv = self.from_stage(op.b, b, done)
         else:
-            src = op.b
-            if isinstance(src, OpResult) and isinstance(src.op, O.ConvertLayoutOp):
-                src = src.op.src
-            t = src.type
-            lay = shared_for_operand(t.shape, (1, 0), elem_bytes(t))
-            buf = b.create(O.LocalAllocOp, [], [SharedBufferType((1,) + t.shape, t.element, lay)]).result
-            zero = b.constant(0, i32)
-            b.create(O.LocalStoreOp, [src, buf, zero], [])
-            b.create(O.FenceAsyncSharedOp, [], [])
-            b.create(O.BarrierOp, [], [])
-            bv = b.op(O.LocalIndexOp, buf, zero, result_type=buf.type)
-            staged = buf
+            bv = self.from_registers(op, op.b, b, staged, only_invariant=False)
         new = b.create(O.WarpGroupDotOp, [a, bv, op.acc], [op.result.type], dict(op.attrs))
         op.replace_with([new.result])
         for ld in done:  # now: inserting earlier in the block would shift the builder's position
             _fence_before_publishing(ld)
             ld.erase()
-        if staged is not None:
-            b.set_insertion_point_after(new)
+        for buf, where in staged:
+            b.set_insertion_point_after(where if where is not None else new)
             b.create(O.BarrierOp, [], [])  # every warpgroup is done reading before the bytes are reused
-            b.create(O.LocalDeallocOp, [staged], [])
+            b.create(O.LocalDeallocOp, [buf], [])
+
+    @staticmethod
+    def from_registers(op, v, b, staged, only_invariant):
+        """A register operand staged through a one-stage buffer: once before the enclosing loop when it is
+        loop-invariant (attention's q), else (``only_invariant`` false) right before the dot."""
+        src = v
+        if isinstance(src, OpResult) and isinstance(src.op, O.ConvertLayoutOp):
+            src = src.op.src
+        loop = op.parent_op
+        invariant = isinstance(loop, O.ForOp) and op.parent is loop.body and not (
+            isinstance(src, OpResult) and loop.is_ancestor_of(src.op) or src in loop.body.args)
+        if only_invariant and not invariant:
+            return None
+        at = Builder()
+        at.set_insertion_point_before(loop if invariant else op)
+        at.loc = op.loc
+        t = src.type
+        kdim = 1 if v is op.a else 0
+        order = (kdim, 1 - kdim)  # k contiguous: K-major
+        lay = shared_for_operand(t.shape, order, elem_bytes(t))
+        buf = at.create(O.LocalAllocOp, [], [SharedBufferType((1,) + t.shape, t.element, lay)]).result
+        zero = at.constant(0, i32)
+        at.create(O.LocalStoreOp, [src, buf, zero], [])
+        at.create(O.FenceAsyncSharedOp, [], [])
+        at.create(O.BarrierOp, [], [])
+        view = at.op(O.LocalIndexOp, buf, zero, result_type=buf.type)
+        staged.append((buf, loop if invariant else None))
+        return view
 
     @staticmethod
     def from_stage(v, b, done):
