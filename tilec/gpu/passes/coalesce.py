@@ -67,9 +67,10 @@ class Coalesce(Pass):
 
     def _accesses(self, f, an):
         out = []
+        nw = f.attrs.get("num_warps", self.num_warps)  # the kernel's own, like accelerate-dot
         for op in f.walk():
             if isinstance(op, MEMORY_OPS) and op.ptr.type.is_tile and isinstance(op.ptr.type.layout, BlockedLayout):
-                ideal = ideal_layout(op.ptr, an.info(op.ptr), self.num_warps, self.warp_size)
+                ideal = ideal_layout(op.ptr, an.info(op.ptr), nw, self.warp_size)
                 out.append((op, ideal))
         return out
 

@@ -118,18 +118,21 @@ class WarpGroupDot(Pass):
             anchor = c
 
     def rewrite(self, op):
-        b = Builder()
-        b.set_insertion_point_before(op)
-        b.loc = op.loc
+        def before_op():  # a fresh position each time: staging inserts ops before the dot
+            b = Builder()
+            b.set_insertion_point_before(op)
+            b.loc = op.loc
+            return b
         staged, done = [], []
         if _stage_of(op.a):
-            a = self.from_stage(op.a, b, done)
+            a = self.from_stage(op.a, before_op(), done)
         else:
-            a = self.from_registers(op, op.a, b, staged, only_invariant=True) or op.a
+            a = self.from_registers(op, op.a, staged, only_invariant=True) or op.a
         if _stage_of(op.b):
-            bv = self.from_stage(op.b, b, done)
+            bv = self.from_stage(op.b, before_op(), done)
         else:
-            bv = self.from_registers(op, op.b, b, staged, only_invariant=False)
+            bv = self.from_registers(op, op.b, staged, only_invariant=False)
+        b = before_op()
         new = b.create(O.WarpGroupDotOp, [a, bv, op.acc], [op.result.type], dict(op.attrs))
         op.replace_with([new.result])
         for ld in done:  # now: inserting earlier in the block would shift the builder's position
@@ -141,7 +144,7 @@ class WarpGroupDot(Pass):
             b.create(O.LocalDeallocOp, [buf], [])
 
     @staticmethod
-    def from_registers(op, v, b, staged, only_invariant):
+    def from_registers(op, v, staged, only_invariant):
         """A register operand staged through a one-stage buffer: once before the enclosing loop when it is
         loop-invariant (attention's q), else (``only_invariant`` false) right before the dot."""
         src = v

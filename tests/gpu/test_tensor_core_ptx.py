@@ -1,0 +1,90 @@
+"""The tensor-core kernels of test_tensor_cores.py compiled for sm_80 and sm_90 without a GPU: the instructions
+each path must use (ldmatrix + mma.sync + cp.async on sm_80; wgmma on sm_90 where rows fill warpgroups), ptxas
+accepting the PTX, and the benchmark configurations compiling without register spills."""
+import shutil
+
+import numpy as np
+import pytest
+
+import tilec
+
+from gpu_helpers import compile_jit
+
+import tc_kernels as T
+
+needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas for the resource report")
+
+
+def _mm(arch, cfg, dtype="fp16", epilogue=False, trans=""):
+    """Compile the matmul from a signature (as a launch with 16-byte aligned arrays and unit strides would)."""
+    BM, BN, BK, nw, ns = cfg
+    sa = ("i32:1", "i32:16") if "A" in trans else ("i32:16", "i32:1")
+    sb = ("i32:1", "i32:16") if "B" in trans else ("i32:16", "i32:1")
+    sig = ",".join([f"*{dtype}:16", f"*{dtype}:16", "*fp32:16", "*fp32:16", "i32:16", "i32:16", "i32:16",
+                    *sa, *sb, "i32:16", "i32:1"])
+    src = tilec.ASTSource(T.matmul_kernel, sig, constexprs=dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=4,
+                                                                PREC="ieee", EPILOGUE=epilogue))
+    return tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": nw, "num_stages": ns})
+
+
+def _attn(arch, D, nw, causal=False):
+    q = np.zeros((2, 3, 256, D), np.float16)
+    k = compile_jit(T.attn_fwd_kernel, (q, q, q, q, 0.125, 256 * D, D, 256), arch,
+                    {"num_warps": nw, "num_stages": 3}, HEAD_DIM=D, BLOCK_M=128, BLOCK_N=64, CAUSAL=causal)
+    return k[0] if isinstance(k, tuple) else k
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("config", sorted(T.CONFIGS))
+def test_matmul_paths(config, arch):
+    cfg = T.CONFIGS[config]
+    ptx = _mm(arch, cfg).asm["ptx"]
+    BM, BN, BK, nw, ns = cfg
+    warpgroups = arch >= 90 and nw % 4 == 0 and BM % (16 * nw) == 0
+    assert ("wgmma.mma_async" in ptx) == warpgroups
+    if not warpgroups:
+        assert "mma.sync.aligned.m16n8k16" in ptx
+    if ns > 1:
+        assert warpgroups or "ldmatrix.sync.aligned" in ptx
+        assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group" in ptx
+
+
+VARIANTS = [("128x128x64 w8 s3", "fp16", t) for t in ("A", "B", "AB")] + [
+    ("128x128x64 w8 s3", "bf16", ""), ("64x64x32 w4 s2", "bf16", "AB"), ("64x64x32 w4 s2", "fp32", "")]
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("config,dtype,trans", VARIANTS)
+def test_matmul_variants_compile(config, dtype, trans, arch):
+    """Transposed operands (the other dimension contiguous: ldmatrix.trans / MN-major descriptors), bf16, and
+    f32 inputs (ieee precision: the FMA path)."""
+    ptx = _mm(arch, T.CONFIGS[config], dtype, trans=trans).asm["ptx"]
+    assert ("mma" in ptx) == (dtype != "fp32")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", [80, 90])
+def test_benchmark_matmul_has_no_spills(arch):
+    md = _mm(arch, (128, 128, 64, 8, 3)).metadata
+    assert md["spill_stores"] == 0 and md["spill_loads"] == 0, md.get("ptxas_log")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("D,nw", [(64, 4), (128, 8)])
+def test_attention_on_warpgroups(D, nw):
+    k = _attn(90, D, nw)
+    ptx, md = k.asm["ptx"], k.metadata
+    assert ptx.count("wgmma.mma_async") >= 2 and "cp.async.cg" in ptx
+    assert md["spill_stores"] == 0, md.get("ptxas_log")
+    assert "C7519" not in md["ptxas_log"] and "C7517" not in md["ptxas_log"]  # no serialised warpgroups
+
+
+def test_single_dot_and_epilogue_compile():
+    a = np.zeros((256, 64), np.float16)
+    c = np.zeros((256, 256), np.float32)
+    for arch in (80, 90):
+        k = compile_jit(T.single_dot_kernel, (a, a, c, 256, 256, 64), arch, {"num_warps": 8}, BM=128, BN=128,
+                        BK=64)
+        k = k[0] if isinstance(k, tuple) else k
+        assert ("wgmma.mma_async" in k.asm["ptx"]) == (arch == 90)
+        _mm(arch, (128, 128, 64, 8, 3), epilogue=True)
