@@ -7,29 +7,17 @@ from __future__ import annotations
 
 import sys
 
-from ..backends import get_backend
-from ..compiler import Target
-from ..errors import TilecError
 from ..passes.cli import TargetSetting, UsageError
 from ..passes.cli import main as _driver
-
-
-def _arch(text: str):
-    """``90``, ``sm_90`` and ``sm_90a`` are the int 90 (as ``TILEC_CUDA_ARCH`` reads them); other names stay
-    text (``gfx942``); empty is None (the backend's own default)."""
-    if not text:
-        return None
-    digits = text.removeprefix("sm_").rstrip("a")
-    return int(digits) if digits.isdigit() else text
+from .targets import parse_target
 
 
 def target_setting(spec: str) -> TargetSetting:
     """The option defaults and pass list of the backend ``spec`` names (``cuda:90``, ``cpu``)."""
-    name, _, arch = spec.strip().partition(":")
     try:
-        backend = get_backend(Target(name, _arch(arch)))
-    except (ValueError, TilecError) as e:
-        raise UsageError(f"bad --target {spec!r}: {e}") from None
+        target, backend = parse_target(spec)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     defaults = {}
     if isinstance(getattr(backend, "arch", None), int):
         defaults["arch"] = backend.arch
@@ -42,7 +30,7 @@ def target_setting(spec: str) -> TargetSetting:
         wanted = {"num_warps": options["num_warps"], "num_stages": options["num_stages"]}
         return backend.passes(backend.parse_options(wanted))
 
-    return TargetSetting(str(Target(name, getattr(backend, "arch", None))), defaults, passes)
+    return TargetSetting(str(target), defaults, passes)
 
 
 def main(argv=None) -> int:
