@@ -21,7 +21,7 @@ from ..ir.parser import IRParseError, parse_module
 from ..ir.printer import print_ir
 from ..ir.verifier import verify
 from .manager import PassManager, tir_pipeline
-from .pipeline_spec import PipelineError, describe_passes, parse_pipeline
+from .pipeline_spec import describe_passes, parse_pipeline
 
 # Defaults for the passes' target options (each pass gets those its constructor names); a --target replaces
 # arch and warp_size, gir input its num_warps, explicit flags all of them.

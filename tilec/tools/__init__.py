@@ -4,4 +4,5 @@
   ``tilec/passes/cli.py``; this adds ``--target``).
 - ``report.py``: ``python -m tilec.tools.report script.py``, the resources of every kernel a script compiles
   (``collect.py`` watches the compiles, ``resources.py`` reads the metadata).
+- ``targets.py``: ``--target BACKEND[:ARCH]``, read alike by both.
 """
