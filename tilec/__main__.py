@@ -46,7 +46,7 @@ def run(target=None, args=(), module=None) -> None:
     runpy.run_path(target, run_name="__main__")
 
 
-def _run_reporting(**kw) -> int:
+def run_reporting(**kw) -> int:
     """Run; on an uncaught exception print the traceback from the program's own frames (as python would, without
     this launcher's) and exit with status 1."""
     try:
@@ -69,9 +69,9 @@ def main(argv=None) -> int:
     parser = _parser()
     # everything after the script (or -m module) belongs to it, options included
     if argv[:1] == ["run"] and len(argv) > 1 and not argv[1].startswith("-") and argv[1] not in ("-m",):
-        return _run_reporting(target=argv[1], args=argv[2:])
+        return run_reporting(target=argv[1], args=argv[2:])
     if argv[:2] == ["run", "-m"] and len(argv) > 2:
-        return _run_reporting(module=argv[2], args=argv[3:])
+        return run_reporting(module=argv[2], args=argv[3:])
     ns = parser.parse_args(argv)
     if ns.command != "run":
         parser.print_help()
@@ -79,8 +79,8 @@ def main(argv=None) -> int:
     if ns.module is None and ns.target is None:
         parser.error("run: give a script to run (python -m tilec run script.py [args]) or -m MODULE")
     if ns.module is not None:
-        return _run_reporting(module=ns.module, args=[a for a in [ns.target, *ns.args] if a is not None])
-    return _run_reporting(target=ns.target, args=ns.args)
+        return run_reporting(module=ns.module, args=[a for a in [ns.target, *ns.args] if a is not None])
+    return run_reporting(target=ns.target, args=ns.args)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,23 @@ class Metadata(dict):
             raise AttributeError(name) from None
 
 
+class Asm(dict):
+    """``asm[stage]`` texts. A key no stage made may be one the backend derives from them when first read
+    (``backend.derived_asm(name, asm)``; CUDA: ``sass`` from the cubin), so compiles never pay for texts that
+    nobody reads. As in Triton, such a key is not ``in`` the dict until it has been read."""
+
+    def __init__(self, texts, derive=None):
+        super().__init__(texts)
+        self._derive = derive
+
+    def __missing__(self, key):
+        text = self._derive(key, self) if self._derive is not None else None
+        if text is None:
+            raise KeyError(key)
+        self[key] = text
+        return text
+
+
 class CompiledKernel:
     """A compiled specialisation: ``asm[stage]`` texts, ``metadata``, and ``run(grid, args)``.
 
@@ -33,7 +50,7 @@ class CompiledKernel:
     def __init__(self, name: str, target: Target, asm: dict, metadata: dict, backend):
         self.name = name
         self.target = target
-        self.asm = asm
+        self.asm = Asm(asm, getattr(backend, "derived_asm", None))
         self.metadata = Metadata(metadata)
         self.metadata.setdefault("shared", 0)
         self._backend = backend

@@ -97,6 +97,7 @@ class Inline(Pass):
 class InlineAll(Inline):
     """``noinline`` is a code-size hint for targets with real calls; a backend without them runs this first."""
     name = "inline-all"
+    summary = "Inline every call, noinline functions included (for backends that lower no calls)."
     force = True
 
 

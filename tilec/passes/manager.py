@@ -40,6 +40,8 @@ class Pass:
     ``run``; ``run`` may return False to report that it changed nothing (None means "unknown")."""
 
     name: ClassVar[str] = "<pass>"
+    # One line for pass listings; when empty, the first sentence of the pass's module docstring stands in.
+    summary: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -74,6 +76,12 @@ def _load_pass_packages():
                 raise ImportError(f"pass module {mod} failed to import: {type(e).__name__}: {e}") from e
 
 
+def load_all_passes():
+    """Register every pass there is: the tir passes and those of the target pass packages (for listings)."""
+    _load_builtin_passes()
+    _load_pass_packages()
+
+
 def get_pass(name: str, **options) -> Pass:
     """An instance of the pass registered as ``name`` (options go to its constructor)."""
     _load_builtin_passes()
@@ -84,11 +92,6 @@ def get_pass(name: str, **options) -> Pass:
     if cls is None:
         raise KeyError(f"unknown pass {name!r}; known: {', '.join(sorted(PASS_REGISTRY))}")
     return cls(**options)
-
-
-def parse_pipeline(spec: str) -> list[Pass]:
-    """``"inline,canonicalize,cse"`` -> pass instances (for tools and tests)."""
-    return [get_pass(n.strip()) for n in spec.split(",") if n.strip()]
 
 
 def tir_pipeline() -> list[Pass]:
@@ -167,16 +170,18 @@ class PassManager:
 
     ``run`` may be called several times on one manager (the tir pipeline, then the backend's passes): numbering
     in dumps continues, and the input is dumped only once. ``variant`` names the specialisation in dump folders.
+    ``print_after`` adds pass names (or ``"all"``) to ``TILEC_PRINT_AFTER``'s, for tools that print between passes.
     """
 
-    def __init__(self, kernel_name: str = "module", verify: bool = False, variant: str | None = None):
+    def __init__(self, kernel_name: str = "module", verify: bool = False, variant: str | None = None,
+                 print_after=()):
         self.kernel_name = kernel_name
         self.variant = variant
         self.verify = verify or os.environ.get("TILEC_DEBUG", "") not in ("", "0")
         self.dump = _dump_selected(kernel_name)
         self.dump_dir = os.environ.get("TILEC_DUMP_DIR") or None
         self.print_before = _pass_selector("TILEC_PRINT_BEFORE", kernel_name)
-        self.print_after = _pass_selector("TILEC_PRINT_AFTER", kernel_name)
+        self.print_after = _pass_selector("TILEC_PRINT_AFTER", kernel_name) | set(print_after)
         self.break_before = _pass_selector("TILEC_BREAK_BEFORE", kernel_name)
         self.timings: list[tuple[str, float]] = []
         self._step = 0

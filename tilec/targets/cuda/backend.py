@@ -3,10 +3,15 @@
 Stages (each ``fn(artifact, metadata)``):
 ``gir`` (the module after the GPU passes, which ``passes`` contributes to the compile's one pass pipeline), ``llir`` (NVVM LLVM IR text), ``ptx`` (text), and
 ``cubin`` (bytes; only when ptxas is on PATH). None of them needs a GPU or a CUDA driver; ``load`` does.
+``asm["sass"]`` is made only when first read (``derived_asm``), so compiles never pay for a disassembler.
 """
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
+import tempfile
 
 from ...errors import BackendError
 from ...gpu.passes.verify_gir import verify_gir
@@ -32,6 +37,30 @@ def detect_arch(default: int = 80) -> int:
         return compute_capability(0)
     except Exception:
         return default
+
+
+_ENCODING = re.compile(r"\s*/\* 0x[0-9a-f]+ \*/")
+
+
+def disassemble(cubin: bytes) -> str:
+    """The SASS of a cubin, from ``cuobjdump -sass`` or else ``nvdisasm`` (whichever is on PATH and works: CUDA
+    13's cuobjdump itself needs nvdisasm), without the instruction encodings. BackendError saying why when
+    neither gives it."""
+    tools = [(t, args) for t, args in (("cuobjdump", ["-sass"]), ("nvdisasm", ["-c"])) if shutil.which(t)]
+    if not tools:
+        raise BackendError("no SASS: neither cuobjdump nor nvdisasm is on PATH")
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="tilec-sass-") as d:
+        path = os.path.join(d, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        for tool, args in tools:
+            p = subprocess.run([shutil.which(tool), *args, path], capture_output=True, text=True)
+            if p.returncode == 0 and p.stdout.strip():
+                lines = [(x, _ENCODING.sub("", x).rstrip()) for x in p.stdout.splitlines()]
+                return "\n".join(y for x, y in lines if y or not x.strip()).strip("\n") + "\n"
+            failures.append(f"{tool}: {(p.stderr or p.stdout).strip() or f'exit status {p.returncode}'}")
+    raise BackendError("no SASS: " + "; ".join(failures))
 
 
 def param_kind(t) -> str:
@@ -106,6 +135,12 @@ class CUDABackend:
 
     def make_cubin(self, ptx_text, metadata, options):
         return ptx.assemble(ptx_text, self.arch, metadata)
+
+    def derived_asm(self, name: str, asm: dict):
+        """Texts made on first read instead of at every compile: ``sass``, the cubin disassembled."""
+        if name == "sass" and "cubin" in asm:
+            return disassemble(asm["cubin"])
+        return None
 
     # -- launch ------------------------------------------------------------------------------------------
     def load(self, asm: dict, metadata: dict):

@@ -1,0 +1,8 @@
+"""Command-line tools for looking inside the compiler: each module here is one tool with a ``main``.
+
+- ``opt.py``: ``tilec-opt`` / ``python -m tilec.opt``, passes over textual tir or gir (the driver is
+  ``tilec/passes/cli.py``; this adds ``--target``).
+- ``report.py``: ``python -m tilec.tools.report script.py``, the resources of every kernel a script compiles
+  (``collect.py`` watches the compiles, ``resources.py`` reads the metadata).
+- ``targets.py``: ``--target BACKEND[:ARCH]``, read alike by both.
+"""
