@@ -82,7 +82,7 @@ def test_listing_names_every_pass_with_its_options():
         assert f"  {name} " in text
     tir, gpu = text.index("tir passes:"), text.index("GPU passes:")
     assert tir < text.index("  cse ") < gpu < text.index("  coalesce ")
-    after = text[text.index("  pipeline-loads "):]
+    after = text[text.index("  software-pipeline "):]
     assert after.splitlines()[1].split() == ["num-stages=3", "(int)"]
 
 

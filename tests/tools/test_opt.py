@@ -110,8 +110,8 @@ def test_target_without_passes_reproduces_the_compilers_gir(opt, scale):
 
 
 def test_output_of_every_gpu_pass_parses_back(opt, dot):
-    passes = "inline-all,convert-to-gir,coalesce,accelerate-dot,remove-layout-conversions,pipeline-loads," \
-             "allocate-shared,insert-barriers"
+    from tilec.gpu.pipeline import GPU_PASSES
+    passes = ",".join(GPU_PASSES)
     text = dot.asm["tir"]
     for p in passes.split(","):
         rc, text, err = opt(text, "--target", "cuda:90", "--verify-each", "-p", p)

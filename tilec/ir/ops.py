@@ -718,9 +718,12 @@ class AsyncCommitOp(Operation):
 
 
 class AsyncWaitOp(Operation):
-    """Wait until at most ``pending`` of this thread's committed copy groups are still in flight."""
+    """Wait until at most ``pending`` of this thread's committed copy groups are still in flight. In a pipelined
+    loop, ``group`` (the copy group of the iteration it waits for, counted from 0) and ``ahead`` (groups the
+    prologue committed) let passes that move copies recompute ``pending``."""
     name = "async_wait"
-    attr_types = {"pending": int}
+    attr_types = {"pending": int, "group": int, "ahead": int}
+    attr_defaults = {"group": -1, "ahead": 0}
     traits = frozenset({"reads", "writes"})
 
     def verify_(self):

@@ -8,11 +8,16 @@ For a loop ``for i in range(lb, ub, step)`` whose body loads tiles ``x = load(p(
 - one ``local_alloc`` per load: ``smem<S x tile>``, placed by :func:`tilec.gpu.layouts.shared_for_operand`;
 - prologue: iterations ``0 .. S-2`` each copy their tiles into stages ``0 .. S-2`` (masked off past ``ub``) and
   ``async_commit``;
-- the body starts with ``async_wait {pending = S-2}`` (this thread's copies for iteration ``i`` are done) and a
-  ``barrier`` (everybody's are, and everybody finished reading the stage about to be refilled), reads its stage
-  with ``local_load`` straight into the dot operand layout, then starts iteration ``i + S - 1``'s copies into
-  the stage iteration ``i - 1`` used, and commits;
+- each load's copies form their own commit group; where the body first uses a load, an ``async_wait`` (this
+  thread's copies of that group, and the earlier ones, are done; the count follows from the groups committed by
+  then, see :func:`recount_waits`) and a ``barrier`` (everybody's are) come before its ``local_load``, which reads
+  the stage straight into the dot operand layout; so attention's ``q @ k`` starts while ``v`` still arrives;
+- behind the body's first barrier (every thread is done with iteration ``i - 1``) go iteration ``i + S - 1``'s
+  copies into the stages iteration ``i - 1`` used;
 - after the loop, ``async_wait {pending = 0}``, a barrier and ``local_dealloc``.
+
+Dot operands computed before the loop (attention's ``q``) go to a one-stage buffer written once before the
+loop and read (``local_load``) where the dot needs them, instead of holding registers through the loop.
 
 Addresses for the iteration ahead come from extra carried copies of the loop values the address computations
 read, advanced by the same ops the body uses to advance them (so the pass applies when those are pure and do not
@@ -27,7 +32,7 @@ from ...ir.builder import Builder
 from ...ir.core import BlockArgument, OpResult
 from ...ir.types import SharedBufferType, TileType, i1, i32
 from ..layouts import MmaOperandLayout, shared_for_operand
-from .common import Pass, pointee_bytes
+from .common import Pass, elem_bytes, pointee_bytes
 
 
 def _chain_ok(v, body, iv, args, seen):
@@ -108,7 +113,44 @@ class SoftwarePipeline(Pass):
         for f in module.funcs:
             for op in list(f.walk()):
                 if isinstance(op, O.ForOp) and op.parent is not None:
-                    changed |= self.pipeline(op)
+                    new = self.pipeline(op)  # the rebuilt loop, or None
+                    changed |= new is not None
+                    changed |= self.stage_invariant_operands(new or op)
+        return changed
+
+    @staticmethod
+    def stage_invariant_operands(loop) -> bool:
+        """A dot operand computed before the loop (attention's ``q``) is kept in a one-stage shared buffer
+        written once before the loop and read where the dot needs it each iteration, instead of holding its
+        registers across the whole loop."""
+        body = loop.body
+        changed = False
+        for dot in [o for o in body.ops if isinstance(o, O.DotOp)]:
+            for idx in (0, 1):
+                v = dot.operands[idx]
+                if not (isinstance(v, OpResult) and isinstance(v.op, O.ConvertLayoutOp) and
+                        isinstance(v.type.layout, MmaOperandLayout) and not loop.is_ancestor_of(v.op)):
+                    continue
+                src = v.op.src
+                t = src.type
+                b = Builder()
+                b.set_insertion_point_before(loop)
+                b.loc = loop.loc
+                kdim = 1 if idx == 0 else 0
+                lay = shared_for_operand(t.shape, (kdim, 1 - kdim), elem_bytes(t))
+                buf = b.create(O.LocalAllocOp, [], [SharedBufferType((1,) + t.shape, t.element, lay)]).result
+                zero = b.constant(0, i32)
+                b.create(O.LocalStoreOp, [src, buf, zero], [])
+                b.create(O.BarrierOp, [], [])
+                r = Builder()
+                r.set_insertion_point_before(dot)
+                ld = r.create(O.LocalLoadOp, [buf, zero], [v.type]).result
+                dot.set_operand(idx, ld)
+                a = Builder()
+                a.set_insertion_point_after(loop)
+                a.create(O.BarrierOp, [], [])
+                a.create(O.LocalDeallocOp, [buf], [])
+                changed = True
         return changed
 
     # -- matching ------------------------------------------------------------------------------------------
@@ -130,16 +172,16 @@ class SoftwarePipeline(Pass):
                 out.append((ld, lay))
         return out
 
-    def pipeline(self, loop: O.ForOp) -> bool:
+    def pipeline(self, loop: O.ForOp):
         S = loop.attrs.get("num_stages", self.num_stages)
         step = loop.step
         if S < 2 or not (isinstance(step, OpResult) and isinstance(step.op, O.ConstantOp) and
                          step.op.attrs["value"] > 0):
-            return False
+            return None
         body, iv, args = loop.body, loop.induction_var, list(loop.iter_args)
         loads = self.candidates(loop)
         if not loads:
-            return False
+            return None
         y = body.terminator
         used = _args_used([v for ld, _ in loads for v in ld.operands[:2]], body, args)
         # the values advancing those carried values must themselves be recomputable from them alone
@@ -151,7 +193,7 @@ class SoftwarePipeline(Pass):
                 break
             closure += more
         if not all(_chain_ok(y.operands[args.index(a)], body, iv, set(args), set()) for a in closure):
-            return False
+            return None
         closure.sort(key=args.index)
         t_iv = iv.type
         b = Builder()
@@ -163,6 +205,14 @@ class SoftwarePipeline(Pass):
             smem = shared_for_operand(pt.shape, _order_of(pt), pointee_bytes(pt))
             bt = SharedBufferType((S,) + pt.shape, pt.element.pointee, smem)
             bufs.append(b.create(O.LocalAllocOp, [], [bt]).result)
+        # each load its own copy group, numbered in the order the loop body first uses them
+        def consumer(u):  # the dot a conversion feeds (the place the data is really needed)
+            return min((body.ops.index(d) for d, _ in u.result.uses if d.parent is body), default=body.ops.index(u))
+        first = {id(ld): min(consumer(u) for u, _ in ld.result.uses) for ld, _ in loads}
+        order = sorted(range(len(loads)), key=lambda j: first[id(loads[j][0])])
+        loads = [loads[j] for j in order]
+        bufs = [bufs[j] for j in order]
+        L = len(loads)
         # prologue: iterations 0 .. S-2 into stages 0 .. S-2
         state = {a: loop.inits[args.index(a)] for a in closure}
         for s in range(S - 1):
@@ -170,7 +220,6 @@ class SoftwarePipeline(Pass):
             mapping = {iv: it, **state}
             cond = b.op(O.CmpOp, it, loop.ub, predicate="lt")
             self.copies(b, loads, bufs, body, dict(mapping), cond, b.constant(s, i32))
-            b.create(O.AsyncCommitOp, [], [])
             m2 = dict(mapping)
             state = {a: _clone(y.operands[args.index(a)], body, m2, b) for a in closure}
         ahead_inits = [state[a] for a in closure]
@@ -180,21 +229,33 @@ class SoftwarePipeline(Pass):
         n = len(body.args)
         ahead = list(body.args[n - 2 - len(closure):n - 2])
         rd, wr = body.args[n - 2], body.args[n - 1]
-        # top of the body: wait, barrier, read this iteration's stage
-        b.set_insertion_point_before(body.ops[0])
-        b.create(O.AsyncWaitOp, [], [], {"pending": S - 2})
-        b.create(O.BarrierOp, [], [])
-        for (ld, lay), buf in zip(loads, bufs):
-            for user, _ in list(ld.result.uses):
-                v = b.create(O.LocalLoadOp, [buf, rd], [user.result.type]).result
+        # where each load was first used: wait for its group (and the earlier ones), a barrier, read the stage
+        waits = []
+        for j, ((ld, lay), buf) in enumerate(zip(loads, bufs)):
+            users = sorted((u for u, _ in ld.result.uses), key=body.ops.index)
+            at = Builder()
+            at.set_insertion_point_before(users[0])
+            at.loc = users[0].loc
+            if j + 1 < L and first[id(loads[j + 1][0])] == first[id(ld)]:
+                pass  # the next load is first needed at the same place: its wait covers this one
+            else:
+                waits.append(at.create(O.AsyncWaitOp, [], [], {"pending": 0, "group": j, "ahead": (S - 1) * L}))
+                at.create(O.BarrierOp, [], [])
+            for user in users:
+                r = Builder()
+                r.set_insertion_point_before(user)
+                v = r.create(O.LocalLoadOp, [buf, rd], [user.result.type]).result
                 user.result.replace_all_uses_with(v)
                 user.erase()
-        # the copies for iteration i + S - 1, into the stage iteration i - 1 read
+        # the copies for iteration i + S - 1, into the stages iteration i - 1 read: behind the first barrier,
+        # when every thread is done with iteration i - 1
+        first_barrier = next(o for o in body.ops if isinstance(o, O.BarrierOp))
+        b.set_insertion_point_after(first_barrier)
         it = b.op(O.AddOp, iv, b.constant((S - 1) * step.op.attrs["value"], t_iv))
         mapping = {iv: it, **dict(zip(closure, ahead))}
         cond = b.op(O.CmpOp, it, new_loop.ub, predicate="lt")
         self.copies(b, loads, bufs, body, dict(mapping), cond, wr)
-        b.create(O.AsyncCommitOp, [], [])
+        recount_waits(body)
         for ld, _ in loads:
             ld.erase()
         ny = body.terminator
@@ -212,17 +273,31 @@ class SoftwarePipeline(Pass):
         b.create(O.BarrierOp, [], [])  # every thread's last reads are done before the bytes are reused
         for buf in bufs:
             b.create(O.LocalDeallocOp, [buf], [])
-        return True
+        return new_loop
 
     @staticmethod
     def copies(b, loads, bufs, body, mapping, cond, stage):
-        """``async_copy`` of every load's tile for the iteration ``mapping`` describes, masked by ``cond``."""
+        """``async_copy`` of every load's tile for the iteration ``mapping`` describes, masked by ``cond``,
+        each committed as its own group."""
         for (ld, _), buf in zip(loads, bufs):
             ptr = _clone(ld.ptr, body, mapping, b)
             t = ld.ptr.type
             guard = b.op(O.SplatOp, cond, result_type=TileType(t.shape, i1, t.layout))
             mask = guard if ld.mask is None else b.op(O.AndOp, _clone(ld.mask, body, mapping, b), guard)
             b.create(O.AsyncCopyOp, [buf, stage, ptr, mask], [], {"cache": ld.attrs.get("cache", "")})
+            b.create(O.AsyncCommitOp, [], [])
+
+
+def recount_waits(body):
+    """Set each in-loop ``async_wait``'s pending count from where it stands: groups committed by then (the
+    prologue's ``ahead`` plus the commits above it in this iteration) minus the groups up to the one it needs.
+    Passes that move the copies call this again."""
+    commits = 0
+    for op in body.ops:
+        if isinstance(op, O.AsyncCommitOp):
+            commits += 1
+        elif isinstance(op, O.AsyncWaitOp) and op.attrs.get("group", -1) >= 0:
+            op.attrs["pending"] = max(0, op.attrs["ahead"] + commits - op.attrs["group"] - 1)
 
 
 def _order_of(t):

@@ -5,9 +5,9 @@ Runs after software-pipeline. An operand that the pipeliner already reads from a
 (``local_load``) is handed over as that stage (``local_index``), and a ``fence_async_shared`` goes before the
 barrier that publishes the stage (the copies wrote it through ordinary memory; the matrix units read it
 asynchronously). B from registers is staged through a one-stage buffer of its own (``local_store``, fence,
-barrier, and a barrier after the dot before the bytes are reused); so is a loop-invariant A (attention's ``q``),
-once before the loop, which frees its registers. Other A operands stay in registers (the instructions take
-them there), as for attention's ``p @ v``. Where a loop only carries the accumulator from one
+barrier, and a barrier after the dot before the bytes are reused). A from registers stays in registers (the
+instructions take it there), as for attention's ``p @ v``; a loop-invariant A (attention's ``q``) already comes
+from a stage (software-pipeline puts it there). Where a loop only carries the accumulator from one
 dot to the next, the dot stays running across the back edge (see ``overlap``).
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ...ir.core import OpResult
 from ...ir.types import SharedBufferType, i32
 from ..layouts import MmaLayout, shared_for_operand
 from .common import Pass, elem_bytes
+from .software_pipeline import recount_waits
 
 
 def uses_warpgroups(op) -> bool:
@@ -105,17 +106,23 @@ class WarpGroupDot(Pass):
                     user.set_operand(idx, w.result)
         if not moved:
             return
-        # the first op after which no dot of the previous iteration is running
+        # the first op after which no dot of the previous iteration is running, then the next barrier
         done_at = next(o for o in body.ops if isinstance(o, O.WarpGroupDotWaitOp) or
                        isinstance(o, O.WarpGroupDotOp))
         copies = [o for o in body.ops if isinstance(o, (O.AsyncCopyOp, O.AsyncCommitOp))]
-        b = Builder()
-        b.set_insertion_point_after(done_at)
-        anchor = b.create(O.BarrierOp, [], [])
+        if not copies:
+            return
+        i0 = body.ops.index(done_at)
+        anchor = next((o for o in body.ops[i0 + 1:] if isinstance(o, O.BarrierOp)), None)
+        if anchor is None:
+            b = Builder()
+            b.set_insertion_point_after(done_at)
+            anchor = b.create(O.BarrierOp, [], [])
         for c in copies:
             c.detach()
             anchor.parent.insert(anchor.parent.ops.index(anchor) + 1, c)
             anchor = c
+        recount_waits(body)
 
     def rewrite(self, op):
         def before_op():  # a fresh position each time: staging inserts ops before the dot
@@ -124,14 +131,11 @@ class WarpGroupDot(Pass):
             b.loc = op.loc
             return b
         staged, done = [], []
-        if _stage_of(op.a):
-            a = self.from_stage(op.a, before_op(), done)
-        else:
-            a = self.from_registers(op, op.a, staged, only_invariant=True) or op.a
+        a = self.from_stage(op.a, before_op(), done) if _stage_of(op.a) else op.a
         if _stage_of(op.b):
             bv = self.from_stage(op.b, before_op(), done)
         else:
-            bv = self.from_registers(op, op.b, staged, only_invariant=False)
+            bv = self.from_registers(op, op.b, staged)
         b = before_op()
         new = b.create(O.WarpGroupDotOp, [a, bv, op.acc], [op.result.type], dict(op.attrs))
         op.replace_with([new.result])
@@ -144,31 +148,24 @@ class WarpGroupDot(Pass):
             b.create(O.LocalDeallocOp, [buf], [])
 
     @staticmethod
-    def from_registers(op, v, staged, only_invariant):
-        """A register operand staged through a one-stage buffer: once before the enclosing loop when it is
-        loop-invariant (attention's q), else (``only_invariant`` false) right before the dot."""
+    def from_registers(op, v, staged):
+        """B from registers, staged through a one-stage buffer right before the dot (the pipeliner already
+        moved loop-invariant operands to shared memory)."""
         src = v
         if isinstance(src, OpResult) and isinstance(src.op, O.ConvertLayoutOp):
             src = src.op.src
-        loop = op.parent_op
-        invariant = isinstance(loop, O.ForOp) and op.parent is loop.body and not (
-            isinstance(src, OpResult) and loop.is_ancestor_of(src.op) or src in loop.body.args)
-        if only_invariant and not invariant:
-            return None
         at = Builder()
-        at.set_insertion_point_before(loop if invariant else op)
+        at.set_insertion_point_before(op)
         at.loc = op.loc
         t = src.type
-        kdim = 1 if v is op.a else 0
-        order = (kdim, 1 - kdim)  # k contiguous: K-major
-        lay = shared_for_operand(t.shape, order, elem_bytes(t))
+        lay = shared_for_operand(t.shape, (0, 1), elem_bytes(t))  # k contiguous: K-major
         buf = at.create(O.LocalAllocOp, [], [SharedBufferType((1,) + t.shape, t.element, lay)]).result
         zero = at.constant(0, i32)
         at.create(O.LocalStoreOp, [src, buf, zero], [])
         at.create(O.FenceAsyncSharedOp, [], [])
         at.create(O.BarrierOp, [], [])
         view = at.op(O.LocalIndexOp, buf, zero, result_type=buf.type)
-        staged.append((buf, loop if invariant else None))
+        staged.append((buf, None))
         return view
 
     @staticmethod
