@@ -2,9 +2,8 @@
 shared memory.
 
 Runs after software-pipeline. An operand that the pipeliner already reads from a stage ring
-(``local_load``) is handed over as that stage (``local_index``), and a ``fence_async_shared`` goes before the
-barrier that publishes the stage (the copies wrote it through ordinary memory; the matrix units read it
-asynchronously). B from registers is staged through a one-stage buffer of its own (``local_store``, fence,
+(``local_load``) is handed over as that stage (``local_index``); where the stage was written by ordinary stores
+(``local_store``) a ``fence_async_shared`` follows them, since the matrix units read asynchronously. B from registers is staged through a one-stage buffer of its own (``local_store``, fence,
 barrier, and a barrier after the dot before the bytes are reused). A from registers stays in registers (the
 instructions take it there), as for attention's ``p @ v``; a loop-invariant A (attention's ``q``) already comes
 from a stage (software-pipeline puts it there). Where a loop only carries the accumulator from one
@@ -40,17 +39,19 @@ def _top(op, block):
     return op
 
 
-def _fence_before_publishing(ld):
-    """A ``fence_async_shared`` before the barrier that precedes ``ld`` in its block (once)."""
-    ops = ld.parent.ops
-    for op in reversed(ops[:ops.index(ld)]):
-        if isinstance(op, O.BarrierOp):
-            i = ops.index(op)
-            if i == 0 or not isinstance(ops[i - 1], O.FenceAsyncSharedOp):
-                b = Builder()
-                b.set_insertion_point_before(op)
-                b.create(O.FenceAsyncSharedOp, [], [])
-            return
+def _fence_after_stores(buf):
+    """A ``fence_async_shared`` after every ``local_store`` into ``buf`` (once): ordinary stores must be
+    ordered before the matrix units' asynchronous reads. Copies (``cp.async``) need none, as their completion
+    wait already publishes them."""
+    for user, _ in list(buf.uses):
+        if isinstance(user, O.LocalStoreOp):
+            ops = user.parent.ops
+            i = ops.index(user)
+            if i + 1 < len(ops) and isinstance(ops[i + 1], O.FenceAsyncSharedOp):
+                continue
+            b = Builder()
+            b.set_insertion_point_after(user)
+            b.create(O.FenceAsyncSharedOp, [], [])
 
 
 class WarpGroupDot(Pass):
@@ -140,7 +141,7 @@ class WarpGroupDot(Pass):
         new = b.create(O.WarpGroupDotOp, [a, bv, op.acc], [op.result.type], dict(op.attrs))
         op.replace_with([new.result])
         for ld in done:  # now: inserting earlier in the block would shift the builder's position
-            _fence_before_publishing(ld)
+            _fence_after_stores(ld.buffer)
             ld.erase()
         for buf, where in staged:
             b.set_insertion_point_after(where if where is not None else new)

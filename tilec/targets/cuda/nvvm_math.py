@@ -1,6 +1,6 @@
 """Math functions for NVPTX without libdevice.
 
-f32 is computed directly: ``ex2.approx`` for exponentials (2 ulp), an own range-reduced log (the hardware
+f32 is computed directly: ``ex2.approx.ftz`` for exponentials (2 ulp; subnormal results flush to zero), an own range-reduced log (the hardware
 ``lg2.approx`` loses relative accuracy near 1, which log1p/pow/expm1 need), Taylor polynomials where a formula
 cancels (tanh, erf, expm1 near 0), sin/cos by Cody-Waite reduction to [-pi/4, pi/4] and polynomials (accurate
 to a few ulp for |x| up to ~1e5; ``sin.approx`` is only good to ~1e-5 relative). f16 is computed in f32 and rounded. f64 supports only what LLVM lowers exactly
@@ -37,7 +37,10 @@ def _fabs(b, x):
 
 
 def exp2(b, x):
-    return _call(b, "llvm.nvvm.ex2.approx.f", F32, [x])
+    """``ex2.approx.ftz``: one MUFU instruction (the non-ftz form adds a compare and two multiplies around it
+    to produce subnormal results, a third of attention's softmax work); results below 2^-126 flush to zero,
+    as in Triton."""
+    return _call(b, "llvm.nvvm.ex2.approx.ftz.f", F32, [x])
 
 
 def exp(b, x):
