@@ -55,15 +55,18 @@ def test_rings_prologue_body_and_epilogue(stages):
         assert isinstance(t, SharedBufferType) and t.num_buffers == stages and t.tile_shape == shape
         assert t.layout.vec == 8 and t.layout.order == (1, 0)
     before = top[:top.index(loop)]
-    # the prologue: stages - 1 groups of two copies, each into its own stage
+    # the prologue: stages - 1 iterations of two copies, each load its own commit group
     assert _names(before).count("async_copy") == 2 * (stages - 1)
-    assert _names(before).count("async_commit") == stages - 1
+    assert _names(before).count("async_commit") == 2 * (stages - 1)
     body = _names(loop.body.ops)
-    assert body[:2] == ["async_wait", "barrier"]
-    assert loop.body.ops[0].attrs["pending"] == stages - 2
+    # both loads are first needed by the dot: one wait for the later group, then a barrier
+    w = body.index("async_wait")
+    assert body[w + 1] == "barrier" and body.count("async_wait") == 1
+    wait = loop.body.ops[w]
+    assert wait.attrs["group"] == 1 and wait.attrs["pending"] == 2 * (stages - 1) - 2
     assert body.count("local_load") == 2 and "load" not in body
-    assert body.count("async_copy") == 2 and body.count("async_commit") == 1
-    assert body.index("local_load") < body.index("async_copy") < body.index("dot")
+    assert body.count("async_copy") == 2 and body.count("async_commit") == 2
+    assert body.index("barrier") < body.index("async_copy") < body.index("local_load") < body.index("dot")
     loads = [op for op in loop.body.ops if op.name == "local_load"]
     assert [op.result.type.layout.op_idx for op in loads] == [0, 1]  # straight into the mma operand layouts
     after = _names(top[top.index(loop) + 1:])
