@@ -229,24 +229,28 @@ class SoftwarePipeline(Pass):
         n = len(body.args)
         ahead = list(body.args[n - 2 - len(closure):n - 2])
         rd, wr = body.args[n - 2], body.args[n - 1]
-        # where each load was first used: wait for its group (and the earlier ones), a barrier, read the stage
+        # where the loads are first needed: wait for the group of the last load needed there (groups finish
+        # in order), a barrier, then read the stages
         waits = []
-        for j, ((ld, lay), buf) in enumerate(zip(loads, bufs)):
-            users = sorted((u for u, _ in ld.result.uses), key=body.ops.index)
+        j = 0
+        while j < L:
+            k = j
+            while k + 1 < L and first[id(loads[k + 1][0])] == first[id(loads[j][0])]:
+                k += 1
+            users = sorted((u for ld, _ in loads[j:k + 1] for u, _ in ld.result.uses), key=body.ops.index)
             at = Builder()
             at.set_insertion_point_before(users[0])
             at.loc = users[0].loc
-            if j + 1 < L and first[id(loads[j + 1][0])] == first[id(ld)]:
-                pass  # the next load is first needed at the same place: its wait covers this one
-            else:
-                waits.append(at.create(O.AsyncWaitOp, [], [], {"pending": 0, "group": j, "ahead": (S - 1) * L}))
-                at.create(O.BarrierOp, [], [])
-            for user in users:
-                r = Builder()
-                r.set_insertion_point_before(user)
-                v = r.create(O.LocalLoadOp, [buf, rd], [user.result.type]).result
-                user.result.replace_all_uses_with(v)
-                user.erase()
+            waits.append(at.create(O.AsyncWaitOp, [], [], {"pending": 0, "group": k, "ahead": (S - 1) * L}))
+            at.create(O.BarrierOp, [], [])
+            for (ld, _), buf in zip(loads[j:k + 1], bufs[j:k + 1]):
+                for user, _ in list(ld.result.uses):
+                    r = Builder()
+                    r.set_insertion_point_before(user)
+                    v = r.create(O.LocalLoadOp, [buf, rd], [user.result.type]).result
+                    user.result.replace_all_uses_with(v)
+                    user.erase()
+            j = k + 1
         # the copies for iteration i + S - 1, into the stages iteration i - 1 read: behind the first barrier,
         # when every thread is done with iteration i - 1
         first_barrier = next(o for o in body.ops if isinstance(o, O.BarrierOp))
