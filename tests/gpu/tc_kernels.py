@@ -89,3 +89,19 @@ CONFIGS = {"128x128x64 w8 s3": (128, 128, 64, 8, 3), "64x64x32 w4 s2": (64, 64, 
            "32x32x16 w1 s3": (32, 32, 16, 1, 3), "64x64x32 w4 s1": (64, 64, 32, 4, 1)}
 SHAPES = {"square": (256, 256, 256), "ragged": (197, 131, 100), "ragged K16": (200, 72, 144),
           "long K": (64, 64, 1040)}
+
+
+@tilec.jit
+def int8_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.int32)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * stride_am + (k0 + rk)[None, :] * stride_ak,
+                    mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0)
+        b = tl.load(b_ptr + (k0 + rk)[:, None] * stride_bk + rn[None, :] * stride_bn,
+                    mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))

@@ -88,3 +88,15 @@ def test_single_dot_and_epilogue_compile():
         k = k[0] if isinstance(k, tuple) else k
         assert ("wgmma.mma_async" in k.asm["ptx"]) == (arch == 90)
         _mm(arch, (128, 128, 64, 8, 3), epilogue=True)
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_int8_dots_use_tensor_cores(arch, trans_b):
+    sb = ("i32:1", "i32:16") if trans_b else ("i32:16", "i32:1")
+    sig = ",".join(["*i8:16", "*i8:16", "*i32:16", "i32:16", "i32:16", "i32:16", "i32:16", "i32:1", *sb])
+    src = tilec.ASTSource(T.int8_matmul_kernel, sig, constexprs=dict(BM=128, BN=128, BK=64))
+    k = tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": 8, "num_stages": 3})
+    ptx = k.asm["ptx"]
+    assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in ptx and "cp.async.cg" in ptx
+    assert ptx.count("ldmatrix") >= (12 if trans_b else 4)  # k-contiguous operands load as 8x8 matrices

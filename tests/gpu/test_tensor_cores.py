@@ -9,7 +9,7 @@ import pytest
 
 import tilec
 
-from tc_kernels import CONFIGS, SHAPES, attn_fwd_kernel, matmul_kernel, single_dot_kernel
+from tc_kernels import CONFIGS, SHAPES, attn_fwd_kernel, int8_matmul_kernel, matmul_kernel, single_dot_kernel
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -124,3 +124,21 @@ def test_too_much_shared_memory_is_a_clear_error():
         _matmul(a, b, torch.float32, (128, 256, 128, 8, 4))
     c = _matmul(a, b, torch.float32, CONFIGS["64x64x32 w4 s2"])  # the process is still usable
     _check(c, a.double() @ b.double(), 1e-5)
+
+
+@pytest.mark.parametrize("trans_b", [False, True])
+@pytest.mark.parametrize("cfg", [(128, 128, 64, 8, 3), (64, 64, 32, 4, 2)])
+def test_int8_matmul_is_exact(cfg, trans_b):
+    """int8 x int8 -> int32 on the m16n8k32 tensor-core path, compared exactly with an int64 product."""
+    BM, BN, BK, nw, ns = cfg
+    gen = torch.Generator(device="cuda").manual_seed(11)
+    M, N, K = 200, 150, 288
+    a = torch.randint(-128, 128, (M, K), device="cuda", generator=gen, dtype=torch.int8)
+    b = torch.randint(-128, 128, (N, K) if trans_b else (K, N), device="cuda", generator=gen, dtype=torch.int8)
+    b = b.T if trans_b else b
+    c = torch.full((M, N), -7, device="cuda", dtype=torch.int32)
+    int8_matmul_kernel[(triton_cdiv(M, BM), triton_cdiv(N, BN))](a, b, c, M, N, K, a.stride(0), a.stride(1),
+                                                                 b.stride(0), b.stride(1), BM=BM, BN=BN, BK=BK,
+                                                                 num_warps=nw, num_stages=ns)
+    ref = a.cpu().long() @ b.cpu().long()
+    assert torch.equal(c.cpu().long(), ref)

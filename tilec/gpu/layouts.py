@@ -328,7 +328,8 @@ class MmaLayout(Layout):
 class MmaOperandLayout(Layout):
     """Operand ``op_idx`` (0: A [M, K], 1: B [K, N]) of ``mma.sync`` for an accumulator in ``parent``.
     ``k_width`` 2 (16-bit inputs, m16n8k16): A fragments hold (row g, k 2t..2t+1) with +8 on rows and k, B
-    fragments (k 2t..2t+1, column g) with +8 on k. ``k_width`` 1 (tf32, m16n8k8): A holds (row g, k t) with +8 on
+    fragments (k 2t..2t+1, column g) with +8 on k; ``k_width`` 4 (8-bit inputs, m16n8k32) the same with four
+    consecutive k per register and +16 on k. ``k_width`` 1 (tf32, m16n8k8): A holds (row g, k t) with +8 on
     rows and +4 on k, B holds (k t, column g) with +4 on k. Warps that split the other operand's dimension hold
     copies."""
     op_idx: int
@@ -362,18 +363,21 @@ class MmaOperandLayout(Layout):
                 lane = [(1, 0), (2, 0), (0, 1), (0, 2), (0, 4)]
                 warp = [(0, 0)] * wm + _log_bases(1, 2, 8, wn)
             return _linear_checked(shape, reg, lane, warp)
+        kw = self.k_width  # consecutive k elements per 32-bit register: 2 (16-bit inputs) or 4 (8-bit)
+        within = [1 << i for i in range(kw.bit_length() - 1)]
+        kt = 8 * kw  # k per instruction: 16 or 32
         if self.op_idx == 0:
             M, K = shape
-            reg = [(0, 1), (8, 0), (0, 8)]
-            lane = [(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)]
+            reg = [(0, w) for w in within] + [(8, 0), (0, 4 * kw)]
+            lane = [(0, kw), (0, 2 * kw), (1, 0), (2, 0), (4, 0)]
             warp = _log_bases(0, 2, 16, wm) + [(0, 0)] * wn
-            reg += _repeat_bases(1, 2, 16, K) + _repeat_bases(0, 2, 16 << wm, M)
+            reg += _repeat_bases(1, 2, kt, K) + _repeat_bases(0, 2, 16 << wm, M)
         else:
             K, N = shape
-            reg = [(1, 0), (8, 0)]
-            lane = [(2, 0), (4, 0), (0, 1), (0, 2), (0, 4)]
+            reg = [(w, 0) for w in within] + [(4 * kw, 0)]
+            lane = [(kw, 0), (2 * kw, 0), (0, 1), (0, 2), (0, 4)]
             warp = [(0, 0)] * wm + _log_bases(1, 2, 8, wn)
-            reg += _repeat_bases(0, 2, 16, K) + _repeat_bases(1, 2, 8 << wn, N)
+            reg += _repeat_bases(0, 2, kt, K) + _repeat_bases(1, 2, 8 << wn, N)
         return _linear_checked(shape, reg, lane, warp)
 
 

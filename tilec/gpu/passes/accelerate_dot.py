@@ -33,13 +33,19 @@ def mma_warps(M: int, N: int, num_warps: int):
 
 
 def k_width(op) -> int:
-    """Elements per k-pair of the mma operands: 2 for 16-bit inputs, 1 for f32 inputs computed as tf32."""
-    return 1 if op.a.type.element.name == "f32" else 2
+    """Consecutive k elements per 32-bit operand register: 2 for 16-bit inputs, 4 for 8-bit integers, 1 for f32
+    inputs computed as tf32."""
+    return {"f32": 1, "i8": 4, "u8": 4}.get(op.a.type.element.name, 2)
 
 
 def qualifies(op, arch: int) -> bool:
     a, b, c = op.a.type, op.b.type, op.acc.type
-    if arch < 80 or len(c.shape) != 2 or b.element != a.element or c.element.name != "f32":
+    if arch < 80 or len(c.shape) != 2 or b.element != a.element:
+        return False
+    if a.element.name in ("i8", "u8"):  # m16n8k32 with 32-bit integer accumulators
+        M, K = a.shape
+        return c.element.name == "i32" and M % 16 == 0 and b.shape[1] % 8 == 0 and K % 32 == 0
+    if c.element.name != "f32":
         return False
     if a.element.name == "f32":
         if op.attrs.get("input_precision", "ieee") != "tf32":
@@ -105,7 +111,7 @@ def fold_add_into_acc(op):
     while isinstance(user, O.ConvertLayoutOp) and len(user.result.uses) == 1:
         chain.append(user)
         v, user = user.result, user.result.uses[0][0]
-    if not isinstance(user, O.AddOp) or not user.result.type.is_float or user.parent is not op.parent:
+    if not isinstance(user, O.AddOp) or user.parent is not op.parent:
         return
     other = user.operands[1] if user.operands[0] is v else user.operands[0]
     if isinstance(other, OpResult) and other.op.parent is op.parent and \
@@ -138,6 +144,7 @@ class AccelerateDot(Pass):
         M, N = op.acc.type.shape
         K = op.a.type.shape[1]
         return (self.arch >= 90 and num_warps % 4 == 0 and op.a.type.element.name in MMA_INPUTS and
+                op.acc.type.element.name == "f32" and
                 M % (16 * num_warps) == 0 and K % 16 == 0 and N % 8 == 0 and (N <= 256 or N % 256 == 0))
 
     def rewrite(self, op, num_warps):

@@ -5,7 +5,8 @@
 and hands every lane, per matrix, the two elements at (row lane/4, columns 2*(lane%4), +1); with ``.trans`` the
 matrix arrives transposed. An ``mma.sync`` operand layout (k_width 2) holds exactly such pairs along k, one
 register pair per 8x8 block, so each block of the operand is one matrix: stored rows run along the non-k
-dimension when k is the buffer's contiguous dimension, else along k and the load transposes.
+dimension when k is the buffer's contiguous dimension, else along k and the load transposes. For 8-bit integers
+(m16n8k32, four k per register) the same matrices hold 16 k per row; there is no transposing form.
 """
 from __future__ import annotations
 
@@ -60,19 +61,26 @@ def ldmatrix_operand(L, base, buf_type, dst_type):
     fit (the caller reads element by element)."""
     lay, smem = dst_type.layout, buf_type.layout
     et = buf_type.element
-    if not isinstance(lay, MmaOperandLayout) or lay.k_width != 2 or memory_bytes(et) != 2 or smem.vec < 8:
+    if not isinstance(lay, MmaOperandLayout) or lay.k_width * memory_bytes(et) != 4 or smem.vec * \
+            memory_bytes(et) < 16:
         return None
+    kw = lay.k_width  # elements per 32-bit register: a b16 pair, or four 8-bit integers
     ll = ll_of(dst_type)
     kd = 1 if lay.op_idx == 0 else 0
     od = 1 - kd
-    unit = lambda d, v: tuple(v if i == d else 0 for i in range(2))  # noqa: E731
-    want = (unit(kd, 2), unit(kd, 4), unit(od, 1), unit(od, 2), unit(od, 4))
-    if tuple(ll.lane) != want or not ll.reg or ll.reg[0] != unit(kd, 1):
-        return None
-    mats = ll.reg[1:]
-    if any(v % 8 for bs in mats for v in bs) or any(v % 8 for bs in ll.warp for v in bs):
-        return None
     trans = smem.order[0] != kd
+    if trans and kw != 2:
+        return None  # ldmatrix.trans moves 16-bit elements only
+    unit = lambda d, v: tuple(v if i == d else 0 for i in range(2))  # noqa: E731
+    want = (unit(kd, kw), unit(kd, 2 * kw), unit(od, 1), unit(od, 2), unit(od, 4))
+    nb = kw.bit_length() - 1  # register bits inside one 32-bit register
+    if tuple(ll.lane) != want or len(ll.reg) < nb or tuple(ll.reg[:nb]) != tuple(unit(kd, 1 << i)
+                                                                               for i in range(nb)):
+        return None
+    mats = ll.reg[nb:]
+    span = {kd: 4 * kw, od: 8}  # one 8x8 b16 matrix: 8 rows by 16 bytes
+    if any(bs[d] % span[d] for bs in mats + ll.warp for d in (0, 1)):
+        return None
     b = L.b
     n_mat = 1 << len(mats)
     x = min(4, n_mat)
@@ -95,19 +103,21 @@ def ldmatrix_operand(L, base, buf_type, dst_type):
     name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{x}{'.trans' if trans else ''}.b16"
     ret = ir.LiteralStructType([I32] * x) if x > 1 else I32
 
+    eb = memory_bytes(et)
+
     def emit(g, out):
-        """The ``ldmatrix`` for matrices g .. g+x-1 (this thread's register pairs 2g ..)."""
-        origin = ll.reg_coord(g << 1)
+        """The ``ldmatrix`` for matrices g .. g+x-1 (this thread's registers from ``g << nb``)."""
+        origin = ll.reg_coord(g << nb)
         coords = [tuple(b.add(lane_off[d], _c(origin[d])) if origin[d] else lane_off[d] for d in range(2))]
         off = shared_offsets(L, smem, buf_type.tile_shape, coords)[0]
-        p = b.gep(L.smem, [b.add(base, b.mul(off, _c(2)))], source_etype=ir.IntType(8))
+        p = b.gep(L.smem, [b.add(base, b.mul(off, _c(eb)))], source_etype=ir.IntType(8))
         r = intrinsic(b, name, ret, [p])
         for j in range(x):
             w = b.extract_value(r, j) if x > 1 else r
-            pair = b.bitcast(w, ir.VectorType(mt, 2))
-            for h in range(2):
-                out[((g + j) << 1) | h] = from_memory(b, et, b.extract_element(pair, _c(h)))
-    return LazyRegisters(ll.num_regs, lambda i: (i >> 1) // x * x, emit)
+            parts = b.bitcast(w, ir.VectorType(mt, kw))
+            for h in range(kw):
+                out[((g + j) << nb) | h] = from_memory(b, et, b.extract_element(parts, _c(h)))
+    return LazyRegisters(ll.num_regs, lambda i: (i >> nb) // x * x, emit)
 
 
 class LazyRegisters:

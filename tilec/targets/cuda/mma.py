@@ -1,4 +1,5 @@
-"""NVIDIA tensor-core dots: ``mma.sync`` on operands in registers (m16n8k16 f16/bf16, m16n8k8 tf32), from the
+"""NVIDIA tensor-core dots: ``mma.sync`` on operands in registers (m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32
+8-bit integers), from the
 mma/dot-operand layouts accelerate-dot assigns. Called by the generic lowering through ``CudaTarget.lower_dot``."""
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ def mma_dot(L, op):
     K = at.shape[1]
     if at.layout.k_width == 1:
         return _mma_tf32(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K)
+    if at.layout.k_width == 4:
+        return _mma_int8(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K)
     kind = "bf16" if at.element.name == "bf16" else "f16"
     packed: dict = {}
 
@@ -57,14 +60,37 @@ def _mma_tf32(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
                     lambda kb, n: [tf32(bv, b_idx[(kb + k, n)]) for k in (0, 4)])
 
 
-def _mma_tiles(L, op, shape_types, acc, c_idx, c_ll, K, k_step, a_regs, b_regs):
+def _mma_int8(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
+    """``mma.sync.m16n8k32`` on 8-bit integers: four consecutive k per b32 register, i32 accumulators."""
+    b = L.b
+    kind = "u8" if op.a.type.element.name == "u8" else "s8"
+    packed: dict = {}
+
+    def pack(vals, idx):
+        key = (id(vals), idx[0])
+        if key not in packed:
+            vec = ir.Constant(ir.VectorType(ir.IntType(8), 4), ir.Undefined)
+            for j, i in enumerate(idx):
+                vec = b.insert_element(vec, vals[i], ir.Constant(I32, j))
+            packed[key] = b.bitcast(vec, I32)
+        return packed[key]
+    _mma_tiles(L, op, f"m16n8k32.row.col.s32.{kind}.{kind}.s32", acc, c_idx, c_ll, K, 32,
+               lambda mb, kb: [pack(av, [a_idx[(mb + r, kb + k + j)] for j in range(4)])
+                               for r, k in ((0, 0), (8, 0), (0, 16), (8, 16))],
+               lambda kb, n: [pack(bv, [b_idx[(kb + k + j, n)] for j in range(4)]) for k in (0, 16)],
+               acc_type=I32)
+
+
+def _mma_tiles(L, op, shape_types, acc, c_idx, c_ll, K, k_step, a_regs, b_regs, acc_type=None):
     """One ``mma.sync.aligned.<shape_types>`` per (16-row, 8-column, ``k_step``-k) fragment of the
     accumulator's registers; ``a_regs(row base, k base)`` / ``b_regs(k base, column base)`` give the four A
     and two B b32 operands."""
     b = L.b
+    ct = acc_type or ir.FloatType()
+    c = "r" if ct == I32 else "f"
     text = f"mma.sync.aligned.{shape_types} {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
-    fty = ir.FunctionType(ir.LiteralStructType([ir.FloatType()] * 4), [I32] * 6 + [ir.FloatType()] * 4)
-    asm = ir.InlineAsm(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
+    fty = ir.FunctionType(ir.LiteralStructType([ct] * 4), [I32] * 6 + [ct] * 4)
+    asm = ir.InlineAsm(fty, text, ",".join([f"={c}"] * 4 + ["r"] * 6 + [c] * 4))
     tiles = sorted({(m & ~8, n & ~1) for (m, n) in c_ll.reg_coords()})
     for kb in range(0, K, k_step):  # k outermost: only one k-slice of the operands is live at a time
         for mb, nb in tiles:
