@@ -67,10 +67,10 @@ def batched_kernel(A, B, Z, BS: tl.constexpr, M: tl.constexpr, N: tl.constexpr, 
              tl.dot(a, b, input_precision="ieee"))
 
 
-def test_batched_dot(mode, request):
-    known_bug(request, mode, ["cuda"], "the CUDA backend supports 2-d dot only")
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_batched_dot(mode, dtype):
     r = rng(53)
-    a, b = r.standard_normal((2, 16, 32)).astype(np.float32), r.standard_normal((2, 32, 16)).astype(np.float32)
+    a, b = r.standard_normal((2, 16, 32)).astype(dtype), r.standard_normal((2, 32, 16)).astype(dtype)
     z = np.zeros((2, 16, 16), np.float32)
     launch(batched_kernel, (1,), mode, a, b, z, BS=2, M=16, N=16, K=32)
     np.testing.assert_allclose(z, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)

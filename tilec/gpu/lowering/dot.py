@@ -16,19 +16,21 @@ from .values import ll_of
 
 @lowers(O.DotOp)
 def lower_dot(L, op):
-    """FMA dot (when accelerate-dot left it alone): both operands go to shared memory (row-major), then each
-    thread accumulates its registers over K, reading each A row value and B column value it needs once per k."""
+    """FMA dot (when accelerate-dot left it alone), 2-d or batched 3-d: both operands go to shared memory
+    (row-major), then each thread accumulates its registers over K, reading each A row value and B column value
+    it needs once per k."""
     if isinstance(op.a.type.layout, MmaOperandLayout):
         return L.target.lower_dot(L, op)
     b = L.b
     at, bt, ct = op.a.type, op.b.type, op.acc.type
-    if len(ct.shape) != 2:
-        raise BackendError(f"the {L.target.name} backend supports 2-d dot only")
+    if len(ct.shape) not in (2, 3):
+        raise BackendError(f"the {L.target.name} backend supports 2-d and batched 3-d dot only")
     base = L._smem_base(op, "dot")
-    M, K = at.shape
-    N = bt.shape[1]
+    *_, M, K = at.shape
+    N = bt.shape[-1]
+    batched = len(ct.shape) == 3
     ea, eb_ = memory_bytes(at.element), memory_bytes(bt.element)
-    base_b = base + (M * K * ea + 15) // 16 * 16
+    base_b = base + (at.numel * ea + 15) // 16 * 16
     for vals, t, bs, eb in ((L.get(op.a), at, base, ea), (L.get(op.b), bt, base_b, eb_)):
         offs = row_major_offsets(L, reg_coord_values(L, ll_of(t)), t.shape)
         for v, off in zip(vals, offs):
@@ -37,24 +39,29 @@ def lower_dot(L, op):
     c_ll = ll_of(ct)
     coords = reg_coord_values(L, c_ll)
     rows, cols = {}, {}
-    for (m, n), rc in zip(coords, c_ll.reg_coords()):
-        rows.setdefault(rc[0], m)
-        cols.setdefault(rc[1], n)
+    for c, rc in zip(coords, c_ll.reg_coords()):
+        # a row of A is (batch, m), a column of B (batch, n): their element offsets at k = 0
+        if batched:
+            rows.setdefault((rc[0], rc[1]), b.add(b.mul(c[0], ir.Constant(I32, M * K)),
+                                                  b.mul(c[1], ir.Constant(I32, K))))
+            cols.setdefault((rc[0], rc[2]), b.add(b.mul(c[0], ir.Constant(I32, K * N)), c[2]))
+        else:
+            rows.setdefault((rc[0],), b.mul(c[0], ir.Constant(I32, K)))
+            cols.setdefault((rc[1],), c[1])
     ce = ct.element
     acc = list(L.get(op.acc))
 
     def read(t, bs, eb, off):
         v = from_memory(b, t.element, b.load(smem_ptr(L, bs, off, eb), typ=memory_type(t.element)))
         return v if t.element == ce else scalar.cast(b, t.element, ce, v)
-    row_off = {r: b.mul(m, ir.Constant(I32, K)) for r, m in rows.items()}
-    regs = list(enumerate(c_ll.reg_coords()))
+    keys = [((rc[0], rc[1]), (rc[0], rc[2])) if batched else ((rc[0],), (rc[1],)) for rc in c_ll.reg_coords()]
     for k in range(K):
         kk = ir.Constant(I32, k)
-        av = {r: read(at, base, ea, b.add(o, kk)) for r, o in row_off.items()}
+        av = {r: read(at, base, ea, b.add(o, kk)) for r, o in rows.items()}
         bv = {c: read(bt, base_b, eb_, b.add(n, ir.Constant(I32, k * N))) for c, n in cols.items()}
-        for i, (rr, cc) in regs:
+        for i, (rk, ck) in enumerate(keys):
             if ce.is_float:
-                acc[i] = scalar.fma(b, ce, av[rr], bv[cc], acc[i])
+                acc[i] = scalar.fma(b, ce, av[rk], bv[ck], acc[i])
             else:
-                acc[i] = b.add(acc[i], b.mul(av[rr], bv[cc]))
+                acc[i] = b.add(acc[i], b.mul(av[rk], bv[ck]))
     L.bind(op.result, acc)
