@@ -74,10 +74,22 @@ class Operand:
         return b.add(fast_off, slow_off)
 
     def desc(self, row, k):
+        """The descriptor of the 8-aligned block at (``row``, ``k``): the row's descriptor (built once per row
+        value) plus the k offset, a constant added to the start-address field (offsets are per dimension)."""
         b = self.L.b
-        addr = b.add(b.add(b.ptrtoint(self.L.smem, I32), self.base), b.mul(self.offset(row, k), _c(self.eb)))
-        lo = b.zext(b.and_(b.lshr(addr, _c(4)), _c(0x3FFF)), I64)
-        return b.or_(lo, _c(self.const, I64))
+        key = row if isinstance(row, int) else id(row)
+        d = self._rows.get(key) if hasattr(self, "_rows") else None
+        if d is None:
+            self._rows = getattr(self, "_rows", {})
+            addr = b.add(b.add(b.ptrtoint(self.L.smem, I32), self.base), b.mul(self.offset(row, 0), _c(self.eb)))
+            lo = b.zext(b.and_(b.lshr(addr, _c(4)), _c(0x3FFF)), I64)
+            d = self._rows[key] = b.or_(lo, _c(self.const, I64))
+        if not k:
+            return d
+        coord = {self.kdim: k, 1 - self.kdim: 0}
+        block, inner = divmod(coord[self.fast], self.w)
+        off = block * self.slow_extent * self.w + inner + coord[1 - self.fast] * self.w
+        return b.add(d, _c((off * self.eb) >> 4, I64))
 
 
 def lower_warp_group_dot(L, op):
