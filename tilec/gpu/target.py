@@ -91,6 +91,12 @@ class GpuTarget(ABC):
         (the lowering then reads element by element)."""
         return None
 
+    def store_matrix_fragments(self, lowering, values, src_ll, buf, base: int, elem_bytes: int) -> bool:
+        """Write a layout conversion's source registers (memory-typed ``values`` in linear layout ``src_ll``)
+        into its staging buffer ``buf`` (a ``StagingBuffer`` at byte ``base``) with matrix stores; False: not for
+        this layout (the lowering stores register groups)."""
+        return False
+
     def fence_async_shared(self, b) -> None:
         """Make this thread's ordinary shared-memory writes visible to asynchronous readers (matrix units)."""
 

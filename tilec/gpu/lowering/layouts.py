@@ -209,13 +209,15 @@ def _vec_ptr_load(ctx, base, off, elem_bytes, mem_type, n):
 
 
 def smem_shuffle(ctx, values, src_offsets, dst_offsets, mem_type, elem_bytes, base: int, to_mem, from_mem,
-                 src_vec: int = 1, dst_vec: int = 1):
+                 src_vec: int = 1, dst_vec: int = 1, store=None):
     """Write ``values`` at ``src_offsets`` (elements), barrier, read back at ``dst_offsets``; groups of
-    ``src_vec``/``dst_vec`` consecutive registers are single vector accesses. A barrier before the next
-    shared-memory user is the insert-barriers pass's job."""
+    ``src_vec``/``dst_vec`` consecutive registers are single vector accesses. ``store(memory values)``, when
+    given, writes them instead (returns False to decline). A barrier before the next shared-memory user is the
+    insert-barriers pass's job."""
     mem = [to_mem(v) for v in values]
-    for g in range(0, len(mem), src_vec):
-        _vec_ptr_store(ctx, base, src_offsets[g], elem_bytes, mem[g:g + src_vec])
+    if store is None or not store(mem):
+        for g in range(0, len(mem), src_vec):
+            _vec_ptr_store(ctx, base, src_offsets[g], elem_bytes, mem[g:g + src_vec])
     ctx.target.barrier(ctx.b)
     out = []
     for g in range(0, len(dst_offsets), dst_vec):

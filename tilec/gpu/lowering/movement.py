@@ -25,9 +25,12 @@ def _move(L, op, src_t, dst_t, fn, elem_t):
     buf = StagingBuffer(s_ll, mapped, src_t.shape, eb, vector=not elem_t.is_ptr)
     src_off = buf.offsets(L, reg_coord_values(L, s_ll))
     dst_off = buf.offsets(L, reg_coord_values(L, mapped))
+    store = None
+    if isinstance(op, O.ConvertLayoutOp):  # the target may write matrix fragments whole (stmatrix)
+        store = lambda mem: L.target.store_matrix_fragments(L, mem, s_ll, buf, base, eb)  # noqa: E731
     return smem_shuffle(L, vals, src_off, dst_off, memory_type(elem_t), eb, base,
                         lambda v: to_memory(L.b, elem_t, v), lambda v: from_memory(L.b, elem_t, v),
-                        buf.src_vec, buf.dst_vec)
+                        buf.src_vec, buf.dst_vec, store)
 
 
 @lowers(O.ConvertLayoutOp)

@@ -145,3 +145,42 @@ class LazyRegisters:
 
     def __iter__(self):
         return (self[i] for i in range(self.n))
+
+
+def stmatrix_fragments(L, values, ll, buf, base: int, eb: int) -> bool:
+    """Write registers in the mma fragment pattern (16-bit: lane 4g + t holds (row g, columns 2t, 2t+1) of
+    each 8x8 block, two elements per register pair) to a row-major staging buffer with ``stmatrix.x4`` (sm_90),
+    16 bytes per row instead of one 4-byte store per pair. False when the layout or buffer does not fit."""
+    if eb != 2 or len(buf.shape) != 2 or buf.order[0] != 1 or (buf.max_phase > 1 and buf.unit * eb < 16):
+        return False
+    want = ((0, 2), (0, 4), (1, 0), (2, 0), (4, 0))
+    if tuple(ll.lane) != want or not ll.reg or ll.reg[0] != (0, 1):
+        return False
+    mats = ll.reg[1:]
+    if len(mats) < 2 or any(v % 8 for bs in mats + ll.warp for v in bs):
+        return False
+    b = L.b
+    q = b.lshr(L.lane, _c(3))
+    rr = b.and_(L.lane, _c(7))
+    wp = _warp_part(L, ll)
+    lane_off = []
+    for d in range(2):
+        v = wp[d]
+        for bit in range(2):
+            if mats[bit][d]:
+                v = b.add(v, b.mul(b.and_(b.lshr(q, _c(bit)), _c(1)), _c(mats[bit][d])))
+        lane_off.append(b.add(v, rr) if d == 0 else v)
+    words = []
+    for i in range(0, len(values), 2):
+        vec = ir.Constant(ir.VectorType(values[i].type, 2), ir.Undefined)
+        for j in range(2):
+            vec = b.insert_element(vec, values[i + j], _c(j))
+        words.append(b.bitcast(vec, I32))
+    text = "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};"
+    for g in range(0, len(words), 4):
+        origin = ll.reg_coord(g << 1)
+        coord = tuple(b.add(lane_off[d], _c(origin[d])) if origin[d] else lane_off[d] for d in range(2))
+        off = buf.offsets(L, [coord])[0]
+        p = b.gep(L.smem, [b.add(_c(base), b.mul(off, _c(eb)))], source_etype=ir.IntType(8))
+        _asm(b, text, "r,r,r,r,r,~{memory}", [b.ptrtoint(p, I32)] + words[g:g + 4])
+    return True
