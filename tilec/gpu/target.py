@@ -106,8 +106,8 @@ class GpuTarget(ABC):
         raise BackendError(f"the {self.name} backend has no warpgroup matrix units")
 
     def warp_group_dot_wait(self, b, pending: int, values):
-        """Wait for warpgroup dots (at most ``pending`` left running); ``values`` (their results) come back
-        usable."""
+        """Wait for warpgroup dots (at most ``pending`` left running; None: they are already retired, only
+        hand the values over); ``values`` (their results) come back usable."""
         return values
 
     # -- vendor units and libraries ---------------------------------------------------------------------------

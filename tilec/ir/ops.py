@@ -780,8 +780,9 @@ class FenceAsyncSharedOp(Operation):
 class WarpGroupDotOp(Operation):
     """``a @ b + acc`` on warpgroup matrix units (gir only): ``b`` (and ``a``, unless it is a register tile in
     the matrix-unit operand layout) is a one-stage shared buffer; ``acc`` and the result use the version-3
-    matrix-unit layout. When the op returns at most ``pending`` of this warpgroup's dots are still running: with
-    ``pending`` > 0 the result may only feed the next such dot until a ``warp_group_dot_wait`` hands it over."""
+    matrix-unit layout. When the op returns at most ``pending`` of this warpgroup's dots are still running (-1:
+    no wait at all): with ``pending`` != 0 the result may only feed the next such dot until a
+    ``warp_group_dot_wait`` hands it over."""
     name = "warp_group_dot"
     operand_names = ("a", "b", "acc")
     attr_types = {"input_precision": str, "max_num_imprecise_acc": int, "pending": int}
@@ -803,11 +804,11 @@ class WarpGroupDotOp(Operation):
 
 class WarpGroupDotWaitOp(Operation):
     """Wait until at most ``pending`` warpgroup dots are running; the operands (their results) come back
-    usable as the results."""
+    usable as the results. ``hw`` false: an earlier wait already retired them, only the hand-over remains."""
     name = "warp_group_dot_wait"
     operand_names = ("*values",)
-    attr_types = {"pending": int}
-    attr_defaults = {"pending": 0}
+    attr_types = {"pending": int, "hw": bool}
+    attr_defaults = {"pending": 0, "hw": True}
     traits = frozenset({"reads", "writes"})
 
     @classmethod

@@ -94,7 +94,7 @@ def lower_warp_group_dot(L, op):
 @lowers(O.WarpGroupDotWaitOp)
 def lower_warp_group_dot_wait(L, op):
     vals, shapes = L._flatten([L.get(v) for v in op.operands])
-    vals = L.target.warp_group_dot_wait(L.b, op.attrs["pending"], vals)
+    vals = L.target.warp_group_dot_wait(L.b, op.attrs["pending"] if op.attrs.get("hw", True) else None, vals)
     for r, v in zip(op.results, L._unflatten(vals, shapes)):
         L.bind(r, v)
 

@@ -91,9 +91,15 @@ class WarpGroupDot(Pass):
                 first = min((body.ops.index(_top(u, body)) for u, _ in arg.uses), default=None)
                 if first is None:
                     continue
+                # a dot that waits for everything before the first reader already retires this one: no wait
+                # after this dot, and the hand-over before the reader needs no instruction
+                retired = any(isinstance(o, O.WarpGroupDotOp) and o.attrs.get("pending", 0) == 0
+                              for o in body.ops[:first])
+                if retired:
+                    dot.attrs["pending"] = -1
                 b = Builder()
                 b.set_insertion_point_before(body.ops[first])
-                w = b.create(O.WarpGroupDotWaitOp, [arg], [arg.type], {"pending": 0})
+                w = b.create(O.WarpGroupDotWaitOp, [arg], [arg.type], {"pending": 0, "hw": not retired})
                 for user, idx in list(arg.uses):
                     if user is not w:
                         user.set_operand(idx, w.result)

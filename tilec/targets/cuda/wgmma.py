@@ -153,7 +153,9 @@ def lower_warp_group_dot(L, op):
                     acc[i] = b.extract_value(r, j)
     _asm(b, "wgmma.commit_group.sync.aligned;", "~{memory}", [], ir.VoidType())
     pending = op.attrs.get("pending", 0)
-    if pending:  # the accumulators stay in flight: only the next dot or a warp_group_dot_wait touches them
+    if pending < 0:  # left running: a later wait retires it
+        pass
+    elif pending:  # the accumulators stay in flight: only the next dot or a warp_group_dot_wait touches them
         _asm(b, f"wgmma.wait_group.sync.aligned {pending};", "~{memory}", [], ir.VoidType())
     else:
         for i, v in zip(touched, wait(b, 0, [acc[i] for i in touched])):
@@ -162,12 +164,15 @@ def lower_warp_group_dot(L, op):
 
 
 def wait(b, pending, values):
-    """``wgmma.wait_group``; the values pass through it, so nothing reads them before the units are done."""
+    """``wgmma.wait_group``; the values pass through it, so nothing reads them before the units are done.
+    ``pending`` None: no instruction, the values only pass through (an earlier wait retired them)."""
     n = len(values)
+    text = f"wgmma.wait_group.sync.aligned {pending};" if pending is not None else ""
     if not n:
-        _asm(b, f"wgmma.wait_group.sync.aligned {pending};", "~{memory}", [], ir.VoidType())
+        if text:
+            _asm(b, text, "~{memory}", [], ir.VoidType())
         return []
-    r = _asm(b, f"wgmma.wait_group.sync.aligned {pending};", ",".join(["=f"] * n + [str(i) for i in range(n)]),
+    r = _asm(b, text, ",".join(["=f"] * n + [str(i) for i in range(n)]),
              list(values), ir.LiteralStructType([F32] * n))
     return [b.extract_value(r, j) for j in range(n)]
 
