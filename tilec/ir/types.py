@@ -221,33 +221,22 @@ class TileType(Type):
     __repr__ = __str__
 
 
-class SharedBufferType(Type):
+class SharedBufferType(TileType):
     """A buffer of ``shape[0]`` tiles of ``shape[1:]`` in a GPU block's shared memory (gir only): what
     ``local_alloc`` makes and the asynchronous copies, ``local_load`` and the matrix units index by stage.
-    ``layout`` (a shared encoding) places each tile's elements; printed ``smem<3x128x64xf16, #shared<...>>``."""
+    ``layout`` (a shared encoding) places each tile's elements; printed ``smem<3x128x64xf16, #shared<...>>``.
+    A memory object, not a tile of registers: ``is_tile`` is false, so tile rules never apply to it."""
 
-    __slots__ = ("_shape", "_element", "layout")
-
-    def __new__(cls, shape, element, layout=None):
-        return Type.__new__(cls, tuple(int(s) for s in shape), element, layout)
+    __slots__ = ()
 
     def _init(self, shape, element, layout=None):
         if len(shape) < 2:
             raise TypeError("a shared buffer has a stage dimension and at least one tile dimension")
-        self._shape = shape
-        self._element = element
-        self.layout = layout
-
-    def _key(self):
-        return (self._shape, self._element, self.layout)
+        super()._init(shape, element, layout)
 
     @property
-    def element(self):
-        return self._element
-
-    @property
-    def shape(self):
-        return self._shape
+    def is_tile(self):
+        return False
 
     @property
     def num_buffers(self) -> int:
@@ -259,15 +248,22 @@ class SharedBufferType(Type):
 
     @property
     def tile_numel(self) -> int:
-        n = 1
-        for s in self._shape[1:]:
-            n *= s
-        return n
+        return self.numel // self._shape[0]
+
+    def with_element(self, element):
+        return SharedBufferType(self._shape, element, self.layout)
+
+    def with_layout(self, layout):
+        return SharedBufferType(self._shape, self._element, layout)
+
+    def without_layout(self):
+        return SharedBufferType(self._shape, self._element) if self.layout is not None else self
+
+    def with_shape(self, shape):
+        return SharedBufferType(tuple(shape), self._element, self.layout)
 
     def __str__(self):
-        dims = "".join(f"{s}x" for s in self._shape)
-        lay = f", {self.layout}" if self.layout is not None else ""
-        return f"smem<{dims}{self._element}{lay}>"
+        return "smem" + super().__str__()[len("tile"):]
 
     __repr__ = __str__
 

@@ -186,9 +186,8 @@ class StagingBuffer:
         return out
 
 
-def _vec_ptr_store(ctx, base, off, elem_bytes, vals):
-    b = ctx.b
-    p = smem_ptr(ctx, base, off, elem_bytes)
+def store_vector(b, p, vals, elem_bytes):
+    """``vals`` (memory-typed) stored consecutively at shared pointer ``p`` as one access."""
     if len(vals) == 1:
         b.store(vals[0], p)
         return
@@ -199,13 +198,20 @@ def _vec_ptr_store(ctx, base, off, elem_bytes, vals):
     b.store(acc, p, align=len(vals) * elem_bytes)
 
 
-def _vec_ptr_load(ctx, base, off, elem_bytes, mem_type, n):
-    b = ctx.b
-    p = smem_ptr(ctx, base, off, elem_bytes)
+def load_vector(b, p, mem_type, n, elem_bytes):
+    """``n`` consecutive memory-typed elements at shared pointer ``p`` as one access."""
     if n == 1:
         return [b.load(p, typ=mem_type)]
     v = b.load(p, typ=ir.VectorType(mem_type, n), align=n * elem_bytes)
     return [b.extract_element(v, _c(i)) for i in range(n)]
+
+
+def _vec_ptr_store(ctx, base, off, elem_bytes, vals):
+    store_vector(ctx.b, smem_ptr(ctx, base, off, elem_bytes), vals, elem_bytes)
+
+
+def _vec_ptr_load(ctx, base, off, elem_bytes, mem_type, n):
+    return load_vector(ctx.b, smem_ptr(ctx, base, off, elem_bytes), mem_type, n, elem_bytes)
 
 
 def smem_shuffle(ctx, values, src_offsets, dst_offsets, mem_type, elem_bytes, base: int, to_mem, from_mem,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...ir import ops as O
-from .layouts import reg_coord_values
+from .layouts import load_vector, reg_coord_values, store_vector
 from .memory import _width
 from .registry import lowers
 from .types import I32, from_memory, memory_bytes, memory_type, to_memory
@@ -133,18 +133,7 @@ def lower_async_copy(L, op):
         if vec * eb in (4, 8, 16) and L.target.async_copy(b, dst, ptrs[g], vec * eb, pred):
             continue
         vals = L.target.load_global(b, ptrs[g], mt, vec, pred, None, op.attrs.get("cache", ""))
-        _store_vec(b, dst, vals, eb)
-
-
-def _store_vec(b, p, vals, eb):
-    if len(vals) == 1:
-        b.store(vals[0], p)
-        return
-    vt = ir.VectorType(vals[0].type, len(vals))
-    acc = ir.Constant(vt, ir.Undefined)
-    for i, v in enumerate(vals):
-        acc = b.insert_element(acc, v, _c(i))
-    b.store(acc, p, align=len(vals) * eb)
+        store_vector(b, dst, vals, eb)
 
 
 @lowers(O.LocalStoreOp)
@@ -159,7 +148,7 @@ def lower_local_store(L, op):
     vals = [to_memory(b, bt.element, v) for v in L.get(op.value)]
     for g in range(0, len(vals), vec):
         p = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
-        _store_vec(b, p, vals[g:g + vec], eb)
+        store_vector(b, p, vals[g:g + vec], eb)
 
 
 @lowers(O.LocalLoadOp)
@@ -180,12 +169,7 @@ def lower_local_load(L, op):
     out = []
     for g in range(0, len(offs), vec):
         p = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
-        if vec == 1:
-            vals = [b.load(p, typ=mt)]
-        else:
-            v = b.load(p, typ=ir.VectorType(mt, vec), align=vec * eb)
-            vals = [b.extract_element(v, _c(i)) for i in range(vec)]
-        out.extend(from_memory(b, et, x) for x in vals)
+        out.extend(from_memory(b, et, x) for x in load_vector(b, p, mt, vec, eb))
     L.bind(op.result, out)
 
 
