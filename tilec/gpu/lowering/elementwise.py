@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...errors import BackendError
 from ...ir import ops as O
 from . import scalar
 from .layouts import reg_coord_values
