@@ -75,3 +75,43 @@ def test_int_argument_equal_to_one_is_a_literal_in_both(s):
     np.testing.assert_array_equal(interp[0], cpu[0])
     # s == 2 is an int32 tensor: the sum is int32 and bitcast; s == 1 keeps int16, converted by value
     assert (interp[0] == 2.0).all() if s == 1 else (interp[0].view(np.int32) == 3).all()
+
+
+@tilec.jit
+def tf32_dot(a_ptr, out_ptr):
+    r = tl.arange(0, 16)
+    a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+    tl.store(out_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, a))
+
+
+def test_default_dot_input_precision_reaches_the_interpreter():
+    """An option that changes results (tf32 rounds the inputs; ieee does not) means the same in both."""
+    a = (1 + np.random.default_rng(0).random((16, 16)) * 2 ** -12).astype(np.float32)
+    for precision in ("ieee", "tf32"):
+        interp, cpu = [], []
+        for interpret, out in ((True, interp), (False, cpu)):
+            o = np.zeros((16, 16), np.float32)
+            tilec.jit(tf32_dot.fn, interpret=interpret)[(1,)](a, o, default_dot_input_precision=precision)
+            out.append(o)
+        exact = (a.astype(np.float64) @ a.astype(np.float64)).astype(np.float32)
+        if precision == "ieee":
+            np.testing.assert_allclose(interp[0], exact, rtol=1e-6)
+            np.testing.assert_allclose(cpu[0], exact, rtol=1e-6)
+        else:  # the interpreter rounds to tf32 as tensor cores do; the CPU may keep f32 (both are tf32-accurate)
+            np.testing.assert_allclose(interp[0], cpu[0], rtol=2e-3)
+            assert not np.allclose(interp[0], exact, rtol=1e-6)
+
+
+@tilec.jit
+def writes_ones(out_ptr):
+    breakpoint()  # stops the interpreter; compiled code ignores it
+    tl.store(out_ptr + tl.arange(0, 4), tl.full((4,), 1.0, tl.float32))
+
+
+def test_warmup_runs_nothing_in_either_mode(monkeypatch):
+    out = np.zeros(4, np.float32)
+    assert tilec.jit(writes_ones.fn, interpret=True).warmup(out, grid=(1,)) is None
+    assert tilec.jit(writes_ones.fn, interpret=False).warmup(out, grid=(1,)) is not None
+    assert not out.any()
+    tilec.jit(writes_ones.fn, interpret=False)[(1,)](out)  # breakpoint() compiles (to nothing)
+    assert (out == 1).all()

@@ -936,7 +936,7 @@ class Semantic:
         if ra == 3 and a.shape[0] != b.shape[0]:
             raise ValueError(f"dot batch dimensions differ: {a.shape[0]} and {b.shape[0]}")
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-        lo = self.MIN_DOT_SIZE
+        lo = self.options.get("min_dot_size", self.MIN_DOT_SIZE)
         if m < lo or n < lo or k < lo:
             raise ValueError(f"dot needs every dimension >= {lo}, got M={m}, N={n}, K={k}")
         if a.dtype.is_fp8e4b15() or b.dtype.is_fp8e4b15():  # exact in float16

@@ -26,6 +26,8 @@ from ..language import core as tlc
 from ..language.core import tensor, type_from_signature, use_semantic
 from ..language.semantic import Semantic
 from ..frontend.tir_builder import TirBuilder
+from ..passes.inline import InlineAll
+from ..passes.pointer_origins import written_params
 
 
 class Value:
@@ -280,9 +282,44 @@ def interpreted_function(jitfn):
     return new
 
 
-def run(jitfn, grid, values, debug=False):
+#: launch options that change what kernels compute (the rest tune compiled code only)
+SEMANTIC_OPTIONS = ("default_dot_input_precision",)
+
+
+def _semantic_options(options, debug) -> dict:
+    out = {k: options[k] for k in SEMANTIC_OPTIONS if options.get(k) is not None}
+    out["debug"] = bool(debug)
+    return out
+
+
+def check(jitfn, values, options=None, debug=False, launching=True):
+    """The compile-time part of a launch: specialise, check the kernel as the compiler would (once per
+    specialisation: whatever compiled code refuses — syntax, types, shapes, names — is refused here too, with the
+    same located message, before any program runs) and refuse read-only memory for the parameters it writes.
+    Only the IR is built (no optimisation, no code generation); dots of any size stay allowed, as the
+    interpreter runs them; a warmup (``launching=False``) leaves memory alone, as a compiled one does. Returns the
+    specialised source."""
+    try:
+        key, _, src = jitfn.specialize(values)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise type(e)(f"{jitfn.__name__}: {e}") from None
+    opts = _semantic_options(options or {}, debug)
+    done = jitfn.source.__dict__.setdefault("checked_variants", {})  # new source text: checked afresh
+    k = (key, tuple(sorted(opts.items())))
+    written = done.get(k)
+    if written is None:
+        module = src.make_ir(dict(opts, min_dot_size=1))
+        InlineAll().run(module)  # stores inside helpers write through the kernel's pointers too
+        written = done[k] = written_params(next(f for f in module.funcs if f.attrs.get("kernel")))
+    if launching:
+        jitfn.check_writable(written, values)
+    return src
+
+
+def run(jitfn, grid, values, debug=False, options=None):
     """Run ``jitfn`` over ``grid`` (3 ints) on bound parameter ``values``; arrays are updated in place."""
-    _, _, src = jitfn.specialize(values)
+    src = check(jitfn, values, options, debug)
+    sem_options = _semantic_options(options or {}, debug)
     memory = Memory()
     tb = TirBuilder()
     args = []
@@ -297,7 +334,7 @@ def run(jitfn, grid, values, debug=False):
     fn = interpreted_function(jitfn)
     # nested ranges, not itertools.product (which would first build a tuple of every index along each axis)
     for z, y, x in ((z, y, x) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])):
-        sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid), {"debug": bool(debug)})
+        sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid), sem_options)
         with use_semantic(sem), np.errstate(all="ignore"):
             try:
                 fn(*args)
