@@ -26,7 +26,7 @@ def values(k: Kernel, name: str, dtype: str, n: int):
     nd = numpy_dtype(dtype)
     if is_float(dtype):
         x = rng.integers(-16, 17, n) / 4.0
-        if k.data_seed % 5 == 0:  # some kernels see special values too
+        if k.float_specials:  # some kernels see special values too
             special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e4, -1e4])
             pick = rng.random(n) < 0.05
             x[pick] = rng.choice(special, int(pick.sum()))
@@ -34,7 +34,7 @@ def values(k: Kernel, name: str, dtype: str, n: int):
     info = np.iinfo(nd)
     lo, hi = (max(info.min, -50), min(info.max, 50)) if info.min < 0 else (0, min(info.max, 100))
     x = rng.integers(lo, hi + 1, n, dtype=np.int64).astype(nd)
-    if k.data_seed % 4 == 0:
+    if k.int_extremes:
         pick = rng.random(n) < 0.05
         x[pick] = rng.choice(np.array([info.min, info.max, info.max // 2 + 1], dtype=nd), int(pick.sum()))
     return x

@@ -5,7 +5,7 @@ fixed point: a value that becomes inexact in one iteration is inexact in the nex
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .dtypes import Invalid
 from .program import (C, F, R, S, Assign, Atomic, For, If, Kernel, Lit, Op, Store, Ty, Var)
@@ -29,6 +29,11 @@ class Info:
     inputs: dict = field(default_factory=dict)    # param -> dtype, in order of first use
     outputs: dict = field(default_factory=dict)   # param -> Output, in order of first write
     uses: set = field(default_factory=set)        # names read anywhere (prologue names included)
+
+
+def _join(a: Ty, b: Ty) -> Ty:
+    """``a`` (a variable's type) once it may also hold a value of type ``b`` (same dtype and shape)."""
+    return replace(a, err=max(a.err, b.err), big=a.big or b.big)
 
 
 def _int_arg(v: int) -> Ty:
@@ -115,9 +120,8 @@ class _Checker:
             need(c.dtype == "int1" and c.shape == S and not c.weak and c.err == 0, "if condition")
             outs = [self.block(b, env) for b in (s.then, s.orelse)]
             for name in env:
-                errs = [o[name].err for o in outs]
-                if max(errs) > env[name].err:
-                    env[name] = Ty(env[name].dtype, env[name].shape, max(errs))
+                for o in outs:
+                    env[name] = _join(env[name], o[name])
         elif isinstance(s, For):
             self.loop(s, env)
         else:
@@ -139,8 +143,9 @@ class _Checker:
             out = self.block(s.body, inner)
             grown = False
             for name in entry:
-                if out[name].err > entry[name].err:
-                    entry[name] = Ty(entry[name].dtype, entry[name].shape, out[name].err)
+                joined = _join(entry[name], out[name])
+                if joined != entry[name]:
+                    entry[name] = joined
                     grown = True
             if not grown:
                 break

@@ -22,11 +22,14 @@ S, R, C, F = "S", "R", "C", "F"
 @dataclass(frozen=True)
 class Ty:
     """A value's type: element type, symbolic shape, ``err`` (the relative difference allowed between backends;
-    0 means every backend must agree bit for bit) and ``weak`` (a Python literal, which adopts its partner's type)."""
+    0 means every backend must agree bit for bit), ``weak`` (a Python literal, which adopts its partner's type) and
+    ``big``: a float sum of such values may cancel to far below its terms, where a backend adding in another
+    order is off by far more than the result's own precision, so float reductions and dots refuse them."""
     dtype: str
     shape: str
     err: float = 0.0
     weak: bool = False
+    big: bool = False  # the magnitude may be far beyond the data's (products, shifts, exp, bit patterns)
 
 
 # -- expressions -------------------------------------------------------------------------------------------------
@@ -102,6 +105,16 @@ class Kernel:
     inputs: dict
     body: list
     data_seed: int = 0
+
+    @property
+    def float_specials(self) -> bool:
+        """Float inputs include infinities, NaN and +-1e4 (see ``data.values``)."""
+        return self.data_seed % 5 == 0
+
+    @property
+    def int_extremes(self) -> bool:
+        """Integer inputs include their type's extremes (see ``data.values``)."""
+        return self.data_seed % 4 == 0
 
     def copy(self) -> "Kernel":
         return copy.deepcopy(self)

@@ -12,6 +12,8 @@ type or raises :class:`Invalid`. Beyond Triton's typing, the rules keep results 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .dtypes import (EPS, FP8, INTS, Invalid, STORABLE, bits, computation_type, is_float, is_int, is_signed,
                      literal_fits, literal_type, minmax_reduce_type, sum_type)
 from .program import C, F, Lit, Op, R, S, Ty
@@ -83,7 +85,10 @@ def arith(name, nodes, tys, attrs, k):
     need(not a.weak, "literal on the left")
     ct = _binary(a, b)
     _lits_fit(nodes, ct)
-    return _elementwise(ct, tys)
+    t = _elementwise(ct, tys)
+    if name in ("add", "sub") and any(x.err > 0 and x.big for x in tys):
+        t = replace(t, err=MAX_ERR)  # exp(x) - (exp(x) - 5): the last bits of large inexact terms cancel
+    return t
 
 
 def truediv(name, nodes, tys, attrs, k):
@@ -190,7 +195,10 @@ def math(name, nodes, tys, attrs, k):
         return Ty(a.dtype, a.shape)
     if name == "sqrt":
         return Ty(a.dtype, a.shape, widen(a.err, a.dtype))
-    err = min(MAX_ERR, max(16 * a.err, 16 * EPS[a.dtype]))
+    if name in ("sin", "cos"):
+        _exact(a)  # of a large argument, a last-bit difference changes the result completely
+    amplify = 128 if name in ("exp", "exp2") else 16  # exp(x(1+e)) = exp(x)(1 + x e), and |x| < 89
+    err = min(MAX_ERR, max(amplify * a.err, 16 * EPS[a.dtype]))
     return Ty(a.dtype, a.shape, err)
 
 
@@ -266,6 +274,7 @@ def reduce(name, nodes, tys, attrs, k):
     shape = _reduced_shape(k, a.shape, attrs.get("axis"))
     if name == "sum":
         dt = sum_type(a.dtype)
+        need(not (is_float(dt) and a.big), "float sum of values that may be large")
         err = min(MAX_ERR, max(a.err, 64 * EPS[dt])) if is_float(dt) else 0.0
         return Ty(dt, shape, err)
     dt = minmax_reduce_type(a.dtype)
@@ -280,6 +289,7 @@ def cumsum(name, nodes, tys, attrs, k):
     need(axis == 0 or (k.rank == 2 and a.shape == F and axis == 1), "cumsum axis")
     need(isinstance(attrs.get("reverse", False), bool), "cumsum reverse")
     dt = sum_type(a.dtype)
+    need(not (is_float(dt) and a.big), "float cumsum of values that may be large")
     err = min(MAX_ERR, max(a.err, 64 * EPS[dt])) if is_float(dt) else 0.0
     return Ty(dt, a.shape, err)
 
@@ -290,6 +300,7 @@ def dot(name, nodes, tys, attrs, k):
     need(a.shape == F and b.shape == F and not (a.weak or b.weak), "dot operands")
     need(a.dtype == b.dtype and a.dtype in DOT_TYPES, f"dot of {a.dtype} and {b.dtype}")
     out = {"int8": "int32", "float64": "float64"}.get(a.dtype, "float32")
+    need(out == "int32" or not (a.big or b.big), "float dot of values that may be large")
     if len(tys) == 3:
         need(tys[2].dtype == out and tys[2].shape == F, "dot acc type")
     if out == "int32":
@@ -351,10 +362,24 @@ RULES.update(truediv=truediv, floordiv=floordiv_mod, mod=floordiv_mod, posdiv=po
              load=load, atomic_add=atomic_add)
 
 
+#: ops whose result may be far larger than their operands, and ops whose result is bounded whatever they get
+BIG = {"mul", "truediv", "shl", "exp", "exp2", "rsqrt", "fma", "umulhi", "bitcast", "dot"}
+SMALL = set(CMP) | {"log", "log2", "sin", "cos", "sigmoid", "erf", "full", "posdiv", "shamt"}
+
+
 def op_type(node: Op, tys, k) -> Ty:
     rule = RULES.get(node.name)
     need(rule is not None, f"unknown op {node.name}")
-    return rule(node.name, node.args, tys, node.attrs, k)
+    t = rule(node.name, node.args, tys, node.attrs, k)
+    if node.name in BIG:
+        big = True
+    elif node.name in SMALL:
+        big = False
+    elif node.name == "load":
+        big = k.float_specials if is_float(t.dtype) else k.int_extremes
+    else:
+        big = any(a.big for a in tys)
+    return replace(t, big=big)
 
 
 def literal_ty(v) -> Ty:
