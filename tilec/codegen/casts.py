@@ -45,7 +45,10 @@ def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w
         if d.name in LT.CODES:  # bf16: one rounding from the exact f64 value
             f = b.sitofp(v, LT.vec(LT.F64, w)) if s.is_signed else b.uitofp(v, LT.vec(LT.F64, w))
             return cast(b, f, T.f64, dst, rounding, w)
-        return b.sitofp(v, dty) if s.is_signed else b.uitofp(v, dty)
+        r = b.sitofp(v, dty) if s.is_signed else b.uitofp(v, dty)
+        if d == T.f16 and s.bits >= 16 and not (s.is_signed and s.bits == 16):
+            r = _f16_overflow(b, v, s, r, w)
+        return r
     if s.is_float and d.is_int:
         x = widen_to_f32(b, v, s, w) if s.bits <= 16 else v
         name = "llvm.fptosi.sat" if d.is_signed else "llvm.fptoui.sat"
@@ -78,6 +81,22 @@ def cast(b: ir.IRBuilder, v, src: T.Type, dst: T.Type, rounding: str = "rtne", w
     ity = LT.vec(ir.IntType(d.bits), w)
     stepped = b.bitcast(b.sub(b.bitcast(r, ity), LT.const(ir.IntType(d.bits), 1, w)), dty)
     return b.select(b.and_(over, finite), stepped, r)
+
+
+_F16_OVERFLOW = 65520  # the least integer that rounds to infinity in f16 (halfway between 65504 and 65536)
+
+
+def _f16_overflow(b, v, s, r, w):
+    """Integers past f16's range are infinities, explicitly. LLVM (22) folds ``fpext(uitofp x to half)`` to
+    ``uitofp x to float`` when ``x``'s known significant bits fit half's mantissa, losing the overflow to infinity
+    (``(x << 59).to(tl.float16) * 0.0`` gave 0, not NaN); with the overflow selected here, the folded path is
+    only taken for values where it is exact."""
+    ity = LT.scalar_type(s)
+    inf = LT.const(LT.F16, float("inf"), w)
+    if not s.is_signed:
+        return b.select(b.icmp_unsigned(">=", v, LT.const(ity, _F16_OVERFLOW, w)), inf, r)
+    r = b.select(b.icmp_signed(">=", v, LT.const(ity, _F16_OVERFLOW, w)), inf, r)
+    return b.select(b.icmp_signed("<=", v, LT.const(ity, -_F16_OVERFLOW, w)), LT.const(LT.F16, float("-inf"), w), r)
 
 
 def _to_f32_odd(b, v, w):

@@ -39,7 +39,10 @@ class CallGen:
                 kwargs[k.arg] = self.g.expr.visit(k.value)
         if is_kernel_function(fn):
             return self.call_jit(fn, args, kwargs, node)
-        if tl.is_builtin(fn) or fn in _PY_CALLABLE or self._is_value_method(fn) or (
+        if is_tensor(fn):  # before the membership test below, which would compare the tensor elementwise
+            raise TypeError(f"cannot call a tensor ({fn.type}): only tl functions, tensor methods and @tilec.jit "
+                            "functions can be called")
+        if tl.is_builtin(fn) or any(fn is c for c in _PY_CALLABLE) or self._is_value_method(fn) or (
                 isinstance(fn, type) and issubclass(fn, _CONSTRUCTIBLE)):
             return normalize(fn(*args, **kwargs))
         name = getattr(fn, "__qualname__", None) or type(fn).__name__

@@ -17,7 +17,7 @@ from ..language.core import constexpr, dtype, tensor, type_from_signature, use_s
 from ..language.semantic import Semantic
 from .calls import CallGen
 from .expressions import ExprGen
-from .function import KernelFunction, hashable as _hashable, is_kernel_function
+from .function import PLAIN_PARAMETERS_ONLY, KernelFunction, hashable as _hashable, is_kernel_function
 from .scope import Scope, is_tensor, normalize
 from .statements import StmtGen
 from .source import kernel_name
@@ -138,8 +138,7 @@ class FunctionGen:
     def _check_args(self, tree):
         a = tree.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
-            raise self.src.error(tree, "kernels take plain positional parameters only (no *args, **kwargs or "
-                                       "keyword-only/positional-only markers)")
+            raise self.src.error(tree, PLAIN_PARAMETERS_ONLY)
 
     def _finish(self, func: FuncOp, tree):
         ret = self.ret_value

@@ -30,6 +30,10 @@ class Param:
         return f"Param({self.name}{': constexpr' if self.is_constexpr else ''})"
 
 
+PLAIN_PARAMETERS_ONLY = ("kernels take plain positional parameters only (no *args, **kwargs or keyword-only/"
+                         "positional-only markers)")
+
+
 class KernelFunction:
     """A Python function written in the kernel language (a kernel or a helper called from kernels)."""
 
@@ -44,6 +48,7 @@ class KernelFunction:
         self.signature = inspect.signature(fn)
         dns = set(do_not_specialize or ())
         self.params = [Param(p, i, dns) for i, p in enumerate(self.signature.parameters.values())]
+        self.plain_parameters = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
         self._source = None
 
     @property

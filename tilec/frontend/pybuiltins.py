@@ -43,7 +43,13 @@ def py_print(*args, sep=" "):
     builtins.print(*args, sep=sep)
 
 
-for _f in (py_min, py_max, py_abs, py_print):
+def py_breakpoint(*args, **kwargs):
+    """``breakpoint()`` stops the interpreter on its line (Python's own); compiled code has nowhere to stop, so it
+    ignores it (a kernel with one still compiles, as the interpreter's check of each kernel requires)."""
+    return None
+
+
+for _f in (py_min, py_max, py_abs, py_print, py_breakpoint):
     _f.__tilec_builtin__ = True
 
 
@@ -51,7 +57,7 @@ def python_builtins() -> dict:
     """The table a kernel's names fall back to after its locals and globals."""
     return {
         "range": tl.range, "len": len, "float": float, "int": int, "bool": bool, "isinstance": isinstance,
-        "min": py_min, "max": py_max, "abs": py_abs, "print": py_print,
+        "min": py_min, "max": py_max, "abs": py_abs, "print": py_print, "breakpoint": py_breakpoint,
         "tuple": tuple, "list": list, "getattr": getattr, "True": True, "False": False, "None": None,
         "ValueError": ValueError, "TypeError": TypeError, "AssertionError": AssertionError,
     }

@@ -155,6 +155,10 @@ class StmtGen:
         elif isinstance(target, (ast.Tuple, ast.List)):
             if is_tensor(value):
                 raise self.g.src.error(target, "cannot unpack a tensor")
+            starred = next((t for t in target.elts if isinstance(t, ast.Starred)), None)
+            if starred is not None:  # checked first: a count mismatch would be a misleading message
+                raise self.g.src.error(starred, "unsupported assignment target: Starred (only names and tuples of "
+                                                "names can be assigned)")
             vals = list(value)
             if len(vals) != len(target.elts):
                 raise self.g.src.error(target, f"cannot unpack {len(vals)} values into {len(target.elts)} names")

@@ -34,6 +34,8 @@ def _as_uint(s, v, bits):
 
 def _umulhi(s, a, b):
     a, b = s.binary_operands(a, b)
+    if not a.dtype.is_int() or a.dtype.is_bool():
+        raise TypeError(f"umulhi needs integer operands, got {a.dtype!r}")
     return tensor(s.b.create("umulhi", [a.handle, b.handle], a.type), a.type)
 
 

@@ -136,8 +136,10 @@ class Semantic:
                             "signedness; cast one of them first")
         return self.integer_promote(a, b)
 
-    def binary_operands(self, x, y, allow_x_ptr=False, allow_y_ptr=False, arithmetic=True, div_or_mod=False):
-        """Convert Python scalars, check pointer use, cast to the common type and broadcast to one shape."""
+    def binary_operands(self, x, y, allow_x_ptr=False, allow_y_ptr=False, arithmetic=True, div_or_mod=False,
+                        what="add"):
+        """Convert Python scalars, check pointer use, cast to the common type and broadcast to one shape.
+        ``what`` names the operation in the error for a pointer paired with a float."""
         x, y = _unwrap(x), _unwrap(y)
         x_weak, y_weak = not isinstance(x, tensor), not isinstance(y, tensor)
         xt = scalar_type_of(x) if x_weak else x.dtype
@@ -147,7 +149,9 @@ class Semantic:
                 if not allow:
                     raise TypeError(f"cannot use a pointer ({t}) here")
                 if other.is_floating():
-                    raise TypeError(f"cannot add a floating-point offset ({other!r}) to a pointer")
+                    if what == "add":
+                        raise TypeError(f"cannot add a floating-point offset ({other!r}) to a pointer")
+                    raise TypeError(f"cannot {what} a pointer and a floating-point value ({other!r})")
         if arithmetic and not xt.is_ptr() and not yt.is_ptr():
             rt = self.computation_type(xt, x_weak, yt, y_weak, div_or_mod)
             for weak, v in ((x_weak, x), (y_weak, y)):
@@ -435,7 +439,7 @@ class Semantic:
         return self.compare("eq", x, 0 if not x.dtype.is_floating() else 0.0)
 
     def compare(self, pred, x, y) -> tensor:
-        x, y = self.binary_operands(x, y, True, True)
+        x, y = self.binary_operands(x, y, True, True, what="compare")
         if x.dtype != y.dtype:
             raise TypeError(f"cannot compare {x.dtype!r} with {y.dtype!r}")
         ty = x.type.with_element(tlc.int1)
@@ -494,7 +498,7 @@ class Semantic:
 
     def where(self, cond, x, y) -> tensor:
         cond = self.cast(self.to_tensor(cond), tlc.int1)
-        x, y = self.binary_operands(x, y, True, True)
+        x, y = self.binary_operands(x, y, True, True, what="select between")
         shape = self.broadcast_shapes(cond.shape, x.shape)
         cond, x, y = (self.broadcast_to(v, shape) for v in (cond, x, y))
         return tensor(self.b.create("select", [cond.handle, x.handle, y.handle], x.type), x.type)
@@ -887,6 +891,8 @@ class Semantic:
 
     def sum(self, x, axis=None, keep_dims=False, dtype=None):
         x = self.to_tensor(x)
+        if x.dtype.is_ptr():
+            raise TypeError(f"sum needs numbers, got pointers ({x.dtype})")
         dt = self._sum_dtype(x.dtype, _unwrap(dtype))
         if dt is not None:
             x = self.cast(x, dt)
@@ -936,7 +942,7 @@ class Semantic:
         if ra == 3 and a.shape[0] != b.shape[0]:
             raise ValueError(f"dot batch dimensions differ: {a.shape[0]} and {b.shape[0]}")
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-        lo = self.MIN_DOT_SIZE
+        lo = self.options.get("min_dot_size", self.MIN_DOT_SIZE)
         if m < lo or n < lo or k < lo:
             raise ValueError(f"dot needs every dimension >= {lo}, got M={m}, N={n}, K={k}")
         if a.dtype.is_fp8e4b15() or b.dtype.is_fp8e4b15():  # exact in float16

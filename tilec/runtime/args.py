@@ -15,6 +15,8 @@ from ..targets import arguments
 from ..targets.arguments import NUMPY_TO_SIG, TORCH_TO_SIG  # noqa: F401  (the tables, re-exported)
 from ..targets.arguments import numpy_element as _np_elem, torch_element as _torch_elem
 
+TOO_WIDE = "integer argument"  # the start of the error for an int no 64-bit parameter type holds
+
 _I32 = (-2**31, 2**31 - 1)
 _I64 = (-2**63, 2**63 - 1)
 
@@ -64,7 +66,7 @@ def _int_type(v: int) -> str:
         return "i64"
     if 0 <= v < 2**64:
         return "u64"
-    raise OverflowError(f"integer argument {v} does not fit in 64 bits")
+    raise OverflowError(f"{TOO_WIDE} {v} does not fit in 64 bits")
 
 
 def _describe_int(v):

@@ -26,6 +26,8 @@ from ..language import core as tlc
 from ..language.core import tensor, type_from_signature, use_semantic
 from ..language.semantic import Semantic
 from ..frontend.tir_builder import TirBuilder
+from ..passes.inline import InlineAll
+from ..passes.pointer_origins import written_params
 
 
 class Value:
@@ -205,6 +207,43 @@ class _ScalarAttributes(ast.NodeTransformer):
         return node
 
 
+_LOOP = "__tilec_loop__"
+
+
+class _RuntimeLoops(ast.NodeTransformer):
+    """``for i in range(...)`` / ``tl.range(...)`` iterate through :func:`loop_values`, so ``i`` is the int32 (or
+    int64) scalar tensor a compiled loop's induction variable is, not a Python int (which would adopt its partner's
+    type in arithmetic, and divide by zero natively). Other iterables (``tl.static_range``, tuples) are unchanged."""
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        it = node.iter
+        if isinstance(it, ast.Call):
+            node.iter = ast.copy_location(ast.Call(ast.Name(_LOOP, ast.Load()), [it.func] + it.args, it.keywords), it)
+        return node
+
+
+def loop_values(fn, *args, **kwargs):
+    """What ``for`` iterates over for ``fn(*args, **kwargs)``: a runtime range yields scalar tensors typed as
+    the compiled loop's induction variable (int64 when a bound is a 64-bit integer, else int32)."""
+    from ..language import standard
+    if fn is range:
+        fn = standard.range
+    it = fn(*args, **kwargs)
+    if not isinstance(it, standard.range):
+        return it
+    sem = tlc.current()
+    bounds = [sem.to_tensor(v) for v in (it.start, it.end, it.step)]
+    for b in bounds:
+        if b.shape or not b.dtype.is_int():
+            raise TypeError(f"range bounds must be integer scalars, got {b.type}")
+    ity = tlc.int64 if any(b.dtype.int_bitwidth == 64 for b in bounds) else tlc.int32
+    start, end, step = (sem.to_index(sem.cast(b, ity)) for b in bounds)
+    if step == 0:
+        raise ValueError("range step must not be zero")
+    return (sem.to_tensor(i, ity) for i in range(start, end, step))
+
+
 def interpreted_function(jitfn):
     """The Python function the interpreter runs for ``jitfn``: its source with Python numbers given tensor
     attributes, in its globals and (a snapshot of) its closure. Falls back to the function itself when its source
@@ -220,9 +259,9 @@ def interpreted_function(jitfn):
     try:
         fdef = copy.deepcopy(src.tree)
         fdef.decorator_list = []
-        fdef = _ScalarAttributes().visit(fdef)
+        fdef = _RuntimeLoops().visit(_ScalarAttributes().visit(fdef))
         free = fn.__code__.co_freevars
-        params = [ast.arg(n) for n in (_SCALAR_ATTR,) + free]
+        params = [ast.arg(n) for n in (_SCALAR_ATTR, _LOOP) + free]
         maker = ast.FunctionDef("__tilec_make__", ast.arguments([], params, None, [], [], None, []),
                                 [fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], [], None)
         tree = ast.fix_missing_locations(ast.Module([maker], []))
@@ -235,7 +274,7 @@ def interpreted_function(jitfn):
                 cells.append(c.cell_contents)
             except ValueError:
                 cells.append(None)
-        new = ns["__tilec_make__"](tlc.scalar_tensor_attribute, *cells)
+        new = ns["__tilec_make__"](tlc.scalar_tensor_attribute, loop_values, *cells)
         new.__defaults__ = fn.__defaults__
     except Exception:
         new = fn
@@ -243,19 +282,59 @@ def interpreted_function(jitfn):
     return new
 
 
-def run(jitfn, grid, values, debug=False):
+#: launch options that change what kernels compute (the rest tune compiled code only)
+SEMANTIC_OPTIONS = ("default_dot_input_precision",)
+
+
+def _semantic_options(options, debug) -> dict:
+    out = {k: options[k] for k in SEMANTIC_OPTIONS if options.get(k) is not None}
+    out["debug"] = bool(debug)
+    return out
+
+
+def check(jitfn, values, options=None, debug=False, launching=True):
+    """The compile-time part of a launch: specialise, check the kernel as the compiler would (once per
+    specialisation: whatever compiled code refuses — syntax, types, shapes, names — is refused here too, with the
+    same located message, before any program runs) and refuse read-only memory for the parameters it writes.
+    Only the IR is built (no optimisation, no code generation); dots of any size stay allowed, as the
+    interpreter runs them; a warmup (``launching=False``) leaves memory alone, as a compiled one does. Returns the
+    specialised source."""
+    try:
+        key, _, src = jitfn.specialize(values)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise type(e)(f"{jitfn.__name__}: {e}") from None
+    opts = _semantic_options(options or {}, debug)
+    done = jitfn.source.__dict__.setdefault("checked_variants", {})  # new source text: checked afresh
+    k = (key, tuple(sorted(opts.items())))
+    written = done.get(k)
+    if written is None:
+        module = src.make_ir(dict(opts, min_dot_size=1))
+        InlineAll().run(module)  # stores inside helpers write through the kernel's pointers too
+        written = done[k] = written_params(next(f for f in module.funcs if f.attrs.get("kernel")))
+    if launching:
+        jitfn.check_writable(written, values)
+    return src
+
+
+def run(jitfn, grid, values, debug=False, options=None):
     """Run ``jitfn`` over ``grid`` (3 ints) on bound parameter ``values``; arrays are updated in place."""
-    _, _, src = jitfn.specialize(values)
+    src = check(jitfn, values, options, debug)
+    sem_options = _semantic_options(options or {}, debug)
     memory = Memory()
     tb = TirBuilder()
     args = []
     for p, v in zip(jitfn.params, values):
         sig = src.signature.get(p.name, "constexpr")
-        args.append(src.constexprs.get(p.name, v) if sig == "constexpr" else _arg_tensor(sig, v, memory, tb))
+        if sig == "constexpr":
+            args.append(src.constexprs.get(p.name, v))
+        elif (src.attrs.get(p.name) or {}).get("equal_to_1"):
+            args.append(1)  # compiled as the constant 1, a Python int that adopts its partner's type: so here too
+        else:
+            args.append(_arg_tensor(sig, v, memory, tb))
     fn = interpreted_function(jitfn)
     # nested ranges, not itertools.product (which would first build a tuple of every index along each axis)
     for z, y, x in ((z, y, x) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])):
-        sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid), {"debug": bool(debug)})
+        sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid), sem_options)
         with use_semantic(sem), np.errstate(all="ignore"):
             try:
                 fn(*args)

@@ -19,12 +19,12 @@ import numpy as np
 
 from ..compiler import ASTSource, target_for
 from ..errors import CompilationError, for_user
-from ..frontend.function import KernelFunction
+from ..frontend.function import PLAIN_PARAMETERS_ONLY, KernelFunction
 from ..frontend.source import replace_source
 from ..language.core import constexpr, dtype, tensor
 from ..pipeline import compile_source
 from . import interpreter
-from .args import KEYERS, describer, host_value
+from .args import KEYERS, TOO_WIDE, describer, host_value
 from ..targets import arguments
 from ..targets.grid import normalize_grid
 from .specialize import describe, hashable as _hashable
@@ -52,6 +52,9 @@ class KernelLauncher:
                 except TypeError as e:
                     if e.__traceback__.tb_next is not None:  # raised inside the launch, not by binding the call
                         raise
+                except OverflowError as e:
+                    if not _too_wide(e):
+                        raise  # else the general path reports it, naming the parameter
             return fn._run(args, self.grid, False, kwargs)
         except CompilationError as e:
             raise for_user(e)
@@ -140,6 +143,8 @@ class JITFunction(KernelFunction):
 
     def _bind(self, args, kwargs):
         """Values of every parameter in order (defaults applied); clear errors naming the kernel."""
+        if not self.plain_parameters:  # *args and the like: the compiler's own located error, not a binding one
+            raise self.source.error(self.source.tree, PLAIN_PARAMETERS_ONLY)
         n = len(self.params)
         if len(args) == n and not kwargs:
             return list(args)
@@ -190,6 +195,9 @@ class JITFunction(KernelFunction):
                 except TypeError as e:
                     if e.__traceback__.tb_next is not None:
                         raise
+                except OverflowError as e:
+                    if not _too_wide(e):
+                        raise
             return self._run(args, grid, warmup, kwargs)
         except CompilationError as e:
             raise for_user(e)
@@ -207,7 +215,11 @@ class JITFunction(KernelFunction):
                 options[k] = kwargs.pop(k)
         values = self._bind(args, kwargs)
         if self.interpret:
-            return self._interpret(grid, values, (options or {}).get("debug"))
+            if warmup:  # compile-time checks only, as a compiled warmup: nothing runs
+                interpreter.check(self, values, options or {}, self.debug_enabled((options or {}).get("debug")),
+                                  launching=False)
+                return None
+            return self._interpret(grid, values, options or {})
         kernel = self._variant(values, options or {})
         if warmup:
             return kernel
@@ -229,7 +241,11 @@ class JITFunction(KernelFunction):
 
     def _check_writable(self, kernel, values):
         """A parameter the kernel stores or atomically updates through must be writable memory."""
-        written = kernel.metadata.get("written_params") or ()
+        self.check_writable(kernel.metadata.get("written_params") or (), values)
+
+    def check_writable(self, written, values):
+        """Refuse read-only memory for the runtime parameters at indices ``written`` (the interpreter checks
+        the same before running)."""
         if not written:
             return
         runtime = [values[i] for i in self._runtime_idx]
@@ -265,7 +281,7 @@ class JITFunction(KernelFunction):
                     key.append(k(v))
                     continue
                 key.append(describer(v, spec)(v)[0])
-            except (TypeError, ValueError) as e:
+            except (TypeError, ValueError, OverflowError) as e:
                 p = self.params[len(key)]
                 raise type(e)(f"{self.__name__}: parameter '{p.name}': {e}") from None
         try:
@@ -307,14 +323,13 @@ class JITFunction(KernelFunction):
         except CompilationError as e:
             raise for_user(e)
 
-    def _interpret(self, grid, values, debug=None):
+    def _interpret(self, grid, values, options):
         if callable(grid):
             grid = grid(dict(zip(self._names, values)))
         grid = normalize_grid(grid, self.__name__)
         if grid is None:
             return None
-        interpreter.run(self, grid, values,
-                        debug=self.debug_enabled(debug))
+        interpreter.run(self, grid, values, debug=self.debug_enabled(options.get("debug")), options=options)
 
     def __call__(self, *args, **kwargs):
         if interpreter.is_interpreting():  # a @jit function called from an interpreted kernel
@@ -336,6 +351,11 @@ _NP_SCALARS = frozenset({np.bool_, np.int8, np.int16, np.int32, np.int64, np.uin
 
 
 _grid3 = normalize_grid
+
+
+def _too_wide(e: OverflowError) -> bool:
+    """An int argument no parameter type holds, found by the binder's keyer before anything ran."""
+    return str(e).startswith(TOO_WIDE)
 
 
 def _key_nospec(v):

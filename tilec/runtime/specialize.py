@@ -19,7 +19,7 @@ def describe(params, values):
     for p, v in zip(params, values):
         try:
             k, t, div, eq1 = describer(v, p.specialize)(v)
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:
             raise type(e)(f"parameter '{p.name}': {e}") from None
         key.append(k)
         sig[p.name] = t

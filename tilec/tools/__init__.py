@@ -4,5 +4,7 @@
   ``tilec/passes/cli.py``; this adds ``--target``).
 - ``report.py``: ``python -m tilec.tools.report script.py``, the resources of every kernel a script compiles
   (``collect.py`` watches the compiles, ``resources.py`` reads the metadata).
+- ``fuzz/``: ``python -m tilec.tools.fuzz``, the differential fuzzer (random valid kernels run on several
+  backends, results compared, failures minimised).
 - ``targets.py``: ``--target BACKEND[:ARCH]``, read alike by both.
 """
