@@ -76,3 +76,4 @@ def _cpu(target):
 
 register_backend("cuda", _cuda, owns=lambda v: device_of(v) == "cuda")
 register_backend("cpu", _cpu, owns=lambda v: device_of(v) == "cpu")
+register_backend("hip", lambda target: __import__("tilec.targets.hip", fromlist=["make_backend"]).make_backend(target))
