@@ -3,7 +3,6 @@ process, or silently emits nothing, on several bad combinations)."""
 import numpy as np
 import pytest
 
-import tilec
 from gpu_jit_kernels import add_kernel
 from hip_helpers import compile_case, compile_jit
 from tilec.errors import BackendError

@@ -16,6 +16,7 @@ import struct
 from . import constants as C
 from .errors import ElfError
 from .hashtab import build_hash
+from .layout import place_segments
 from .reader import read_elf
 from .relocations import ABSOLUTE64, GOT_KINDS, apply, relocation_name
 from .writer import OutSection, OutSegment, align_up, pack_symbol, string_table, write_elf
@@ -124,29 +125,7 @@ class _Link:
         loads = [(C.PF_R, seg_ro), (C.PF_R | C.PF_X, seg_x), (C.PF_R | C.PF_W, seg_rw)]
         loads = [(fl, secs) for fl, secs in loads if secs]
         n_phdr = len(loads) + 1 + (1 if out_notes else 0)
-        offset = vaddr = C.EHDR_SIZE + C.PHDR_SIZE * n_phdr
-        segments = []
-        for k, (flags, secs) in enumerate(loads):
-            page = max([C.PAGE_SIZE] + [s.align for s in secs])
-            if k == 0:
-                seg_off, seg_vaddr = 0, 0  # the first segment maps the headers too
-            else:
-                offset = align_up(offset, secs[0].align)
-                vaddr = align_up(vaddr, page) + offset % page
-                seg_off, seg_vaddr = offset, vaddr
-            for s in secs:
-                if s.type == C.SHT_NOBITS:
-                    vaddr = align_up(vaddr, s.align)
-                    s.addr, s.offset = vaddr, offset
-                    vaddr += s.mem_size
-                    continue
-                pad = align_up(vaddr, s.align) - vaddr
-                offset, vaddr = offset + pad, vaddr + pad
-                s.addr, s.offset = vaddr, offset
-                offset += s.file_size
-                vaddr += s.file_size
-            filesz = max((s.offset + s.file_size for s in secs if s.type != C.SHT_NOBITS), default=seg_off) - seg_off
-            segments.append(OutSegment(C.PT_LOAD, flags, seg_off, seg_vaddr, filesz, vaddr - seg_vaddr, page))
+        segments, offset = place_segments(loads, C.EHDR_SIZE + C.PHDR_SIZE * n_phdr)
         segments.append(OutSegment(C.PT_DYNAMIC, C.PF_R | C.PF_W, dynamic.offset, dynamic.addr, dynamic.file_size,
                                    dynamic.mem_size, 8))
         if out_notes:
