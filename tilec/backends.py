@@ -69,6 +69,11 @@ def _cuda(target):
     return CUDABackend(target)
 
 
+def _hip(target):
+    from .targets.hip import make_backend  # loaded on first use: AMDGPU lowering, the ELF linker
+    return make_backend(target)
+
+
 def _cpu(target):
     from .targets.cpu.backend import CPUBackend  # loaded on first use: llvmlite
     return CPUBackend(target)
@@ -76,3 +81,4 @@ def _cpu(target):
 
 register_backend("cuda", _cuda, owns=lambda v: device_of(v) == "cuda")
 register_backend("cpu", _cpu, owns=lambda v: device_of(v) == "cpu")
+register_backend("hip", _hip)  # chosen by name only: cross-compiling needs no device

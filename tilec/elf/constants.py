@@ -1,0 +1,53 @@
+"""ELF64 numbers used by the reader, linker and writer (from the System V gABI and LLVM's AMDGPU ELF
+definitions), named as in ``<elf.h>``."""
+from __future__ import annotations
+
+ELFMAG = b"\x7fELF"
+ELFCLASS64, ELFDATA2LSB, EV_CURRENT = 2, 1, 1
+ET_REL, ET_EXEC, ET_DYN = 1, 2, 3
+EM_AMDGPU = 224
+ELFOSABI_AMDGPU_HSA = 64
+
+EHDR_SIZE, PHDR_SIZE, SHDR_SIZE, SYM_SIZE, RELA_SIZE, DYN_SIZE = 64, 56, 64, 24, 24, 16
+
+# section types and flags
+SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_HASH, SHT_DYNAMIC, SHT_NOTE, SHT_NOBITS, SHT_REL, \
+    SHT_DYNSYM = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11
+SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR, SHF_INFO_LINK = 0x1, 0x2, 0x4, 0x40
+
+# special section indexes
+SHN_UNDEF, SHN_ABS, SHN_COMMON, SHN_XINDEX = 0, 0xFFF1, 0xFFF2, 0xFFFF
+
+# symbols
+STB_LOCAL, STB_GLOBAL, STB_WEAK = 0, 1, 2
+STT_NOTYPE, STT_OBJECT, STT_FUNC, STT_SECTION, STT_FILE = 0, 1, 2, 3, 4
+STV_DEFAULT, STV_INTERNAL, STV_HIDDEN, STV_PROTECTED = 0, 1, 2, 3
+
+# program headers
+PT_LOAD, PT_DYNAMIC, PT_NOTE = 1, 2, 4
+PF_X, PF_W, PF_R = 1, 2, 4
+
+# dynamic tags
+DT_NULL, DT_HASH, DT_STRTAB, DT_SYMTAB, DT_RELA, DT_RELASZ, DT_RELAENT, DT_STRSZ, DT_SYMENT, DT_SONAME = \
+    0, 4, 5, 6, 7, 8, 9, 10, 11, 14
+
+# AMDGPU relocation types (llvm/BinaryFormat/ELFRelocs/AMDGPU.def)
+R_AMDGPU_NONE = 0
+R_AMDGPU_ABS32_LO = 1
+R_AMDGPU_ABS32_HI = 2
+R_AMDGPU_ABS64 = 3
+R_AMDGPU_REL32 = 4
+R_AMDGPU_REL64 = 5
+R_AMDGPU_ABS32 = 6
+R_AMDGPU_GOTPCREL = 7
+R_AMDGPU_GOTPCREL32_LO = 8
+R_AMDGPU_GOTPCREL32_HI = 9
+R_AMDGPU_REL32_LO = 10
+R_AMDGPU_REL32_HI = 11
+R_AMDGPU_RELATIVE64 = 13
+R_AMDGPU_REL16 = 14
+RELOCATION_NAMES = {v: k for k, v in globals().items() if k.startswith("R_AMDGPU_")}
+
+NT_AMDGPU_METADATA = 32
+#: segment alignment of AMDGPU code objects (the loader maps pages of this size)
+PAGE_SIZE = 0x1000

@@ -1,0 +1,122 @@
+"""The AMD backend: options, the stages after the tir passes, and loading for launch.
+
+Stages (each ``fn(artifact, metadata)``): ``gir`` (the module after the GPU passes), ``llir`` (AMDGPU LLVM IR
+text), ``amdgcn`` (assembly, headed by the resource counts) and ``hsaco`` (the linked code object, bytes). None
+needs ROCm. The GPU passes run accelerate-dot with architecture 0: dots stay on the FMA path until matrix cores
+(MFMA, WMMA) have their own layouts, and the matrix-core intrinsics, which abort LLVM on a target without them,
+are never emitted.
+"""
+from __future__ import annotations
+
+from ...elf import amdgpu_metadata, link_shared, read_elf
+from ...errors import BackendError
+from ...gpu.lowering import lower_module_text
+from ...gpu.passes.verify_gir import verify_gir
+from ...gpu.pipeline import gpu_passes
+from . import codegen, loader, resources
+from .arch import parse_arch
+from .target import HipTarget
+
+#: the architecture accelerate-dot is given: below every matrix-unit generation
+NO_MATRIX_UNITS = 0
+MAX_THREADS = 1024
+
+
+def param_kind(t) -> str:
+    if t.is_tile:
+        raise BackendError(f"kernel parameters cannot be tiles ({t})")
+    return "ptr" if t.is_ptr else t.element.name
+
+
+class HIPBackend:
+    name = "hip"
+
+    def __init__(self, target):
+        self.target = target
+        self.arch = parse_arch(target.arch if target.arch is not None else "gfx942", target.warp_size)
+        self.warp_size = self.arch.warp_size
+
+    # -- options -----------------------------------------------------------------------------------------
+    def parse_options(self, options: dict) -> dict:
+        opts = {"num_warps": 4, "num_stages": 2, "debug": False}
+        # Triton launch options (AMD's included) that the frontend consumes or that have no effect here
+        passthrough = {"num_ctas", "maxnreg", "enable_fp_fusion", "default_dot_input_precision",
+                       "launch_cooperative_grid", "arch", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
+                       "instruction_sched_variant"}
+        unknown = set(options) - set(opts) - passthrough
+        if unknown:
+            raise BackendError(f"unknown HIP option(s): {', '.join(sorted(unknown))}")
+        opts.update({k: v for k, v in options.items() if k in opts})
+        opts.update({k: v for k, v in options.items() if k in passthrough and k != "arch"})
+        nw = opts["num_warps"]
+        if not isinstance(nw, int) or nw < 1 or nw & (nw - 1) or nw * self.warp_size > MAX_THREADS:
+            raise BackendError(f"num_warps must be a power of two with num_warps * {self.warp_size} <= "
+                               f"{MAX_THREADS} on {self.arch.name}, got {nw!r}")
+        if not isinstance(opts["num_stages"], int) or opts["num_stages"] < 1:
+            raise BackendError(f"num_stages must be a positive int, got {opts['num_stages']!r}")
+        opts["debug"] = bool(opts["debug"])
+        opts["arch"] = self.arch.name if not self.arch.features else f"{self.arch.name}:{self.arch.features}"
+        return opts
+
+    # -- passes and stages ---------------------------------------------------------------------------------
+    def passes(self, options: dict):
+        return gpu_passes(options["num_warps"], self.warp_size, NO_MATRIX_UNITS, options["num_stages"])
+
+    verifier = staticmethod(verify_gir)
+
+    def stages(self, options: dict):
+        state = {}  # this compile's LLVM IR: the object is emitted from it, not from the assembly
+
+        def llir(m, md):
+            state["llir"] = self.make_llir(m, md, options)
+            return state["llir"]
+        return [("gir", lambda m, md: self.make_gir(m, md, options)),
+                ("llir", llir),
+                ("amdgcn", lambda s, md: self.make_amdgcn(s, md, options)),
+                ("hsaco", lambda s, md: self.make_hsaco(state["llir"], md, options))]
+
+    def make_gir(self, module, metadata, options):
+        kernel = next((f for f in module.funcs if f.attrs.get("kernel")), None)
+        metadata["shared"] = int(kernel.attrs.get("shared", 0)) if kernel is not None else 0
+        metadata["num_warps"] = options["num_warps"]
+        metadata["warp_size"] = self.warp_size
+        metadata["arch"] = self.arch.name
+        if kernel is not None:
+            metadata["param_kinds"] = [param_kind(t) for t in kernel.function_type.inputs]
+        return module
+
+    def make_llir(self, module, metadata, options):
+        return lower_module_text(module, options, HipTarget(self.arch))
+
+    def make_amdgcn(self, llir, metadata, options):
+        text = codegen.llir_to_amdgcn(llir, self.arch)
+        res = resources.from_assembly(text)
+        return resources.comment_block(metadata.get("name", "kernel"), res, self.arch) + text
+
+    def make_hsaco(self, llir, metadata, options):
+        obj = codegen.llir_to_object(llir, self.arch)
+        so = link_shared(obj)
+        kernels = amdgpu_metadata(read_elf(so)).get("amdhsa.kernels", [])
+        name = metadata.get("name")
+        entry = next((k for k in kernels if k.get(".name") == name), None)
+        if entry is None:
+            raise BackendError(f"the AMDGPU code object has no kernel {name!r} "
+                               f"(found: {[k.get('.name') for k in kernels]})")
+        res = resources.from_metadata(entry)
+        metadata.update(res)
+        metadata["num_regs"] = res.get("num_vgprs", 0)
+        metadata["spill_stores"] = res.get("vgpr_spills", 0) + res.get("sgpr_spills", 0)
+        metadata["occupancy"] = resources.occupancy(self.arch, res.get("num_vgprs", 0), res.get("num_agprs", 0))
+        return so
+
+    # -- launch ------------------------------------------------------------------------------------------
+    def load(self, asm: dict, metadata: dict):
+        return loader.load(asm, metadata)
+
+    @staticmethod
+    def convert_arg(value):
+        return value
+
+    @staticmethod
+    def arg_kind(value):
+        return None

@@ -1,0 +1,61 @@
+"""LLVM IR text -> AMDGPU assembly and relocatable objects through llvmlite's AMDGPU target.
+
+Code generation mutates the module it runs on, and emitting assembly then an object from the same module aborts
+the process inside LLVM; so every emission starts from its own parse of the IR text.
+"""
+from __future__ import annotations
+
+from ...errors import BackendError
+from .arch import Arch
+
+TRIPLE = "amdgcn-amd-amdhsa"
+_initialised = False
+
+
+def _init():
+    global _initialised
+    if not _initialised:
+        import llvmlite.binding as llvm
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _initialised = True
+
+
+def target_machine(arch: Arch, opt: int = 3):
+    import llvmlite.binding as llvm
+    _init()
+    t = llvm.Target.from_triple(TRIPLE)
+    return t.create_target_machine(cpu=arch.name, features=arch.features, opt=opt)
+
+
+def _optimised(llir: str, arch: Arch, opt: int):
+    """A fresh module parsed from ``llir``, verified and optimised, and its target machine."""
+    import llvmlite.binding as llvm
+    _init()
+    try:
+        mod = llvm.parse_assembly(llir)
+        mod.verify()
+    except RuntimeError as e:
+        raise BackendError(f"LLVM rejected the generated IR (a tilec bug): {e}") from None
+    tm = target_machine(arch, opt)
+    if opt:
+        pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=opt))
+        pb.getModulePassManager().run(mod, pb)
+    return mod, tm
+
+
+def llir_to_amdgcn(llir: str, arch: Arch, opt: int = 3) -> str:
+    mod, tm = _optimised(llir, arch, opt)
+    try:
+        return tm.emit_assembly(mod)
+    except RuntimeError as e:
+        raise BackendError(f"AMDGPU code generation failed: {e}") from None
+
+
+def llir_to_object(llir: str, arch: Arch, opt: int = 3) -> bytes:
+    """The relocatable ELF object (ET_REL) of ``llir``; link it with :func:`tilec.elf.link_shared`."""
+    mod, tm = _optimised(llir, arch, opt)
+    try:
+        return tm.emit_object(mod)
+    except RuntimeError as e:
+        raise BackendError(f"AMDGPU code generation failed: {e}") from None
