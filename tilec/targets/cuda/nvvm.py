@@ -21,6 +21,14 @@ def barrier(b):
     intrinsic(b, "llvm.nvvm.barrier0", VOID, [])
 
 
+def warp_uniform(b, v):
+    """``v`` (an i32 every lane of the warp holds alike, such as the warp index) read from lane 0 with
+    ``shfl.sync.idx``: ptxas then knows it is warp-uniform and keeps what is computed from it (wgmma
+    descriptors) in uniform registers instead of moving it over with an ``R2UR`` before each use."""
+    return intrinsic(b, "llvm.nvvm.shfl.sync.idx.i32", I32, [ir.Constant(I32, 0xFFFFFFFF), v, ir.Constant(I32, 0),
+                                                             ir.Constant(I32, 0x1F)])
+
+
 def shfl_xor(b, v, lane_mask: int):
     """Value of ``v`` in the lane whose index differs in ``lane_mask``, for any scalar type."""
     t = v.type
@@ -164,4 +172,4 @@ def _scalar_store(b, ptr, value, pred):
         b.store(value, ptr)
 
 
-__all__ = ["sreg", "barrier", "shfl_xor", "vector_load", "vector_store", "intrinsic"]
+__all__ = ["sreg", "barrier", "warp_uniform", "shfl_xor", "vector_load", "vector_store", "intrinsic"]

@@ -23,6 +23,7 @@ from ...gpu.lowering.values import ll_of
 from ...ir import ops as O
 from ...ir.core import OpResult
 from ...ir.types import SharedBufferType
+from . import nvvm
 
 F32 = ir.FloatType()
 _SWIZZLE = {128: 1, 64: 2, 32: 3}
@@ -104,7 +105,8 @@ def lower_warp_group_dot(L, op):
     per_pass = 16 * nw
     kind = "bf16" if op.b.type.element.name == "bf16" else "f16"
     n_inst = N if N <= 256 else 256
-    wg_row = b.mul(b.lshr(L.warp, _c(2)), _c(64))  # this warpgroup's first row in each pass
+    # this warpgroup's first row in each pass, from a warp index ptxas can see is uniform
+    wg_row = b.mul(b.lshr(nvvm.warp_uniform(b, L.warp), _c(2)), _c(64))
     B = Operand(L, op.b, 0)
     a_regs = None
     if isinstance(at, SharedBufferType):
