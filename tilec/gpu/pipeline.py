@@ -1,7 +1,8 @@
 """The GPU pass list every GPU backend runs after the tir pipeline (one PassManager runs both, see
 ``tilec/pipeline.py``), and ``run_gpu_passes`` for tools and tests that start from tir.
 
-- ``inline-all`` first: the GPU lowering has no calls.
+- ``inline-all`` first: the GPU lowering has no calls; ``expand-descriptors`` then turns the tensor-descriptor
+  loads the target cannot move whole into masked pointer loads.
 - ``convert-to-gir`` gives every tile a blocked layout; ``coalesce`` picks layouts that make global accesses
   contiguous per thread; ``accelerate-dot`` moves dots to the target's matrix-unit layouts; then
   ``remove-layout-conversions`` cleans up the conversions those choices left.
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 from ..passes.inline import InlineAll
+from ..passes.expand_descriptors import ExpandDescriptors
 from ..passes.manager import PassManager
 from .passes.accelerate_dot import AccelerateDot
 from .passes.allocate_shared import AllocateShared
@@ -22,14 +24,15 @@ from .passes.warpgroup_dot import WarpGroupDot
 from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.verify_gir import verify_gir
 
-GPU_PASSES = ("inline-all", "convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions",
+GPU_PASSES = ("inline-all", "expand-descriptors", "convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions",
               "software-pipeline", "warpgroup-dot", "allocate-shared", "insert-barriers")
 
 
-def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3):
+def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3, keep_descriptor=None):
     """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
-    generation accelerate-dot targets."""
-    return [InlineAll(), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size),
+    generation accelerate-dot targets; ``keep_descriptor`` says which ``descriptor_load`` ops the target moves
+    whole (the others are expanded)."""
+    return [InlineAll(), ExpandDescriptors(keep_descriptor), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size),
             AccelerateDot(arch, num_warps), RemoveLayoutConversions(), SoftwarePipeline(num_stages), WarpGroupDot(),
             AllocateShared(),
             InsertBarriers()]

@@ -175,6 +175,31 @@ def _load(ip, op, args):
     return [out.reshape(ptr.shape)]
 
 
+@register_impl("descriptor_load")
+def _descriptor_load(ip, op, args):
+    """The block's addresses and bounds from its coordinates; out-of-bounds elements are the padding value."""
+    mem = ip.need_memory(op)
+    block = op.attrs["block_shape"]
+    n = len(block)
+    base = np.uint64(np.asarray(args[0]))
+    shape, strides, offsets = ([int(np.asarray(a)) for a in args[1 + k * n:1 + (k + 1) * n]] for k in range(3))
+    t = op.results[0].type
+    size = 8 if isinstance(t.element, PointerType) else t.element.bytes
+    idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + o for b, o in zip(block, offsets)], indexing="ij")
+    ok = np.ones(tuple(block), dtype=bool)
+    lin = np.zeros(tuple(block), dtype=np.int64)
+    for i, d in enumerate(idx):
+        ok &= (d >= 0) & (d < shape[i])
+        lin += d * strides[i]
+    ptr = base + (lin * size).view(np.uint64)
+    nan = op.attrs["padding"] == "nan" and t.is_float
+    out = np.full(ptr.size, np.nan if nan else 0, dtype=storage(t))
+    mask = ok.reshape(-1)
+    if mask.any():
+        out[mask] = mem.read(ptr.reshape(-1)[mask], t, _where(op))
+    return [out.reshape(tuple(block))]
+
+
 @register_impl("store")
 def _store(ip, op, args):
     mem = ip.need_memory(op)

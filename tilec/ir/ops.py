@@ -8,7 +8,7 @@ so passes and lowerings never re-derive broadcasting. Element types of scalar/ti
 from __future__ import annotations
 
 from .core import IRError, Operation, Region, Block
-from .types import FunctionType, PointerType, ScalarType, TileType, Type, i1, i32
+from .types import FunctionType, PointerType, ScalarType, TileType, Type, i1, i32, i64
 
 PURE = frozenset({"pure"})
 
@@ -354,6 +354,50 @@ class LoadOp(Operation):
             _check(self.mask.type == p.with_element(i1), self, "mask must be i1 of the pointer's shape")
         if self.other is not None:
             _check(self.other.type == self.result.type, self, "other must match the result type")
+
+
+class DescriptorLoadOp(Operation):
+    """One ``block_shape`` block of the tensor that ``base``, ``shape`` and ``strides`` describe
+    (``tl.make_tensor_descriptor``), read at ``offsets``; elements outside ``[0, shape)`` in any dimension read
+    ``padding`` (zero or NaN) and touch no memory. Operands: ``base``, then ``shape`` (i64), ``strides`` (i64,
+    in elements) and ``offsets`` (i32), one each per dimension. A target with a tensor copy engine moves the
+    block whole (TMA); ``expand-descriptors`` turns the others into the masked pointer load it means."""
+    name = "descriptor_load"
+    operand_names = ("base", "*dims")
+    attr_types = {"block_shape": tuple, "padding": str}
+    attr_defaults = {"padding": "zero"}
+    traits = frozenset({"reads"})
+
+    @property
+    def rank(self) -> int:
+        return len(self.attrs["block_shape"])
+
+    @property
+    def shape(self):
+        return self.operands[1:1 + self.rank]
+
+    @property
+    def strides(self):
+        return self.operands[1 + self.rank:1 + 2 * self.rank]
+
+    @property
+    def offsets(self):
+        return self.operands[1 + 2 * self.rank:]
+
+    @classmethod
+    def infer_result_types(cls, operands, attrs):
+        return [TileType(attrs["block_shape"], operands[0].type.pointee)]
+
+    def verify_(self):
+        b, n = self.base.type, self.rank
+        _check(isinstance(b, PointerType), self, f"needs a scalar pointer base, got {b}")
+        _check(len(self.operands) == 1 + 3 * n, self, f"needs base + {3 * n} shape/stride/offset operands")
+        _check(all(v.type == i64 for v in self.shape + self.strides), self, "shape and strides must be i64")
+        _check(all(v.type == i32 for v in self.offsets), self, "offsets must be i32")
+        _check(self.attrs["padding"] in ("zero", "nan"), self, "padding must be 'zero' or 'nan'")
+        r = self.result.type
+        _check(r.is_tile and tuple(r.shape) == tuple(self.attrs["block_shape"]) and r.element == b.pointee, self,
+               f"result must be a {list(self.attrs['block_shape'])} tile of {b.pointee}")
 
 
 class StoreOp(Operation):

@@ -1,10 +1,11 @@
 """Tensor descriptors (``tl.make_tensor_descriptor``): a global tensor's base, shape and strides plus a block
 shape; ``desc.load(offsets)`` / ``desc.store(offsets, value)`` move one block.
 
-On NVIDIA hardware these map to TMA. Their meaning is a bounds-checked block access, so tilec expands them in
-the semantic layer into the same pointer tile and mask as a block pointer with every dimension checked:
-out-of-bounds elements load as the padding value (zero, or NaN with ``padding_option="nan"``) and are not
-stored. Every backend gets them for free; a backend with TMA can pattern-match the expansion later.
+Their meaning is a bounds-checked block access: out-of-bounds elements load as the padding value (zero, or NaN
+with ``padding_option="nan"``) and are not stored. A load stays one ``descriptor_load`` op in tir, so a target
+with a tensor copy engine (TMA on sm_90) can move the block whole; ``expand-descriptors`` turns it into the same
+pointer tile and mask as a block pointer with every dimension checked for the others. Stores are expanded here
+into that masked pointer store.
 """
 from __future__ import annotations
 
@@ -44,8 +45,11 @@ class tensor_descriptor:
     @builtin
     def load(self, offsets):
         s = current()
-        checks = tuple(range(len(self.block_shape)))
-        return s.load(self._block_ptr(offsets), boundary_check=checks, padding_option=self.padding)
+        offsets = [_unwrap(o) for o in _unwrap(offsets)]
+        if len(offsets) != len(self.block_shape):
+            raise ValueError(f"a {len(self.block_shape)}-d tensor descriptor needs {len(self.block_shape)} offsets, "
+                             f"got {len(offsets)}")
+        return s.descriptor_load(self.base, self.shape, self.strides, offsets, self.block_shape, self.padding)
 
     @builtin
     def store(self, offsets, value):

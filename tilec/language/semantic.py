@@ -637,6 +637,26 @@ class Semantic:
         shape = tuple(bp.block_shape)
         return self.broadcast_to(ptr, shape), None if mask is None else self.broadcast_to(mask, shape)
 
+    def descriptor_load(self, base, shape, strides, offsets, block_shape, padding) -> tensor:
+        """A tensor descriptor's block at ``offsets``, as one ``descriptor_load`` op (see ``expand-descriptors``)."""
+        offsets = [self.cast(self.to_tensor(_unwrap(o)), tlc.int32) for o in offsets]
+        for o in offsets:
+            if o.shape:
+                raise ValueError(f"tensor descriptor offsets must be scalars, got a tensor of shape {list(o.shape)}")
+        elt = base.dtype.element_ty
+        if elt.is_bool():  # bools live in memory as bytes: the pointer load knows how
+            return self.expand_descriptor_load(base, shape, strides, offsets, block_shape, padding)
+        ty = block_type(elt, list(block_shape))
+        operands = [base.handle] + [v.handle for v in (*shape, *strides, *offsets)]
+        return tensor(self.b.create("descriptor_load", operands, ty, block_shape=tuple(block_shape),
+                                    padding=padding), ty)
+
+    def expand_descriptor_load(self, base, shape, strides, offsets, block_shape, padding) -> tensor:
+        """What ``descriptor_load`` means: a block-pointer load with every dimension bounds-checked."""
+        n = len(block_shape)
+        bp = self.make_block_ptr(base, shape, strides, offsets, block_shape, tuple(reversed(range(n))))
+        return self.load(bp, boundary_check=tuple(range(n)), padding_option=padding)
+
     def load(self, ptr, mask=None, other=None, cache_modifier="", eviction_policy="", volatile=False,
              boundary_check=(), padding_option="") -> tensor:
         cache, evict, volatile = _unwrap(cache_modifier) or "", _unwrap(eviction_policy) or "", _unwrap(volatile)

@@ -57,7 +57,7 @@ class Pass:
 
 def _load_builtin_passes():
     # Importing the pass modules registers them; done lazily so manager.py has no import cycle with them.
-    from . import canonicalize, cse, dce, inline, licm  # noqa: F401
+    from . import canonicalize, cse, dce, expand_descriptors, inline, licm  # noqa: F401
 
 
 # Packages whose modules register further passes when imported (found by name on demand).

@@ -34,8 +34,9 @@ class CPUBackend:
         return value
 
     def passes(self, options):
-        """No passes of its own: the CPU lowering works on tir as the tir pipeline leaves it."""
-        return []
+        """Only ``expand-descriptors``: otherwise the CPU lowering works on tir as the tir pipeline leaves it."""
+        from ...passes.expand_descriptors import ExpandDescriptors
+        return [ExpandDescriptors()]
 
     def stages(self, options):
         level = int(options.get("opt_level", 3))
