@@ -4,7 +4,8 @@
     (benchmarks/gpu_matmul.py and benchmarks/gpu_attention.py run one family each)
 
 Kernels (one source, gpu_tc_kernels.py, compiled by Triton and by tilec through tilec.compat): the tutorial
-matmul fp16 -> fp32 accumulate with grouped order, 128x128x64 tiles, 8 warps, 3 stages, at 4096^3 and 8192^3;
+matmul fp16 -> fp32 accumulate with grouped order, 128x128x64 tiles, 8 warps, 3 stages, at 4096^3 and 8192^3,
+with pointers and with in-kernel tensor descriptors (the tensor copy engine on sm_90);
 flash-attention forward fp16, B4 H32 S4096, D64 (BM128 BN64, 4 warps) and D128 (BM128 BN64, 8 warps), causal and
 not (torch: scaled_dot_product_attention). ``--sm80`` compiles tilec for the Ampere path (TILEC_CUDA_ARCH=80).
 Times are medians of triton.testing.do_bench; every result is checked against torch before it is timed.
@@ -41,6 +42,19 @@ def matmul_runner(K, a, b, c):
     return lambda: K.matmul_kernel[grid](a, b, c, M, N, Kd, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                          c.stride(0), c.stride(1), BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
                                          num_warps=8, num_stages=3)
+
+
+def desc_matmul_runner(K, a, b, c):
+    M, Kd = a.shape
+    N = b.shape[1]
+    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 128),)
+    return lambda: K.desc_matmul_kernel[grid](a, b, c, M, N, Kd, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
+                                              num_warps=8, num_stages=3)
+
+
+def _scratch(size, alignment, stream):
+    """Launch-time scratch for in-kernel tensor descriptors (both compilers ask for it)."""
+    return torch.empty(size, dtype=torch.int8, device="cuda")
 
 
 def attn_runner(K, q, k, v, o, causal):
@@ -80,6 +94,9 @@ def main(argv=None):
     dev = "cuda"
     g = torch.Generator(device=dev).manual_seed(0)
     Ktl, Ktr = load_kernels(True), load_kernels(False)
+    triton.set_allocator(_scratch)
+    import tilec
+    tilec.set_allocator(_scratch)
     rows = []
 
     sizes = (2048,) if a.quick else (4096, 8192)
@@ -90,8 +107,10 @@ def main(argv=None):
         flops = 2 * n ** 3
         c = torch.empty_like(ref)
         t = time_both((Ktl, Ktr), lambda K: matmul_runner(K, x, y, c), ref, c, 1e-1, 2e-2)
-        rows.append([f"matmul fp16 {n}^3", flops / t[0] / 1e12, t[1], flops / t[2] / 1e12, t[3],
-                     flops / bench(lambda: torch.matmul(x, y)) / 1e12])
+        torch_tf = flops / bench(lambda: torch.matmul(x, y)) / 1e12
+        rows.append([f"matmul fp16 {n}^3", flops / t[0] / 1e12, t[1], flops / t[2] / 1e12, t[3], torch_tf])
+        t = time_both((Ktl, Ktr), lambda K: desc_matmul_runner(K, x, y, c), ref, c, 1e-1, 2e-2)
+        rows.append([f"  descriptors {n}^3", flops / t[0] / 1e12, t[1], flops / t[2] / 1e12, t[3], torch_tf])
 
     B, H, S = (1, 8, 1024) if a.quick else (4, 32, 4096)
     for D in (64, 128) if a.only != "matmul" else ():

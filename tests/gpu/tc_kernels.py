@@ -105,3 +105,56 @@ def int8_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, strid
                     mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0)
         acc += tl.dot(a, b)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilec.jit
+def desc_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """The matmul through in-kernel tensor descriptors (Triton 3.6's tutorial style): on sm_90 both operands
+    arrive by the tensor copy engine; out-of-bounds rows and columns load as zeros."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [stride_am, 1], [BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [stride_bk, 1], [BLOCK_K, BLOCK_N])
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+        b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+        acc = tl.dot(a, b, acc)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    tl.store(c_ptr + offs_m * stride_cm + offs_n, acc, mask=(offs_m < M) & (offs_n < N))
+
+
+@tilec.jit
+def desc_attn_kernel(Q, K, V, Out, sm_scale, Z_H, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                     BLOCK_N: tl.constexpr):
+    """Attention forward with K and V through descriptors over the flattened [Z*H*N_CTX, D] tensors: V goes
+    by the copy engine; K, read transposed, takes the pointer path (the expansion the descriptor means)."""
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    y0 = off_hz * N_CTX
+    q_desc = tl.make_tensor_descriptor(Q, [Z_H * N_CTX, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])
+    k_desc = tl.make_tensor_descriptor(K, [Z_H * N_CTX, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
+    v_desc = tl.make_tensor_descriptor(V, [Z_H * N_CTX, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
+    q = q_desc.load([y0 + start_m * BLOCK_M, 0])
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    offs_n0 = tl.arange(0, BLOCK_N)
+    for start_n in range(0, N_CTX, BLOCK_N):
+        k = k_desc.load([y0 + start_n, 0])
+        qk = tl.dot(q, tl.trans(k))
+        qk = tl.where((start_n + offs_n0)[None, :] < N_CTX, qk * qk_scale, -1.0e6)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = v_desc.load([y0 + start_n, 0])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    o_ptrs = Out + (y0 + offs_m)[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
+    tl.store(o_ptrs, acc.to(tl.float16), mask=offs_m[:, None] < N_CTX)

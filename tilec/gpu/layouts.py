@@ -459,6 +459,20 @@ def shared_for_operand(shape, order, elem_bytes: int) -> SharedLayout:
     return SharedLayout(vec, per_phase, max_phase, tuple(order), cols)
 
 
+def swizzle_bytes(layout, tile_shape, eb: int) -> int:
+    """The standard swizzle span (bytes: 0, 32, 64 or 128; what tensor copy engines and matrix descriptors
+    name) that places a tile of ``tile_shape`` as ``layout`` does (a ``shared_for_operand`` layout: 16-byte units
+    XOR-ed with the row within the span), or None when none does."""
+    w = layout.block_cols(tile_shape)
+    row = w * eb
+    if layout.max_phase == 1:
+        return 0 if layout.vec * eb >= 16 or row <= 16 else None
+    expected = {32: (2, 4), 64: (4, 2), 128: (8, 1)}.get(row)
+    if expected is None or layout.vec * eb != 16 or (layout.max_phase, layout.per_phase) != expected:
+        return None
+    return row
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # defaults
 # ---------------------------------------------------------------------------------------------------------------

@@ -110,6 +110,27 @@ class GpuTarget(ABC):
         hand the values over); ``values`` (their results) come back usable."""
         return values
 
+    # -- tensor copy engine (optional: only targets whose ``keeps_descriptor`` says yes get these ops) ------
+    def keeps_descriptor(self, op, options) -> bool:
+        """Whether this target moves tir ``descriptor_load`` ``op`` whole with a tensor copy engine (the
+        software pipeliner then stages it with ``tma_copy``); the others are expanded into pointer loads."""
+        return False
+
+    def tensormap_create(self, lowering, op, addr) -> None:
+        """Write ``op``'s descriptor (a ``tensormap_create``) at global address ``addr`` (i64) so that this
+        thread's later copies through it see it."""
+        raise BackendError(f"the {self.name} backend has no tensor copy engine")
+
+    def tma_copy(self, lowering, op, dst, bar, desc, pred, coords) -> None:
+        """Issue ``op``'s copies (``tma_copy``) into shared byte offset ``dst`` (i32) announced to the barrier
+        at shared byte offset ``bar``, from descriptor address ``desc`` at ``coords`` (i32, outermost first)."""
+        raise BackendError(f"the {self.name} backend has no tensor copy engine")
+
+    def mbarrier(self, lowering, kind: str, bar, count_or_phase=None) -> None:
+        """``kind`` "init" (expecting ``count_or_phase`` arrivals), "wait" (for parity ``count_or_phase``, an
+        i32 value) or "inval" on the shared-memory barrier at byte offset ``bar`` (i32)."""
+        raise BackendError(f"the {self.name} backend has no shared-memory barriers")
+
     # -- vendor units and libraries ---------------------------------------------------------------------------
     #: math library: an object with ``unary(b, name, x)``, ``pow_(b, x, y)`` and ``atan2(b, y, x)`` over f16/f32/
     #: f64 registers (``name`` as in ``tilec.ir.ops.UNARY_OPS``); raises BackendError for what it lacks

@@ -388,6 +388,36 @@ class DescriptorLoadOp(Operation):
     def infer_result_types(cls, operands, attrs):
         return [TileType(attrs["block_shape"], operands[0].type.pointee)]
 
+    def decompose(self, b):
+        """Build, at builder ``b`` (placed before this op), the masked pointer load this op means; returns
+        its result. Element ``(i, j, ...)`` reads ``base + sum((offset_d + i_d) * stride_d)`` where every
+        ``0 <= offset_d + i_d < shape_d``, else the padding."""
+        shape = tuple(self.attrs["block_shape"])
+        n = len(shape)
+        pt = self.base.type
+        ptr = b.op(SplatOp, self.base, result_type=TileType(shape, pt))
+        ok = None
+        for d in range(n):
+            idx = b.op(ArangeOp, start=0, end=shape[d])
+            idx = b.op(AddOp, idx, b.op(SplatOp, self.offsets[d], result_type=TileType((shape[d],), i32)))
+            for ax in range(n):
+                if ax != d:
+                    t = idx.type
+                    idx = b.op(ExpandDimsOp, idx, axis=ax) if len(t.shape) < n else idx
+            # ``idx`` now has shape 1 everywhere but d: broadcast to the block
+            idx = b.op(BroadcastOp, idx, result_type=TileType(shape, i32))
+            wide = b.op(CastOp, idx, result_type=TileType(shape, i64))
+            step = b.op(MulOp, wide, b.op(SplatOp, self.strides[d], result_type=TileType(shape, i64)))
+            ptr = b.op(AddPtrOp, ptr, step)
+            inside = b.op(AndOp, b.op(CmpOp, idx, b.constant(0, TileType(shape, i32)), predicate="ge"),
+                          b.op(CmpOp, wide, b.op(SplatOp, self.shape[d], result_type=TileType(shape, i64)),
+                               predicate="lt"))
+            ok = inside if ok is None else b.op(AndOp, ok, inside)
+        elt = pt.pointee
+        nan = self.attrs["padding"] == "nan" and elt.kind == "float"
+        other = b.constant(float("nan") if nan else (0.0 if elt.kind == "float" else 0), TileType(shape, elt))
+        return b.op(LoadOp, ptr, ok, other)
+
     def verify_(self):
         b, n = self.base.type, self.rank
         _check(isinstance(b, PointerType), self, f"needs a scalar pointer base, got {b}")
@@ -858,3 +888,67 @@ class WarpGroupDotWaitOp(Operation):
     @classmethod
     def infer_result_types(cls, operands, attrs):
         return [o.type for o in operands]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# tensor copy engines (gir only): descriptors in global memory, copies completed through shared-memory barriers
+# ---------------------------------------------------------------------------------------------------------------
+class TensormapCreateOp(Operation):
+    """Write a tensor copy engine's descriptor of the tensor ``base``/``shape``/``strides`` (as in
+    ``descriptor_load``, without offsets) moving ``box`` blocks (outermost first) into shared memory with
+    swizzle ``swizzle`` (bytes: 0, 32, 64 or 128) to this program's slot ``slot`` of the kernel's global
+    scratch; the result is the descriptor's global address (i64)."""
+    name = "tensormap_create"
+    operand_names = ("base", "*dims")
+    attr_types = {"box": tuple, "swizzle": int, "padding": str, "slot": int}
+    attr_defaults = {"padding": "zero", "slot": 0}
+    traits = frozenset({"writes"})
+
+    @classmethod
+    def infer_result_types(cls, operands, attrs):
+        return [i64]
+
+    def verify_(self):
+        n = len(self.attrs["box"])
+        _check(isinstance(self.base.type, PointerType), self, f"needs a scalar pointer base, got {self.base.type}")
+        _check(len(self.dims) == 2 * n, self, f"needs {n} shape and {n} stride operands")
+        _check(self.attrs["swizzle"] in (0, 32, 64, 128), self, "swizzle must be 0, 32, 64 or 128 bytes")
+        _check(self.result.type == i64, self, "the result is the descriptor's address (i64)")
+
+
+class TmaCopyOp(Operation):
+    """Start copying the block at ``coords`` (one i32 per dimension, outermost first; out-of-bounds elements
+    are filled) of the tensor that descriptor ``desc`` describes into stage ``index`` of ``buffer``, when
+    ``pred``; one thread issues it and announces its bytes to stage ``index`` of ``barriers``, whose phase
+    then completes when they have all arrived. Rows wider than the swizzle span go as one copy per column
+    block of the buffer's layout."""
+    name = "tma_copy"
+    operand_names = ("buffer", "index", "barriers", "desc", "pred", "*coords")
+    traits = frozenset({"reads", "writes"})
+
+    def verify_(self):
+        _check(_is_buffer(self.buffer.type) and _is_buffer(self.barriers.type), self, "needs shared buffers")
+        _check(self.desc.type == i64 and self.pred.type == i1, self, "desc must be i64 and pred i1")
+        _check(len(self.coords) == len(self.buffer.type.tile_shape), self, "one coordinate per tile dimension")
+
+
+class MBarrierInitOp(Operation):
+    """Initialise every stage of ``barriers`` (a shared buffer of i64) to expect one arrival per phase."""
+    name = "mbarrier_init"
+    operand_names = ("barriers",)
+    traits = frozenset({"writes"})
+
+
+class MBarrierWaitOp(Operation):
+    """Wait until stage ``index`` of ``barriers`` has completed the phase of parity ``phase`` (i32 0/1): the
+    copies that phase counted are then visible to this thread."""
+    name = "mbarrier_wait"
+    operand_names = ("barriers", "index", "phase")
+    traits = frozenset({"reads", "writes"})
+
+
+class MBarrierInvalOp(Operation):
+    """End of ``barriers``' use as barriers (before their bytes are reused)."""
+    name = "mbarrier_inval"
+    operand_names = ("barriers",)
+    traits = frozenset({"writes"})

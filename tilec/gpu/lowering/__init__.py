@@ -19,7 +19,7 @@ import re
 import llvmlite.ir as ir
 
 from ...errors import BackendError
-from . import control, debug, dot, elementwise, memory, movement, reduce, shared  # noqa: F401  (they register lowerings)
+from . import control, debug, dot, elementwise, memory, movement, reduce, shared, tma  # noqa: F401  (they register lowerings)
 from .function import FuncLowering
 
 

@@ -18,6 +18,12 @@ from .types import I8, I32, llvm_type
 from .values import ll_of, num_regs
 
 
+def global_scratch_bytes(func) -> int:
+    """Bytes of global scratch each program of ``func`` needs: one 128-byte slot per tensor copy descriptor."""
+    slots = [op.attrs.get("slot", 0) for op in func.walk() if isinstance(op, O.TensormapCreateOp)]
+    return 128 * (max(slots) + 1) if slots else 0
+
+
 class FuncLowering:
     def __init__(self, module: ir.Module, func, options, target):
         self.module, self.func, self.options, self.target = module, func, options, target
@@ -52,6 +58,9 @@ class FuncLowering:
         arg_types = [llvm_type(a.type) if not a.type.is_tile else None for a in f.args]
         if any(t is None for t in arg_types):
             raise BackendError("kernel parameters must be scalars or pointers")
+        scratch = global_scratch_bytes(f)
+        if scratch:  # a hidden last parameter: the launch's global scratch, ``scratch`` bytes per program
+            arg_types.append(ir.PointerType(I8, addrspace=1))
         fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), f.sym_name)
         fn.calling_convention = self.target.kernel_calling_convention
         self.fn = fn
@@ -67,6 +76,10 @@ class FuncLowering:
         for a, la in zip(f.args, fn.args):
             la.name = a.name_hint or ""
             self.bind(a, la)
+        self.global_scratch = None
+        if scratch:
+            self.global_scratch = fn.args[-1]
+            self.global_scratch.name = "global_scratch"
         term = self.block(f.body)
         if isinstance(term, O.ReturnOp):
             self.b.ret_void()

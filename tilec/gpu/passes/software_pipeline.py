@@ -30,8 +30,8 @@ from __future__ import annotations
 from ...ir import ops as O
 from ...ir.builder import Builder
 from ...ir.core import BlockArgument, OpResult
-from ...ir.types import SharedBufferType, TileType, i1, i32
-from ..layouts import MmaOperandLayout, shared_for_operand
+from ...ir.types import SharedBufferType, TileType, i1, i32, i64
+from ..layouts import MmaOperandLayout, SharedLayout, shared_for_operand, swizzle_bytes
 from .common import Pass, elem_bytes, pointee_bytes
 
 
@@ -116,6 +116,9 @@ class SoftwarePipeline(Pass):
                     new = self.pipeline(op)  # the rebuilt loop, or None
                     changed |= new is not None
                     changed |= self.stage_invariant_operands(new or op)
+            for op in [o for o in f.walk() if isinstance(o, O.DescriptorLoadOp)]:
+                expand_in_gir(op, f.attrs.get("num_warps", 4))
+                changed = True
         return changed
 
     @staticmethod
@@ -158,6 +161,12 @@ class SoftwarePipeline(Pass):
         body, iv, args = loop.body, loop.induction_var, list(loop.iter_args)
         out = []
         for ld in body.ops:
+            if isinstance(ld, O.DescriptorLoadOp):
+                lay = operand_layout(ld)
+                if lay is not None and self.tma_layout(ld) is not None and \
+                        all(_chain_ok(v, body, iv, set(args), set()) for v in ld.offsets):
+                    out.append((ld, lay))
+                continue
             if not (isinstance(ld, O.LoadOp) and ld.result.type.is_tile and ld.result.type.rank == 2):
                 continue
             if ld.other is not None and not _is_zero(ld.other):
@@ -172,6 +181,15 @@ class SoftwarePipeline(Pass):
                 out.append((ld, lay))
         return out
 
+    @staticmethod
+    def tma_layout(ld):
+        """The shared layout of a descriptor load's stages and the copy engine's swizzle for it (None: the
+        copy engine cannot write that layout)."""
+        t = ld.result.type
+        lay = shared_for_operand(t.shape, (1, 0), elem_bytes(t))
+        sw = swizzle_bytes(lay, t.shape, elem_bytes(t))
+        return None if sw is None else (lay, sw)
+
     def pipeline(self, loop: O.ForOp):
         S = loop.attrs.get("num_stages", self.num_stages)
         step = loop.step
@@ -183,7 +201,7 @@ class SoftwarePipeline(Pass):
         if not loads:
             return None
         y = body.terminator
-        used = _args_used([v for ld, _ in loads for v in ld.operands[:2]], body, args)
+        used = _args_used([v for ld, _ in loads for v in _address(ld)], body, args)
         # the values advancing those carried values must themselves be recomputable from them alone
         closure = list(used)
         while True:
@@ -199,8 +217,14 @@ class SoftwarePipeline(Pass):
         b = Builder()
         b.set_insertion_point_before(loop)
         b.loc = loop.loc
-        bufs = []
+        bufs, tma = [], {}  # tma: id(descriptor load) -> (descriptor address, its stage barriers)
         for ld, lay in loads:
+            if isinstance(ld, O.DescriptorLoadOp):
+                smem, swizzle = self.tma_layout(ld)
+                t = ld.result.type
+                bufs.append(b.create(O.LocalAllocOp, [], [SharedBufferType((S,) + t.shape, t.element, smem)]).result)
+                tma[id(ld)] = self.descriptor(b, ld, smem, swizzle, S)
+                continue
             pt = ld.ptr.type
             smem = shared_for_operand(pt.shape, _order_of(pt), pointee_bytes(pt))
             bt = SharedBufferType((S,) + pt.shape, pt.element.pointee, smem)
@@ -219,16 +243,25 @@ class SoftwarePipeline(Pass):
             it = loop.lb if s == 0 else b.op(O.AddOp, loop.lb, b.constant(s * step.op.attrs["value"], t_iv))
             mapping = {iv: it, **state}
             cond = b.op(O.CmpOp, it, loop.ub, predicate="lt")
-            self.copies(b, loads, bufs, body, dict(mapping), cond, b.constant(s, i32))
+            self.copies(b, loads, bufs, body, dict(mapping), cond, b.constant(s, i32), tma)
             m2 = dict(mapping)
             state = {a: _clone(y.operands[args.index(a)], body, m2, b) for a in closure}
         ahead_inits = [state[a] for a in closure]
         zero, last = b.constant(0, i32), b.constant(S - 1, i32)
-        new_loop = _add_carried(loop, ahead_inits + [zero, last])
+        # carried: the loop values for the iteration ahead, the stage read, the stage written, the parity of
+        # the read stage's barrier phase
+        # (the parity only with tensor copies)
+        counters = [zero, last] + ([zero] if tma else [])
+        new_loop = _add_carried(loop, ahead_inits + counters)
         body = new_loop.body
-        n = len(body.args)
-        ahead = list(body.args[n - 2 - len(closure):n - 2])
-        rd, wr = body.args[n - 2], body.args[n - 1]
+        n = len(body.args) - len(counters)
+        ahead = list(body.args[n - len(closure):n])
+        rd, wr = body.args[n], body.args[n + 1]
+        phase = body.args[n + 2] if tma else None
+        cp_group = {}  # id(pointer load) -> its copy group's number in an iteration
+        for ld, _ in loads:
+            if id(ld) not in tma:
+                cp_group[id(ld)] = len(cp_group)
         # where the loads are first needed: wait for the group of the last load needed there (groups finish
         # in order), a barrier, then read the stages
         waits = []
@@ -241,7 +274,13 @@ class SoftwarePipeline(Pass):
             at = Builder()
             at.set_insertion_point_before(users[0])
             at.loc = users[0].loc
-            waits.append(at.create(O.AsyncWaitOp, [], [], {"pending": 0, "group": k, "ahead": (S - 1) * L}))
+            for ld, _ in loads[j:k + 1]:
+                if id(ld) in tma:
+                    at.create(O.MBarrierWaitOp, [tma[id(ld)][1], rd, phase], [])
+            last_cp = [cp_group[id(ld)] for ld, _ in loads[:k + 1] if id(ld) in cp_group]
+            if any(id(ld) in cp_group for ld, _ in loads[j:k + 1]):
+                waits.append(at.create(O.AsyncWaitOp, [], [], {"pending": 0, "group": last_cp[-1],
+                                                              "ahead": (S - 1) * len(cp_group)}))
             at.create(O.BarrierOp, [], [])
             for (ld, _), buf in zip(loads[j:k + 1], bufs[j:k + 1]):
                 for user, _ in list(ld.result.uses):
@@ -258,7 +297,7 @@ class SoftwarePipeline(Pass):
         it = b.op(O.AddOp, iv, b.constant((S - 1) * step.op.attrs["value"], t_iv))
         mapping = {iv: it, **dict(zip(closure, ahead))}
         cond = b.op(O.CmpOp, it, new_loop.ub, predicate="lt")
-        self.copies(b, loads, bufs, body, dict(mapping), cond, wr)
+        self.copies(b, loads, bufs, body, dict(mapping), cond, wr, tma)
         recount_waits(body)
         for ld, _ in loads:
             ld.erase()
@@ -268,22 +307,47 @@ class SoftwarePipeline(Pass):
         nexts = [_clone(ny.operands[args.index(a)], body, m2, b) for a in closure]
         one, stages = b.constant(1, i32), b.constant(S, i32)
         rd1, wr1 = b.op(O.AddOp, rd, one), b.op(O.AddOp, wr, one)
-        rd_n = b.op(O.SelectOp, b.op(O.CmpOp, rd1, stages, predicate="eq"), zero, rd1)
+        wraps = b.op(O.CmpOp, rd1, stages, predicate="eq")
+        rd_n = b.op(O.SelectOp, wraps, zero, rd1)
         wr_n = b.op(O.SelectOp, b.op(O.CmpOp, wr1, stages, predicate="eq"), zero, wr1)
-        ny.set_operands(list(ny.operands) + nexts + [rd_n, wr_n])
+        ph_n = [b.op(O.SelectOp, wraps, b.op(O.XorOp, phase, one), phase)] if tma else []
+        ny.set_operands(list(ny.operands) + nexts + [rd_n, wr_n] + ph_n)
         # after the loop: nothing in flight, buffers released
         b.set_insertion_point_after(new_loop)
         b.create(O.AsyncWaitOp, [], [], {"pending": 0})
         b.create(O.BarrierOp, [], [])  # every thread's last reads are done before the bytes are reused
-        for buf in bufs:
+        for _, bars in tma.values():
+            b.create(O.MBarrierInvalOp, [bars], [])
+        for buf in bufs + [bars for _, bars in tma.values()]:
             b.create(O.LocalDeallocOp, [buf], [])
         return new_loop
 
     @staticmethod
-    def copies(b, loads, bufs, body, mapping, cond, stage):
-        """``async_copy`` of every load's tile for the iteration ``mapping`` describes, masked by ``cond``,
-        each committed as its own group."""
+    def descriptor(b, ld, smem, swizzle, S):
+        """Before the loop: the copy engine's descriptor of ``ld``'s tensor (boxes one column block wide) and
+        ``S`` initialised stage barriers."""
+        t = ld.result.type
+        box = (t.shape[0], smem.block_cols(t.shape))
+        func = ld
+        while not isinstance(func, O.FuncOp):
+            func = func.parent_op
+        slot = sum(1 for o in func.walk() if isinstance(o, O.TensormapCreateOp))
+        desc = b.create(O.TensormapCreateOp, [ld.base, *ld.shape, *ld.strides], [i64],
+                        {"box": box, "swizzle": swizzle, "padding": ld.attrs["padding"], "slot": slot}).result
+        bars = b.create(O.LocalAllocOp, [], [SharedBufferType((S, 1), i64, SharedLayout(1, 1, 1, (0,)))]).result
+        b.create(O.MBarrierInitOp, [bars], [])
+        return desc, bars
+
+    @staticmethod
+    def copies(b, loads, bufs, body, mapping, cond, stage, tma):
+        """``async_copy`` of every pointer load's tile for the iteration ``mapping`` describes, masked by
+        ``cond``, each committed as its own group; ``tma_copy`` of every descriptor load's block."""
         for (ld, _), buf in zip(loads, bufs):
+            if id(ld) in tma:
+                desc, bars = tma[id(ld)]
+                coords = [_clone(o, body, mapping, b) for o in ld.offsets]
+                b.create(O.TmaCopyOp, [buf, stage, bars, desc, cond, *coords], [])
+                continue
             ptr = _clone(ld.ptr, body, mapping, b)
             t = ld.ptr.type
             guard = b.op(O.SplatOp, cond, result_type=TileType(t.shape, i1, t.layout))
@@ -302,6 +366,37 @@ def recount_waits(body):
             commits += 1
         elif isinstance(op, O.AsyncWaitOp) and op.attrs.get("group", -1) >= 0:
             op.attrs["pending"] = max(0, op.attrs["ahead"] + commits - op.attrs["group"] - 1)
+
+
+def expand_in_gir(op, num_warps: int):
+    """A descriptor load the copy engine was meant to move but no pipeline took: the masked pointer load it
+    means, its new ops given layouts as convert-to-gir would (the tile's layout as the anchor), converted back to
+    the layout the op's users expect."""
+    from ...passes.expand_descriptors import expand
+    from .common import convert_before
+    from .convert_to_gir import ConvertToGIR
+    block, old_t = op.parent, op.result.type
+    lay = old_t.layout
+    warp_size = 1
+    for t in getattr(lay, "tpw", (32,)):
+        warp_size *= t
+    users = [(u, i) for u, i in op.result.uses]
+    before = {id(o) for o in block.ops}
+    new = expand(op)
+    cv = ConvertToGIR(num_warps, warp_size)
+    cv.anchors = {old_t.rank: lay}
+    for o in [o for o in block.ops if id(o) not in before]:
+        cv.op(o)
+    if new.type != old_t:
+        for u, i in users:
+            convert_before(u, i, lay)
+
+
+def _address(ld):
+    """The values a pipelined load's address and mask are computed from."""
+    if isinstance(ld, O.DescriptorLoadOp):
+        return list(ld.offsets)
+    return [ld.ptr] + ([ld.mask] if ld.mask is not None else [])
 
 
 def _order_of(t):

@@ -116,7 +116,7 @@ class WarpGroupDot(Pass):
         # the first op after which no dot of the previous iteration is running, then the next barrier
         done_at = next(o for o in body.ops if isinstance(o, O.WarpGroupDotWaitOp) or
                        isinstance(o, O.WarpGroupDotOp))
-        copies = [o for o in body.ops if isinstance(o, (O.AsyncCopyOp, O.AsyncCommitOp))]
+        copies = [o for o in body.ops if isinstance(o, (O.AsyncCopyOp, O.AsyncCommitOp, O.TmaCopyOp))]
         if not copies:
             return
         i0 = body.ops.index(done_at)
@@ -127,7 +127,10 @@ class WarpGroupDot(Pass):
             anchor = b.create(O.BarrierOp, [], [])
         for c in copies:
             c.detach()
-            anchor.parent.insert(anchor.parent.ops.index(anchor) + 1, c)
+            # behind the anchor, and behind the ops computing its operands (they may sit after the anchor)
+            defs = [o.op for o in c.operands if isinstance(o, OpResult) and o.op.parent is body]
+            anchor = max([anchor] + defs, key=body.ops.index)
+            body.insert(body.ops.index(anchor) + 1, c)
             anchor = c
         recount_waits(body)
 

@@ -20,6 +20,8 @@ from . import ptx
 from .driver import compute_capability
 from .launcher import is_cuda_value, make_launcher
 from .lower import lower_module_text
+from .target import CudaTarget
+from ...gpu.lowering.function import global_scratch_bytes
 
 
 
@@ -103,8 +105,11 @@ class CUDABackend:
 
     # -- passes and stages ---------------------------------------------------------------------------------
     def passes(self, options: dict):
-        """The GPU passes, run after the tir passes by the compile's PassManager."""
-        return gpu_passes(options["num_warps"], self.warp_size, self.arch, options["num_stages"])
+        """The GPU passes, run after the tir passes by the compile's PassManager; on sm_90 the tensor
+        descriptor loads the copy engine can move stay whole (``tma.keeps_descriptor``)."""
+        target = CudaTarget(self.arch)
+        return gpu_passes(options["num_warps"], self.warp_size, self.arch, options["num_stages"],
+                          keep_descriptor=lambda op: target.keeps_descriptor(op, options))
 
     verifier = staticmethod(verify_gir)
 
@@ -124,6 +129,9 @@ class CUDABackend:
         metadata["arch"] = self.arch
         if kernel is not None:
             metadata["param_kinds"] = [param_kind(t) for t in kernel.function_type.inputs]
+            # in-kernel tensor copy descriptors live in global scratch the launch provides (128 bytes each)
+            metadata["global_scratch_size"] = global_scratch_bytes(kernel)
+            metadata["global_scratch_align"] = 128
         return module
 
     def make_llir(self, module, metadata, options):

@@ -53,7 +53,12 @@ class Launcher:
             self.cells = [_CTYPES[p]() for p in self.params]
         except KeyError as e:
             raise LaunchError(f"unsupported kernel parameter type {e}") from None
-        self.argv = (ctypes.c_void_p * max(1, len(self.cells)))(*[ctypes.addressof(c) for c in self.cells])
+        # a hidden last parameter: global scratch of ``scratch`` bytes per program (tensor copy descriptors)
+        self.scratch = int(metadata.get("global_scratch_size", 0) or 0)
+        self.scratch_cell = ctypes.c_uint64() if self.scratch else None
+        self.scratch_bufs: dict = {}  # (device, stream) -> tilec's own buffer; or "user" -> the allocator's
+        everything = self.cells + ([self.scratch_cell] if self.scratch else [])
+        self.argv = (ctypes.c_void_p * max(1, len(everything)))(*[ctypes.addressof(c) for c in everything])
         self.argv_addr = ctypes.addressof(self.argv)
         self.ptr_cells = [(i, c) for i, (p, c) in enumerate(zip(self.params, self.cells)) if p == "ptr"]
         self.scalar_cells = [(i, c) for i, (p, c) in enumerate(zip(self.params, self.cells)) if p != "ptr"]
@@ -107,6 +112,8 @@ class Launcher:
         if stream is not None and type(stream) is not int:
             stream = stream(device)
         fn = self.functions.get(device) or self.function(device)
+        if self.scratch:
+            self.scratch_cell.value = self._scratch(device, stream, self.scratch * gx * gy * gz)
         launch = self.launch or self._resolve_launch()
         cfg = self.config
         if cfg is not None:
@@ -127,6 +134,27 @@ class Launcher:
                          None)
         if err:
             raise LaunchError(f"launching '{self.name}' on grid {(gx, gy, gz)} failed: {drv.error_text(err)}")
+
+    def _scratch(self, device, stream, nbytes: int) -> int:
+        """Address of ``nbytes`` of global scratch for this launch: from ``tilec.set_allocator``'s allocator
+        when one is set, else a buffer of the launcher's own per device and stream (reused, grown)."""
+        from ..allocator import get_allocator
+        alloc = get_allocator()
+        if alloc is not None:
+            buf = alloc(nbytes, 128, stream)
+            self.scratch_bufs["user"] = buf  # alive until the next launch; stream order covers reuse
+            try:
+                return int(buf.data_ptr())
+            except AttributeError:
+                raise LaunchError(f"'{self.name}': the set_allocator allocator returned {type(buf).__name__}, "
+                                  "which has no data_ptr()") from None
+        key = (device, stream)
+        buf = self.scratch_bufs.get(key)
+        if buf is None or buf.size < nbytes:
+            import numpy as np
+            from .array import empty
+            buf = self.scratch_bufs[key] = empty((max(nbytes, 1 << 16),), np.uint8, device)
+        return buf.ptr
 
     def _resolve_launch(self):
         ex = drv.raw_launch_ex()

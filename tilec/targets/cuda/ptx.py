@@ -25,7 +25,7 @@ def cpu_name(arch: int) -> str:
 
 def ptx_version(arch: int) -> int:
     if arch == 90:
-        return 80  # sm_90a needs PTX ISA 8.0
+        return 83  # sm_90a: PTX ISA 8.0 for warpgroup dots, 8.3 for in-kernel tensor copy descriptors
     best = 70
     for a, v in sorted(_PTX_FOR_ARCH.items()):
         if a <= arch:

@@ -12,7 +12,7 @@ from ...codegen.intrinsics import call as intrinsic, declare
 from ...gpu.lowering.types import I8, I32, VOID
 from ...gpu.target import GpuTarget
 from ...ir import ops as O
-from . import copies, nvvm, nvvm_math, wgmma
+from . import copies, nvvm, nvvm_math, tma, wgmma
 from .mma import mma_dot
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -94,6 +94,18 @@ class CudaTarget(GpuTarget):
 
     def lower_dot(self, lowering, op):
         mma_dot(lowering, op)
+
+    def keeps_descriptor(self, op, options):
+        return self.arch >= 90 and tma.keeps_descriptor(op, options)
+
+    def tensormap_create(self, lowering, op, addr):
+        tma.tensormap_create(lowering, op, addr)
+
+    def tma_copy(self, lowering, op, dst, bar, desc, pred, coords):
+        tma.tma_copy(lowering, op, dst, bar, desc, pred, coords)
+
+    def mbarrier(self, lowering, kind, bar, count_or_phase=None):
+        tma.mbarrier(lowering, kind, bar, count_or_phase)
 
     def trap(self, b):
         intrinsic(b, "llvm.trap", VOID, [])

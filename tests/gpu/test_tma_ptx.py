@@ -1,0 +1,58 @@
+"""Tensor descriptors compiled without a GPU: on sm_90 the loads feeding dots in a loop become tensor copies
+(descriptor written in the kernel, stage barriers, ``cp.async.bulk.tensor``) with the global scratch the launch
+must provide in the metadata; what the copy engine cannot take (sm_80, unaligned strides, loads outside loops or
+read transposed) is the pointer path. Every PTX is assembled by ptxas where it is on PATH."""
+import pytest
+
+import tilec
+
+import tc_kernels as T
+
+
+def _mm(arch, stride_spec="i32:16", dtype="fp16", cfg=(128, 128, 64, 8, 3)):
+    BM, BN, BK, nw, ns = cfg
+    sig = f"*{dtype}:16,*{dtype}:16,*fp32:16,i32,i32,i32,{stride_spec},{stride_spec},i32:16"
+    src = tilec.ASTSource(T.desc_matmul_kernel, sig, constexprs=dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK))
+    return tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": nw, "num_stages": ns})
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+def test_sm90_descriptor_loads_use_the_copy_engine(dtype):
+    ck = _mm(90, dtype=dtype)
+    ptx, gir = ck.asm["ptx"], ck.asm["gir"]
+    assert ptx.count("cp.async.bulk.tensor.2d") >= 2
+    assert "tensormap.replace.tile.global_address" in ptx and "mbarrier.try_wait.parity" in ptx
+    assert "cp.async.cg" not in ptx  # no pointer copies left
+    for op in ("tensormap_create", "tma_copy", "mbarrier_init", "mbarrier_wait", "mbarrier_inval"):
+        assert op in gir
+    assert ck.metadata["global_scratch_size"] == 256 and ck.metadata["global_scratch_align"] == 128
+    if "cubin" in ck.asm:
+        assert ck.metadata["spill_stores"] == 0
+
+
+def test_wide_rows_go_as_column_blocks():
+    ck = _mm(90, cfg=(128, 256, 64, 8, 3))  # B rows of 512 bytes: four 128-byte column blocks per stage
+    assert ck.asm["ptx"].count("cp.async.bulk.tensor.2d") >= 5
+    assert "box = [64, 64]" in ck.asm["gir"]
+
+
+def test_sm80_and_unproven_alignment_take_the_pointer_path():
+    for ck in (_mm(80), _mm(90, stride_spec="i32")):
+        assert "cp.async.bulk.tensor" not in ck.asm["ptx"]
+        assert "descriptor_load" not in ck.asm["gir"] and "tensormap_create" not in ck.asm["gir"]
+        assert ck.metadata["global_scratch_size"] == 0
+        assert "cp.async.c" in ck.asm["ptx"]  # still pipelined, through pointer copies
+
+
+def test_transposed_and_outside_loop_loads_are_expanded():
+    sig = "*fp16:16,*fp16:16,*fp16:16,*fp16:16,fp32,i32,i32:16"
+    src = tilec.ASTSource(T.desc_attn_kernel, sig, constexprs=dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64))
+    ck = tilec.compile(src, tilec.Target("cuda", 90, 32), {"num_warps": 4, "num_stages": 3})
+    gir = ck.asm["gir"]
+    assert gir.count("tma_copy") >= 1  # v
+    assert "descriptor_load" not in gir  # q (outside the loop) and k (transposed) expanded
+
+
+def test_descriptor_load_in_tir_and_expanded_for_cpu():
+    ck = _mm(80)
+    assert "descriptor_load" in ck.asm["tir"]
