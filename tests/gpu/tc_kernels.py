@@ -109,9 +109,11 @@ def int8_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, strid
 
 @tilec.jit
 def desc_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
-                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                       DESC_STORE: tl.constexpr = False):
     """The matmul through in-kernel tensor descriptors (Triton 3.6's tutorial style): on sm_90 both operands
-    arrive by the tensor copy engine; out-of-bounds rows and columns load as zeros."""
+    arrive by the tensor copy engine; out-of-bounds rows and columns load as zeros. ``DESC_STORE``: the result
+    leaves through a descriptor too (out-of-bounds elements dropped)."""
     pid_m, pid_n = tl.program_id(0), tl.program_id(1)
     a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [stride_am, 1], [BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [stride_bk, 1], [BLOCK_K, BLOCK_N])
@@ -120,9 +122,13 @@ def desc_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, strid
         a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
         b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
         acc = tl.dot(a, b, acc)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-    tl.store(c_ptr + offs_m * stride_cm + offs_n, acc, mask=(offs_m < M) & (offs_n < N))
+    if DESC_STORE:
+        c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [stride_cm, 1], [BLOCK_M, BLOCK_N])
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc)
+    else:
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+        tl.store(c_ptr + offs_m * stride_cm + offs_n, acc, mask=(offs_m < M) & (offs_n < N))
 
 
 @tilec.jit

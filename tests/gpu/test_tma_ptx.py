@@ -9,10 +9,11 @@ import tilec
 import tc_kernels as T
 
 
-def _mm(arch, stride_spec="i32:16", dtype="fp16", cfg=(128, 128, 64, 8, 3)):
+def _mm(arch, stride_spec="i32:16", dtype="fp16", cfg=(128, 128, 64, 8, 3), desc_store=False):
     BM, BN, BK, nw, ns = cfg
-    sig = f"*{dtype}:16,*{dtype}:16,*fp32:16,i32,i32,i32,{stride_spec},{stride_spec},i32:16"
-    src = tilec.ASTSource(T.desc_matmul_kernel, sig, constexprs=dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK))
+    sig = f"*{dtype}:16,*{dtype}:16,*fp32:16,i32,i32,i32,{stride_spec},{stride_spec},{stride_spec}"
+    src = tilec.ASTSource(T.desc_matmul_kernel, sig, constexprs=dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK,
+                                                                     DESC_STORE=desc_store))
     return tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": nw, "num_stages": ns})
 
 
@@ -28,6 +29,17 @@ def test_sm90_descriptor_loads_use_the_copy_engine(dtype):
     assert ck.metadata["global_scratch_size"] == 256 and ck.metadata["global_scratch_align"] == 128
     if "cubin" in ck.asm:
         assert ck.metadata["spill_stores"] == 0
+
+
+def test_descriptor_store_in_the_epilogue_is_a_copy_engine_store():
+    ck = _mm(90, desc_store=True)  # fp32 rows of 512 bytes: four column blocks
+    ptx, gir = ck.asm["ptx"], ck.asm["gir"]
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == 4 and "cp.async.bulk.wait_group 0" in ptx
+    assert "tma_store" in gir and "descriptor_store" not in gir
+    assert ck.metadata["global_scratch_size"] == 384
+    for other in (_mm(80, desc_store=True), _mm(90, stride_spec="i32", desc_store=True)):
+        assert "cp.async.bulk" not in other.asm["ptx"] and "descriptor_store" in other.asm["tir"]
+        assert "st.global" in other.asm["ptx"]
 
 
 def test_wide_rows_go_as_column_blocks():

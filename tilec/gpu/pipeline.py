@@ -7,7 +7,8 @@
   contiguous per thread; ``accelerate-dot`` moves dots to the target's matrix-unit layouts; then
   ``remove-layout-conversions`` cleans up the conversions those choices left.
 - ``software-pipeline`` (num_stages) turns loads feeding matrix-unit dots in loops into asynchronous copies into
-  shared-memory stage rings; ``allocate-shared`` places every shared-memory buffer and scratch space; ``insert-barriers`` orders shared-memory accesses across threads.
+  shared-memory stage rings; ``descriptor-copies`` stages kept descriptor stores through the copy engine and
+  expands kept descriptor loads no pipeline took; ``allocate-shared`` places every shared-memory buffer and scratch space; ``insert-barriers`` orders shared-memory accesses across threads.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .passes.accelerate_dot import AccelerateDot
 from .passes.allocate_shared import AllocateShared
 from .passes.coalesce import Coalesce
 from .passes.convert_to_gir import ConvertToGIR
+from .passes.descriptor_copies import DescriptorCopies
 from .passes.insert_barriers import InsertBarriers
 from .passes.software_pipeline import SoftwarePipeline
 from .passes.warpgroup_dot import WarpGroupDot
@@ -25,7 +27,7 @@ from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.verify_gir import verify_gir
 
 GPU_PASSES = ("inline-all", "expand-descriptors", "convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions",
-              "software-pipeline", "warpgroup-dot", "allocate-shared", "insert-barriers")
+              "software-pipeline", "descriptor-copies", "warpgroup-dot", "allocate-shared", "insert-barriers")
 
 
 def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3, keep_descriptor=None):
@@ -33,7 +35,8 @@ def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: 
     generation accelerate-dot targets; ``keep_descriptor`` says which ``descriptor_load`` ops the target moves
     whole (the others are expanded)."""
     return [InlineAll(), ExpandDescriptors(keep_descriptor), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size),
-            AccelerateDot(arch, num_warps), RemoveLayoutConversions(), SoftwarePipeline(num_stages), WarpGroupDot(),
+            AccelerateDot(arch, num_warps), RemoveLayoutConversions(), SoftwarePipeline(num_stages), DescriptorCopies(),
+            WarpGroupDot(),
             AllocateShared(),
             InsertBarriers()]
 

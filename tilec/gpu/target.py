@@ -126,6 +126,11 @@ class GpuTarget(ABC):
         at shared byte offset ``bar``, from descriptor address ``desc`` at ``coords`` (i32, outermost first)."""
         raise BackendError(f"the {self.name} backend has no tensor copy engine")
 
+    def tma_store(self, lowering, op, src, desc, coords) -> None:
+        """Copy ``op``'s stage (a ``tma_store``) at shared byte offset ``src`` out through descriptor ``desc`` at
+        ``coords`` and wait until it is done."""
+        raise BackendError(f"the {self.name} backend has no tensor copy engine")
+
     def mbarrier(self, lowering, kind: str, bar, count_or_phase=None) -> None:
         """``kind`` "init" (expecting ``count_or_phase`` arrivals), "wait" (for parity ``count_or_phase``, an
         i32 value) or "inval" on the shared-memory barrier at byte offset ``bar`` (i32)."""

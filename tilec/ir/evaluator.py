@@ -175,23 +175,42 @@ def _load(ip, op, args):
     return [out.reshape(ptr.shape)]
 
 
-@register_impl("descriptor_load")
-def _descriptor_load(ip, op, args):
-    """The block's addresses and bounds from its coordinates; out-of-bounds elements are the padding value."""
-    mem = ip.need_memory(op)
+def _descriptor_block(op, args, first, size):
+    """Addresses and in-bounds mask of a descriptor op's block (its shape, strides, offsets from ``first``)."""
     block = op.attrs["block_shape"]
     n = len(block)
     base = np.uint64(np.asarray(args[0]))
-    shape, strides, offsets = ([int(np.asarray(a)) for a in args[1 + k * n:1 + (k + 1) * n]] for k in range(3))
-    t = op.results[0].type
-    size = 8 if isinstance(t.element, PointerType) else t.element.bytes
+    shape, strides, offsets = ([int(np.asarray(a)) for a in args[first + k * n:first + (k + 1) * n]]
+                               for k in range(3))
     idx = np.meshgrid(*[np.arange(b, dtype=np.int64) + o for b, o in zip(block, offsets)], indexing="ij")
     ok = np.ones(tuple(block), dtype=bool)
     lin = np.zeros(tuple(block), dtype=np.int64)
     for i, d in enumerate(idx):
         ok &= (d >= 0) & (d < shape[i])
         lin += d * strides[i]
-    ptr = base + (lin * size).view(np.uint64)
+    return base + (lin * size).view(np.uint64), ok
+
+
+@register_impl("descriptor_store")
+def _descriptor_store(ip, op, args):
+    """In-bounds elements of the block written; the others dropped."""
+    mem = ip.need_memory(op)
+    t = op.operands[1].type
+    ptr, ok = _descriptor_block(op, args, 2, 8 if isinstance(t.element, PointerType) else t.element.bytes)
+    mask = ok.reshape(-1)
+    if mask.any():
+        vals = np.broadcast_to(args[1], ptr.shape).reshape(-1)
+        mem.write(ptr.reshape(-1)[mask], vals[mask], t, _where(op))
+    return []
+
+
+@register_impl("descriptor_load")
+def _descriptor_load(ip, op, args):
+    """The block's addresses and bounds from its coordinates; out-of-bounds elements are the padding value."""
+    mem = ip.need_memory(op)
+    block = op.attrs["block_shape"]
+    t = op.results[0].type
+    ptr, ok = _descriptor_block(op, args, 1, 8 if isinstance(t.element, PointerType) else t.element.bytes)
     nan = op.attrs["padding"] == "nan" and t.is_float
     out = np.full(ptr.size, np.nan if nan else 0, dtype=storage(t))
     mask = ok.reshape(-1)

@@ -356,6 +356,29 @@ class LoadOp(Operation):
             _check(self.other.type == self.result.type, self, "other must match the result type")
 
 
+def _descriptor_block(b, op):
+    """The pointer tile and in-bounds mask of a descriptor op's block: element ``(i, j, ...)`` is at
+    ``base + sum((offset_d + i_d) * stride_d)`` and in bounds where every ``0 <= offset_d + i_d < shape_d``."""
+    shape = tuple(op.attrs["block_shape"])
+    n = len(shape)
+    ptr = b.op(SplatOp, op.base, result_type=TileType(shape, op.base.type))
+    ok = None
+    for d in range(n):
+        idx = b.op(ArangeOp, start=0, end=shape[d])
+        idx = b.op(AddOp, idx, b.op(SplatOp, op.offsets[d], result_type=TileType((shape[d],), i32)))
+        for ax in range(n):  # size-1 axes everywhere but d
+            if ax != d:
+                idx = b.op(ExpandDimsOp, idx, axis=ax)
+        idx = b.op(BroadcastOp, idx, result_type=TileType(shape, i32))
+        wide = b.op(CastOp, idx, result_type=TileType(shape, i64))
+        ptr = b.op(AddPtrOp, ptr, b.op(MulOp, wide, b.op(SplatOp, op.strides[d], result_type=TileType(shape, i64))))
+        inside = b.op(AndOp, b.op(CmpOp, idx, b.constant(0, TileType(shape, i32)), predicate="ge"),
+                      b.op(CmpOp, wide, b.op(SplatOp, op.shape[d], result_type=TileType(shape, i64)),
+                           predicate="lt"))
+        ok = inside if ok is None else b.op(AndOp, ok, inside)
+    return ptr, ok
+
+
 class DescriptorLoadOp(Operation):
     """One ``block_shape`` block of the tensor that ``base``, ``shape`` and ``strides`` describe
     (``tl.make_tensor_descriptor``), read at ``offsets``; elements outside ``[0, shape)`` in any dimension read
@@ -390,30 +413,9 @@ class DescriptorLoadOp(Operation):
 
     def decompose(self, b):
         """Build, at builder ``b`` (placed before this op), the masked pointer load this op means; returns
-        its result. Element ``(i, j, ...)`` reads ``base + sum((offset_d + i_d) * stride_d)`` where every
-        ``0 <= offset_d + i_d < shape_d``, else the padding."""
-        shape = tuple(self.attrs["block_shape"])
-        n = len(shape)
-        pt = self.base.type
-        ptr = b.op(SplatOp, self.base, result_type=TileType(shape, pt))
-        ok = None
-        for d in range(n):
-            idx = b.op(ArangeOp, start=0, end=shape[d])
-            idx = b.op(AddOp, idx, b.op(SplatOp, self.offsets[d], result_type=TileType((shape[d],), i32)))
-            for ax in range(n):
-                if ax != d:
-                    t = idx.type
-                    idx = b.op(ExpandDimsOp, idx, axis=ax) if len(t.shape) < n else idx
-            # ``idx`` now has shape 1 everywhere but d: broadcast to the block
-            idx = b.op(BroadcastOp, idx, result_type=TileType(shape, i32))
-            wide = b.op(CastOp, idx, result_type=TileType(shape, i64))
-            step = b.op(MulOp, wide, b.op(SplatOp, self.strides[d], result_type=TileType(shape, i64)))
-            ptr = b.op(AddPtrOp, ptr, step)
-            inside = b.op(AndOp, b.op(CmpOp, idx, b.constant(0, TileType(shape, i32)), predicate="ge"),
-                          b.op(CmpOp, wide, b.op(SplatOp, self.shape[d], result_type=TileType(shape, i64)),
-                               predicate="lt"))
-            ok = inside if ok is None else b.op(AndOp, ok, inside)
-        elt = pt.pointee
+        its result."""
+        ptr, ok = _descriptor_block(b, self)
+        shape, elt = tuple(self.attrs["block_shape"]), self.base.type.pointee
         nan = self.attrs["padding"] == "nan" and elt.kind == "float"
         other = b.constant(float("nan") if nan else (0.0 if elt.kind == "float" else 0), TileType(shape, elt))
         return b.op(LoadOp, ptr, ok, other)
@@ -428,6 +430,51 @@ class DescriptorLoadOp(Operation):
         r = self.result.type
         _check(r.is_tile and tuple(r.shape) == tuple(self.attrs["block_shape"]) and r.element == b.pointee, self,
                f"result must be a {list(self.attrs['block_shape'])} tile of {b.pointee}")
+
+
+class DescriptorStoreOp(Operation):
+    """``value`` (a ``block_shape`` tile) stored as the block at ``offsets`` of the tensor ``base``,
+    ``shape`` and ``strides`` describe; elements outside ``[0, shape)`` are dropped. Operands: ``base``,
+    ``value``, then shape, strides and offsets as in ``descriptor_load``."""
+    name = "descriptor_store"
+    operand_names = ("base", "value", "*dims")
+    attr_types = {"block_shape": tuple}
+    attr_defaults = {}
+    traits = frozenset({"writes"})
+
+    @property
+    def rank(self) -> int:
+        return len(self.attrs["block_shape"])
+
+    @property
+    def shape(self):
+        return self.operands[2:2 + self.rank]
+
+    @property
+    def strides(self):
+        return self.operands[2 + self.rank:2 + 2 * self.rank]
+
+    @property
+    def offsets(self):
+        return self.operands[2 + 2 * self.rank:]
+
+    @classmethod
+    def infer_result_types(cls, operands, attrs):
+        return []
+
+    def decompose(self, b):
+        ptr, ok = _descriptor_block(b, self)
+        b.create(StoreOp, [ptr, self.value, ok], [])
+
+    def verify_(self):
+        b, n = self.base.type, self.rank
+        _check(isinstance(b, PointerType), self, f"needs a scalar pointer base, got {b}")
+        _check(len(self.operands) == 2 + 3 * n, self, f"needs base, value + {3 * n} shape/stride/offset operands")
+        _check(all(v.type == i64 for v in self.shape + self.strides), self, "shape and strides must be i64")
+        _check(all(v.type == i32 for v in self.offsets), self, "offsets must be i32")
+        v = self.value.type
+        _check(v.is_tile and tuple(v.shape) == tuple(self.attrs["block_shape"]) and v.element == b.pointee, self,
+               f"value must be a {list(self.attrs['block_shape'])} tile of {b.pointee}")
 
 
 class StoreOp(Operation):
@@ -929,6 +976,20 @@ class TmaCopyOp(Operation):
     def verify_(self):
         _check(_is_buffer(self.buffer.type) and _is_buffer(self.barriers.type), self, "needs shared buffers")
         _check(self.desc.type == i64 and self.pred.type == i1, self, "desc must be i64 and pred i1")
+        _check(len(self.coords) == len(self.buffer.type.tile_shape), self, "one coordinate per tile dimension")
+
+
+class TmaStoreOp(Operation):
+    """Copy stage ``index`` of ``buffer`` to the block at ``coords`` (i32 per dimension, outermost first) of the
+    tensor descriptor ``desc`` describes (out-of-bounds elements dropped), and wait until the copy is done;
+    every thread's writes to the stage must be fenced (``fence_async_shared``) and joined by a barrier first."""
+    name = "tma_store"
+    operand_names = ("buffer", "index", "desc", "*coords")
+    traits = frozenset({"reads", "writes"})
+
+    def verify_(self):
+        _check(_is_buffer(self.buffer.type), self, "needs a shared buffer")
+        _check(self.desc.type == i64, self, "desc must be i64")
         _check(len(self.coords) == len(self.buffer.type.tile_shape), self, "one coordinate per tile dimension")
 
 

@@ -4,8 +4,8 @@ shape; ``desc.load(offsets)`` / ``desc.store(offsets, value)`` move one block.
 Their meaning is a bounds-checked block access: out-of-bounds elements load as the padding value (zero, or NaN
 with ``padding_option="nan"``) and are not stored. A load stays one ``descriptor_load`` op in tir, so a target
 with a tensor copy engine (TMA on sm_90) can move the block whole; ``expand-descriptors`` turns it into the same
-pointer tile and mask as a block pointer with every dimension checked for the others. Stores are expanded here
-into that masked pointer store.
+pointer tile and mask as a block pointer with every dimension checked for the others. Stores alike
+(``descriptor_store``).
 """
 from __future__ import annotations
 
@@ -54,8 +54,11 @@ class tensor_descriptor:
     @builtin
     def store(self, offsets, value):
         s = current()
-        checks = tuple(range(len(self.block_shape)))
-        return s.store(self._block_ptr(offsets), value, boundary_check=checks)
+        offsets = [_unwrap(o) for o in _unwrap(offsets)]
+        if len(offsets) != len(self.block_shape):
+            raise ValueError(f"a {len(self.block_shape)}-d tensor descriptor needs {len(self.block_shape)} offsets, "
+                             f"got {len(offsets)}")
+        return s.descriptor_store(self.base, self.shape, self.strides, offsets, self.block_shape, value)
 
     def __repr__(self):
         return f"tensor_descriptor<{list(self.block_shape)}, {self.dtype}>"

@@ -651,6 +651,25 @@ class Semantic:
         return tensor(self.b.create("descriptor_load", operands, ty, block_shape=tuple(block_shape),
                                     padding=padding), ty)
 
+    def descriptor_store(self, base, shape, strides, offsets, block_shape, value):
+        """``value`` stored as a tensor descriptor's block at ``offsets``, as one ``descriptor_store`` op."""
+        n = len(block_shape)
+        bshape = tuple(block_shape)
+        v = _unwrap(value)
+        if isinstance(v, tensor) and v.shape != bshape:
+            raise ValueError(f"store: value of shape {list(v.shape)} does not match the block {list(bshape)}")
+        elt = base.dtype.element_ty
+        if elt.is_bool():  # bools live in memory as bytes: the pointer store knows how
+            bp = self.make_block_ptr(base, shape, strides, offsets, block_shape, tuple(reversed(range(n))))
+            return self.store(bp, value, boundary_check=tuple(range(n)))
+        offsets = [self.cast(self.to_tensor(_unwrap(o)), tlc.int32) for o in offsets]
+        for o in offsets:
+            if o.shape:
+                raise ValueError(f"tensor descriptor offsets must be scalars, got a tensor of shape {list(o.shape)}")
+        v = self.broadcast_to(self._as_element(v, elt), bshape)
+        operands = [base.handle, v.handle] + [x.handle for x in (*shape, *strides, *offsets)]
+        self.b.create("descriptor_store", operands, None, block_shape=bshape)
+
     def expand_descriptor_load(self, base, shape, strides, offsets, block_shape, padding) -> tensor:
         """What ``descriptor_load`` means: a block-pointer load with every dimension bounds-checked."""
         n = len(block_shape)

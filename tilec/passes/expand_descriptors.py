@@ -1,4 +1,5 @@
-"""expand-descriptors: each ``descriptor_load`` becomes the masked pointer load it means.
+"""expand-descriptors: each ``descriptor_load`` / ``descriptor_store`` becomes the masked pointer access it
+means.
 
 A tensor descriptor's load is a block-pointer load with every dimension bounds-checked
 (``DescriptorLoadOp.decompose`` builds it); targets without a tensor copy engine (the CPU, sm_8x, AMD) run this
@@ -15,13 +16,15 @@ from ..ir.builder import Builder
 from .manager import Pass
 
 
-def expand(op: O.DescriptorLoadOp):
-    """Replace ``op`` by its decomposition (ops inserted before it); returns the new result value."""
+def expand(op):
+    """Replace descriptor op ``op`` by its decomposition (ops inserted before it); returns the new result
+    value of a load (None for a store)."""
     b = Builder()
     b.set_insertion_point_before(op)
     with b.at_loc(op.loc):
         out = op.decompose(b)
-    op.result.replace_all_uses_with(out)
+    if out is not None:
+        op.result.replace_all_uses_with(out)
     op.erase()
     return out
 
@@ -34,7 +37,7 @@ class ExpandDescriptors(Pass):
         self.keep = keep
 
     def run(self, module) -> bool:
-        found = [op for op in module.walk() if isinstance(op, O.DescriptorLoadOp)]
+        found = [op for op in module.walk() if isinstance(op, (O.DescriptorLoadOp, O.DescriptorStoreOp))]
         todo = [op for op in found if self.keep is None or not self.keep(op)]
         for op in todo:
             expand(op)

@@ -71,4 +71,6 @@ def written_params(func) -> list[int]:
     for op in func.walk():
         if isinstance(op, (O.StoreOp, O.AtomicRMWOp, O.AtomicCASOp)):
             out |= origins(op.ptr, func)
+        elif isinstance(op, O.DescriptorStoreOp):
+            out |= origins(op.base, func)
     return sorted(out)

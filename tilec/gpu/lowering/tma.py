@@ -1,4 +1,4 @@
-"""Lowering of the tensor copy engine's ops (``tensormap_create``, ``tma_copy``, ``mbarrier_*``): addresses
+"""Lowering of the tensor copy engine's ops (``tensormap_create``, ``tma_copy``, ``tma_store``, ``mbarrier_*``): addresses
 here, instructions from the target (:class:`tilec.gpu.target.GpuTarget`'s tensor copy hooks).
 
 A descriptor lives in the launch's global scratch (the kernel's hidden last parameter): program ``p`` (linear
@@ -49,6 +49,12 @@ def lower_tma_copy(L, op):
     dst = _shared_address(L, stage_base(L, op.buffer, op.index))
     bar = _shared_address(L, stage_base(L, op.barriers, op.index))
     L.target.tma_copy(L, op, dst, bar, L.get(op.desc), L.get(op.pred), [L.get(c) for c in op.coords])
+
+
+@lowers(O.TmaStoreOp)
+def lower_tma_store(L, op):
+    src = _shared_address(L, stage_base(L, op.buffer, op.index))
+    L.target.tma_store(L, op, src, L.get(op.desc), [L.get(c) for c in op.coords])
 
 
 def _stages(L, buf):

@@ -116,9 +116,6 @@ class SoftwarePipeline(Pass):
                     new = self.pipeline(op)  # the rebuilt loop, or None
                     changed |= new is not None
                     changed |= self.stage_invariant_operands(new or op)
-            for op in [o for o in f.walk() if isinstance(o, O.DescriptorLoadOp)]:
-                expand_in_gir(op, f.attrs.get("num_warps", 4))
-                changed = True
         return changed
 
     @staticmethod
@@ -366,30 +363,6 @@ def recount_waits(body):
             commits += 1
         elif isinstance(op, O.AsyncWaitOp) and op.attrs.get("group", -1) >= 0:
             op.attrs["pending"] = max(0, op.attrs["ahead"] + commits - op.attrs["group"] - 1)
-
-
-def expand_in_gir(op, num_warps: int):
-    """A descriptor load the copy engine was meant to move but no pipeline took: the masked pointer load it
-    means, its new ops given layouts as convert-to-gir would (the tile's layout as the anchor), converted back to
-    the layout the op's users expect."""
-    from ...passes.expand_descriptors import expand
-    from .common import convert_before
-    from .convert_to_gir import ConvertToGIR
-    block, old_t = op.parent, op.result.type
-    lay = old_t.layout
-    warp_size = 1
-    for t in getattr(lay, "tpw", (32,)):
-        warp_size *= t
-    users = [(u, i) for u, i in op.result.uses]
-    before = {id(o) for o in block.ops}
-    new = expand(op)
-    cv = ConvertToGIR(num_warps, warp_size)
-    cv.anchors = {old_t.rank: lay}
-    for o in [o for o in block.ops if id(o) not in before]:
-        cv.op(o)
-    if new.type != old_t:
-        for u, i in users:
-            convert_before(u, i, lay)
 
 
 def _address(ld):

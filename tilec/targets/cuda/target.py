@@ -104,6 +104,9 @@ class CudaTarget(GpuTarget):
     def tma_copy(self, lowering, op, dst, bar, desc, pred, coords):
         tma.tma_copy(lowering, op, dst, bar, desc, pred, coords)
 
+    def tma_store(self, lowering, op, src, desc, coords):
+        tma.tma_store(lowering, op, src, desc, coords)
+
     def mbarrier(self, lowering, kind, bar, count_or_phase=None):
         tma.mbarrier(lowering, kind, bar, count_or_phase)
 

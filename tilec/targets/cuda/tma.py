@@ -2,9 +2,9 @@
 shared memory, and the shared-memory barriers (``mbarrier``) that say when a copy has landed.
 
 - A descriptor (128 bytes, opaque) is written by thread 0 into the program's slot of the launch's global
-  scratch: zeros, then ``tensormap.replace`` of every field, then a release/acquire proxy fence pair so that the
-  copy engine (the tensormap proxy) sees the generic writes. Only thread 0 issues copies, so nobody else needs
-  it. Dimensions go innermost first; the stride of dimension ``i + 1`` is in bytes.
+  scratch: zeros, then ``tensormap.replace`` of every field, then a release proxy fence; after a warp barrier,
+  warp 0 (whose elected lane issues the copies) acquires it, so the copy engine (the tensormap proxy) sees the
+  generic writes. Dimensions go innermost first; the stride of dimension ``i + 1`` is in bytes.
 - The element type field only matters for the out-of-bounds fill: unsigned integers of the element's width
   move the bits, and f16/f32 (whose codes PTX and the driver agree on) take the NaN fill.
 - A copy: one elected lane of warp 0 announces the stage's bytes on its barrier (``mbarrier.arrive.expect_tx``) and issues one
@@ -47,25 +47,55 @@ def _constant(v):
     return op.attrs.get("value") if isinstance(op, O.ConstantOp) else None
 
 
+def _func_of(op):
+    while not isinstance(op, O.FuncOp):
+        if op.parent is None:
+            return None
+        op = op.parent_op
+    return op
+
+
+def _aligned(op, eb) -> bool:
+    """Base and row stride 16-byte aligned (what the specialisation proves, or constants), last stride 1."""
+    if _constant(op.strides[-1]) != 1:
+        return False
+    func = _func_of(op)
+    if func is None:
+        return False
+    info = AxisAnalysis(func).info
+    return info(op.base).divisibility[0] >= 16 and info(op.strides[0]).divisibility[0] * eb % 16 == 0
+
+
+def _box_ok(rows, cols, eb) -> bool:
+    row_bytes = cols * eb
+    return rows <= 256 and row_bytes >= 16 and not (row_bytes > 128 and row_bytes % 128) and \
+        (row_bytes > 128 or cols <= 256)
+
+
 def keeps_descriptor(op, options) -> bool:
-    """A 2-d descriptor load in a pipelined loop whose block the copy engine can move (boxes of at most 256
-    per dimension, rows of 16+ bytes cut into 128-byte column blocks), feeding only dot operands, with its
-    descriptor computed outside the loop and 16-byte aligned base and row stride (alignment the
-    specialisation proves, or constants): the copy engine faults on misaligned descriptors, so anything
-    unproven takes the pointer path."""
+    """Loads: a 2-d descriptor load in a pipelined loop whose block the copy engine can move (boxes of at most
+    256 per dimension, rows of 16+ bytes cut into 128-byte column blocks), feeding only dot operands, with its
+    descriptor computed outside the loop. Stores: a 2-d descriptor store outside loops (the epilogue), its
+    block under the same box rules. Both need a 16-byte aligned base and row stride (what the specialisation
+    proves, or constants): the copy engine faults on misaligned descriptors, so anything unproven takes the
+    pointer path."""
     if op.rank != 2:
         return False
-    elt = op.result.type.element
+    store = isinstance(op, O.DescriptorStoreOp)
+    elt = op.base.type.pointee
     eb = 8 if isinstance(elt, PointerType) else elt.bytes
-    if eb not in (1, 2, 4):
-        return False
-    rows, cols = op.attrs["block_shape"]
-    row_bytes = cols * eb
-    if rows > 256 or row_bytes < 16 or (row_bytes > 128 and row_bytes % 128) or cols > 256 and row_bytes <= 128:
-        return False
-    if op.attrs["padding"] == "nan" and elt.name not in _FLOAT_CODES:
+    if eb not in (1, 2, 4) or not _box_ok(*op.attrs["block_shape"], eb):
         return False
     loop = op.parent.parent_op if op.parent is not None else None
+    if store:
+        a = op
+        while a is not None and not isinstance(a, O.FuncOp):
+            if isinstance(a, (O.ForOp, O.WhileOp)) and a is not op:
+                return False
+            a = a.parent_op if a.parent is not None else None
+        return _aligned(op, eb)
+    if op.attrs["padding"] == "nan" and elt.name not in _FLOAT_CODES:
+        return False
     if not isinstance(loop, O.ForOp):
         return False
     if loop.attrs.get("num_stages", options.get("num_stages", 3)) < 2:
@@ -74,17 +104,7 @@ def keeps_descriptor(op, options) -> bool:
         return False
     if not all(_outside(v, loop) for v in (op.base, *op.shape, *op.strides)):
         return False
-    if _constant(op.strides[1]) != 1:
-        return False
-    func = op
-    while not isinstance(func, O.FuncOp):
-        func = func.parent_op if isinstance(func, O.Operation) and func.parent is not None else None
-        if func is None:
-            return False
-    info = AxisAnalysis(func).info
-    if info(op.base).divisibility[0] < 16:
-        return False
-    return info(op.strides[0]).divisibility[0] * eb % 16 == 0
+    return _aligned(op, eb)
 
 
 # -- lowering -----------------------------------------------------------------------------------------------
@@ -122,9 +142,12 @@ def tensormap_create(L, op, addr):
               f"@p {r}.interleave_layout.global.b1024.b32 [$1], 0;",
               f"@p {r}.swizzle_mode.global.b1024.b32 [$1], {_SWIZZLE_MODE[op.attrs['swizzle']]};",
               f"@p {r}.fill_mode.global.b1024.b32 [$1], {1 if nan else 0};",
-              "@p fence.proxy.tensormap::generic.release.gpu;",
-              "@p fence.proxy.tensormap::generic.acquire.gpu [$1], 128;", "}"]
-    cons = ",".join(["r", "l", "l"] + ["r"] * n + ["l"] * (n - 1)) + ",~{memory}"
+              "@p fence.proxy.tensormap::generic.release.gpu;", "bar.warp.sync 0xffffffff;",
+              f"@w fence.proxy.tensormap::generic.acquire.gpu [$1], 128;", "}"]
+    lines.insert(2, f"setp.ne.b32 w, ${len(args)}, 0;")
+    lines[1] = ".reg .pred p, w;"
+    args.append(b.zext(b.icmp_unsigned("==", nvvm.warp_uniform(b, L.warp), _c(0)), I32))
+    cons = ",".join(["r", "l", "l"] + ["r"] * n + ["l"] * (n - 1) + ["r"]) + ",~{memory}"
     _asm(b, "\n".join(lines), cons, args)
 
 
@@ -157,6 +180,34 @@ def tma_copy(L, op, dst, bar, desc, pred, coords):
                      f"[${k}], [$2, {{{cs}}}], [$1];")
     lines.append("}")
     cons = ",".join(["r", "r", "l"] + ["r"] * (len(args) - 3)) + ",~{memory}"
+    _asm(b, "\n".join(lines), cons, args)
+
+
+def tma_store(L, op, src, desc, coords):
+    """One elected lane of warp 0 copies the stage at shared ``src`` out, one box per column block, and waits
+    for the copies to complete (the stage may be reused and the results are in memory when it returns)."""
+    b = L.b
+    bt = op.buffer.type
+    shape = bt.tile_shape
+    eb = bt.element.bytes
+    w = bt.layout.block_cols(shape)
+    blocks = shape[-1] // w
+    block_bytes = bt.tile_numel // blocks * eb
+    n = len(shape)
+    go = b.zext(b.icmp_unsigned("==", nvvm.warp_uniform(b, L.warp), _c(0)), I32)
+    inner = list(reversed(coords))
+    args = [go, desc]
+    lines = ["{", ".reg .pred w, p;", "setp.ne.b32 w, $0, 0;", "setp.ne.b32 p, 0, 0;",
+             "@w elect.sync _|p, 0xffffffff;"]
+    for j in range(blocks):
+        k = len(args)
+        args.append(b.add(src, _c(j * block_bytes)))
+        args.append(b.add(inner[0], _c(j * w)) if j else inner[0])
+        args.extend(inner[1:])
+        cs = ", ".join(f"${k + 1 + i}" for i in range(n))
+        lines.append(f"@p cp.async.bulk.tensor.{n}d.global.shared::cta.tile.bulk_group [$1, {{{cs}}}], [${k}];")
+    lines += ["@p cp.async.bulk.commit_group;", "@p cp.async.bulk.wait_group 0;", "}"]
+    cons = ",".join(["r", "l"] + ["r"] * (len(args) - 2)) + ",~{memory}"
     _asm(b, "\n".join(lines), cons, args)
 
 
