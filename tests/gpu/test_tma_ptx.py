@@ -11,7 +11,7 @@ import tc_kernels as T
 
 def _mm(arch, stride_spec="i32:16", dtype="fp16", cfg=(128, 128, 64, 8, 3), desc_store=False):
     BM, BN, BK, nw, ns = cfg
-    sig = f"*{dtype}:16,*{dtype}:16,*fp32:16,i32,i32,i32,{stride_spec},{stride_spec},{stride_spec}"
+    sig = f"*{dtype}:16,*{dtype}:16,*fp32:16,i32:16,i32:16,i32:16,{stride_spec},{stride_spec},{stride_spec}"
     src = tilec.ASTSource(T.desc_matmul_kernel, sig, constexprs=dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK,
                                                                      DESC_STORE=desc_store))
     return tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": nw, "num_stages": ns})
@@ -46,6 +46,14 @@ def test_wide_rows_go_as_column_blocks():
     ck = _mm(90, cfg=(128, 256, 64, 8, 3))  # B rows of 512 bytes: four 128-byte column blocks per stage
     assert ck.asm["ptx"].count("cp.async.bulk.tensor.2d") >= 5
     assert "box = [64, 64]" in ck.asm["gir"]
+
+
+def test_ragged_rows_take_the_pointer_path():
+    """Rows whose length is not a proven multiple of 16 bytes: the copy engine's bounds work in 16-byte chunks."""
+    sig = "*fp16:16,*fp16:16,*fp32:16,i32:16,i32,i32,i32:16,i32:16,i32:16"  # N and K unproven
+    src = tilec.ASTSource(T.desc_matmul_kernel, sig, constexprs=dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64))
+    ck = tilec.compile(src, tilec.Target("cuda", 90, 32), {"num_warps": 4, "num_stages": 3})
+    assert "cp.async.bulk.tensor" not in ck.asm["ptx"] and ck.metadata["global_scratch_size"] == 0
 
 
 def test_sm80_and_unproven_alignment_take_the_pointer_path():

@@ -2,7 +2,8 @@
 pipeliner did not take.
 
 - A ``descriptor_store`` (kept only outside loops: the epilogue) goes through shared memory: the tile is written
-  to a one-stage buffer in the layout the copy engine's swizzle describes, fenced for the async proxy, and after
+  (from whatever register layout it has, after a barrier: the bytes may be an earlier user's scratch) to a
+  one-stage buffer in the layout the copy engine's swizzle describes, fenced for the async proxy, and after
   a barrier copied out whole (``tensormap_create`` + ``tma_store``, which waits for the copy), then a barrier
   before the bytes are reused.
 - A ``descriptor_load`` no pipeline took becomes the masked pointer load it means, its new ops given layouts as
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from ...ir import ops as O
 from ...ir.builder import Builder
+from ...ir.core import OpResult
 from ...ir.types import SharedBufferType, i32, i64
 from ...passes.expand_descriptors import expand
 from ..layouts import shared_for_operand, swizzle_bytes
@@ -56,7 +58,13 @@ def store_through_copy_engine(op, func) -> bool:
     b.loc = op.loc
     buf = b.create(O.LocalAllocOp, [], [SharedBufferType((1,) + tuple(t.shape), t.element, lay)]).result
     zero = b.constant(0, i32)
-    b.create(O.LocalStoreOp, [op.value, buf, zero], [])
+    value, converts = op.value, []
+    while isinstance(value, OpResult) and isinstance(value.op, O.ConvertLayoutOp):
+        converts.append(value.op)
+        value = value.op.src  # the stage is written from any register layout: no conversion first
+    # the buffer may reuse bytes an earlier shared-memory user (a conversion's scratch) still reads
+    b.create(O.BarrierOp, [], [])
+    b.create(O.LocalStoreOp, [value, buf, zero], [])
     b.create(O.FenceAsyncSharedOp, [], [])
     b.create(O.BarrierOp, [], [])
     box = (t.shape[0], lay.block_cols(t.shape))
@@ -66,6 +74,9 @@ def store_through_copy_engine(op, func) -> bool:
     b.create(O.BarrierOp, [], [])  # the stage is read out before anybody reuses its bytes
     b.create(O.LocalDeallocOp, [buf], [])
     op.erase()
+    for c in converts:  # outermost first; each only if nothing else reads it
+        if not c.result.uses:
+            c.erase()
     return True
 
 
