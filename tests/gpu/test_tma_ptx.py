@@ -34,7 +34,7 @@ def test_sm90_descriptor_loads_use_the_copy_engine(dtype):
 def test_descriptor_store_in_the_epilogue_is_a_copy_engine_store():
     ck = _mm(90, desc_store=True)  # fp32 rows of 512 bytes: four column blocks
     ptx, gir = ck.asm["ptx"], ck.asm["gir"]
-    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == 4 and "cp.async.bulk.wait_group 0" in ptx
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == 4 and "cp.async.bulk.wait_group.read 0" in ptx
     assert "tma_store" in gir and "descriptor_store" not in gir
     assert ck.metadata["global_scratch_size"] == 384
     for other in (_mm(80, desc_store=True), _mm(90, stride_spec="i32", desc_store=True)):

@@ -981,7 +981,7 @@ class TmaCopyOp(Operation):
 
 class TmaStoreOp(Operation):
     """Copy stage ``index`` of ``buffer`` to the block at ``coords`` (i32 per dimension, outermost first) of the
-    tensor descriptor ``desc`` describes (out-of-bounds elements dropped), and wait until the copy is done;
+    tensor descriptor ``desc`` describes (out-of-bounds elements dropped), and wait until it has read the stage;
     every thread's writes to the stage must be fenced (``fence_async_shared``) and joined by a barrier first."""
     name = "tma_store"
     operand_names = ("buffer", "index", "desc", "*coords")

@@ -133,6 +133,8 @@ class WarpGroupDot(Pass):
             body.insert(body.ops.index(anchor) + 1, c)
             anchor = c
         recount_waits(body)
+        _drop_wait_barrier(body)
+
 
     def rewrite(self, op):
         def before_op():  # a fresh position each time: staging inserts ops before the dot
@@ -186,6 +188,25 @@ class WarpGroupDot(Pass):
         view = b.op(O.LocalIndexOp, buf, ld.index, result_type=one)
         done.append(ld)
         return view
+
+
+def _drop_wait_barrier(body):
+    """The barrier the pipeliner put behind waits for tensor copies only: with the copies moved behind the
+    point where the previous iteration's dots are done (and its barrier), it orders nothing. A barrier-wait on
+    the copy's stage barrier already makes the bytes visible to the waiting thread, and the stages are read by
+    the warpgroup units (no thread reads them itself)."""
+    if any(isinstance(o, (O.LocalLoadOp, O.AsyncWaitOp)) for o in body.ops):
+        return
+    first = next((o for o in body.ops if isinstance(o, O.BarrierOp)), None)
+    i = body.ops.index(first) if first is not None else 0
+    if first is None or i == 0 or not isinstance(body.ops[i - 1], O.MBarrierWaitOp):
+        return
+    if any(isinstance(o, (O.TmaCopyOp, O.AsyncCopyOp)) for o in body.ops[:i]):
+        return
+    later = [o for o in body.ops[i + 1:] if isinstance(o, O.BarrierOp)]
+    copies = [o for o in body.ops if isinstance(o, O.TmaCopyOp)]
+    if later and copies and all(body.ops.index(c) > body.ops.index(later[0]) for c in copies):
+        first.erase()
 
 
 __all__ = ["WarpGroupDot", "uses_warpgroups"]

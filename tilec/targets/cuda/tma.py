@@ -189,7 +189,8 @@ def tma_copy(L, op, dst, bar, desc, pred, coords):
 
 def tma_store(L, op, src, desc, coords):
     """One elected lane of warp 0 copies the stage at shared ``src`` out, one box per column block, and waits
-    for the copies to complete (the stage may be reused and the results are in memory when it returns)."""
+    until the copies have read the stage (it may then be reused); the writes to global memory complete on their
+    own, before the kernel is done."""
     b = L.b
     bt = op.buffer.type
     shape = bt.tile_shape
@@ -210,7 +211,7 @@ def tma_store(L, op, src, desc, coords):
         args.extend(inner[1:])
         cs = ", ".join(f"${k + 1 + i}" for i in range(n))
         lines.append(f"@p cp.async.bulk.tensor.{n}d.global.shared::cta.tile.bulk_group [$1, {{{cs}}}], [${k}];")
-    lines += ["@p cp.async.bulk.commit_group;", "@p cp.async.bulk.wait_group 0;", "}"]
+    lines += ["@p cp.async.bulk.commit_group;", "@p cp.async.bulk.wait_group.read 0;", "}"]
     cons = ",".join(["r", "l"] + ["r"] * (len(args) - 2)) + ",~{memory}"
     _asm(b, "\n".join(lines), cons, args)
 
