@@ -1,0 +1,166 @@
+"""Debug builds only: bounds-check every load, store and atomic, and turn ``device_assert`` into a failure record.
+
+Without these checks a bad offset corrupts memory or crashes the process with no location, and a failed assert
+on a GPU must trap, which leaves the CUDA context unusable. Here, in plain tir ops that every backend already
+lowers, each memory access computes the byte offset of every lane from each kernel argument its pointer may come
+from (``pointer_origins``) and compares it with that argument's extent, passed in hidden parameters. Lanes out of
+bounds are masked off (a load gives ``other``, a store or atomic does nothing; a compare-and-swap is redirected to
+a scratch word), so the kernel runs to its end without touching foreign memory. The program then records the
+first failure in a small ``i64`` buffer, also a hidden parameter::
+
+    rec[0] = site + 1 (compare-and-swap from 0: the first failing program wins; the others only count)
+    rec[1..3] = program id, rec[4] = the smallest offending offset (elements), rec[5] += 1 per failing program
+    rec[8] = scratch for redirected compare-and-swaps
+
+Hidden parameters are appended after the kernel's own: the record pointer, then ``lo, hi`` (bytes from the data
+pointer that the argument's memory spans) per pointer parameter. ``targets/debug_record.py`` passes them and turns
+the record into tilec's error, naming the access's file:line, the program, the offset and the array's size.
+"""
+from __future__ import annotations
+
+from ..ir import ops as O
+from ..ir.builder import Builder
+from ..ir.core import Block, Region
+from ..ir.types import FunctionType, PointerType, i1, i32, i64
+from .manager import Pass
+from .pointer_origins import origins
+
+RECORD_WORDS = 16
+SCRATCH_WORD = 8
+_NONE = 2 ** 63 - 1  # "no failing lane" in the min-reduction of offending offsets
+
+_KIND = {O.LoadOp: "load", O.StoreOp: "store", O.AtomicRMWOp: "atomic", O.AtomicCASOp: "atomic_cas",
+         O.AssertOp: "assert"}
+
+
+def _elem_bytes(ptr_type) -> int:
+    e = ptr_type.element.pointee
+    return 8 if e.is_ptr else max(1, e.bits // 8)
+
+
+class DebugChecks(Pass):
+    """Bounds checks and assert records (see the module docstring); ``sites`` lists what each site id means."""
+    name = "debug-checks"
+
+    def __init__(self):
+        self.sites: list[dict] = []
+        self.pointer_params: list[int] = []
+
+    def run(self, module):
+        for f in module.funcs:
+            if f.attrs.get("kernel"):
+                self._kernel(f)
+        return True
+
+    # -- hidden parameters ---------------------------------------------------------------------------------
+    def _kernel(self, f):
+        body = f.body
+        n = len(f.args)
+        self.pointer_params = [i for i, a in enumerate(f.args) if a.type.is_ptr]
+        rec = body.add_arg(PointerType(i64), "debug_record")
+        extents = {}
+        for i in self.pointer_params:
+            extents[i] = (body.add_arg(i64, f"{f.args[i].name_hint or i}_lo"),
+                          body.add_arg(i64, f"{f.args[i].name_hint or i}_hi"))
+        f.attrs["function_type"] = FunctionType([a.type for a in body.args], f.function_type.results)
+        div = f.attrs.get("arg_divisibility")
+        if div is not None:
+            f.attrs["arg_divisibility"] = tuple(div) + (1,) * (len(body.args) - n)
+        names = [a.name_hint or f"argument {i}" for i, a in enumerate(f.args[:n])]
+        for op in list(f.walk()):
+            if isinstance(op, O.AssertOp):
+                self._assert(f, op, rec)
+            elif type(op) in _KIND:
+                cands = sorted(set(origins(op.ptr, f)) & set(self.pointer_params))
+                if cands:
+                    self._access(f, op, rec, extents, cands, names)
+
+    # -- one access ---------------------------------------------------------------------------------------
+    def _site(self, op, kind, **extra) -> int:
+        loc = op.loc
+        self.sites.append(dict(kind=kind, file=getattr(loc, "file", None), line=getattr(loc, "line", None),
+                               col=getattr(loc, "col", None), **extra))
+        return len(self.sites)  # stored as site + 1: 0 means "no failure"
+
+    def _access(self, f, op, rec, extents, cands, names):
+        b = Builder()
+        b.set_insertion_point_before(op)
+        b.loc = op.loc
+        P = op.ptr
+        T = P.type
+        eb = _elem_bytes(T)
+        c64 = (lambda v: b.constant(v, i64))
+        wide = (lambda v: b.op(O.SplatOp, v, result_type=T.with_element(v.type)) if T.is_tile else v)
+        addr = b.op(O.CastOp, P, result_type=T.with_element(i64))
+        ok = first_off = None
+        for j in cands:
+            base = b.op(O.CastOp, f.args[j], result_type=i64)
+            off = b.op(O.SubOp, addr, wide(base))
+            lo, hi = extents[j]
+            last = b.op(O.SubOp, hi, c64(eb))
+            ok_j = b.op(O.AndOp, b.op(O.CmpOp, off, wide(lo), predicate="ge"),
+                        b.op(O.CmpOp, off, wide(last), predicate="le"))
+            ok = ok_j if ok is None else b.op(O.OrOp, ok, ok_j)
+            if first_off is None:
+                first_off = b.op(O.DivOp, off, wide(c64(eb)))
+        bad = b.op(O.XorOp, ok, wide(b.constant(True, i1)))
+        mask = getattr(op, "mask", None)
+        if mask is not None:
+            bad = b.op(O.AndOp, bad, mask)
+            safe = b.op(O.AndOp, ok, mask)
+            op.set_operand(_mask_index(op), safe)
+        elif isinstance(op, O.AtomicCASOp):  # no mask: bad lanes swap a scratch word instead
+            scratch = b.op(O.AddPtrOp, rec, b.constant(SCRATCH_WORD, i32))
+            scratch = b.op(O.CastOp, scratch, result_type=T.element)
+            op.set_operand(0, b.op(O.SelectOp, ok, P, wide(scratch)))
+        else:
+            op._append_operand(ok)
+        j = cands[0]
+        site = self._site(op, _KIND[type(op)], param=names[j], param_index=j, elem_bytes=eb,
+                          candidates=[names[c] for c in cands])
+        self._record(b, rec, bad, first_off, site)
+
+    def _assert(self, f, op, rec):
+        b = Builder()
+        b.set_insertion_point_before(op)
+        b.loc = op.loc
+        cond = op.cond
+        T = cond.type
+        bad = b.op(O.XorOp, cond, b.op(O.SplatOp, b.constant(True, i1), result_type=T) if T.is_tile
+                   else b.constant(True, i1))
+        zero = b.constant(0, i64)
+        zeros = b.op(O.SplatOp, zero, result_type=T.with_element(i64)) if T.is_tile else zero
+        site = self._site(op, "assert", message=op.attrs.get("message", ""))
+        self._record(b, rec, bad, zeros, site)
+        op.erase()
+
+    def _record(self, b, rec, bad, off, site):
+        """``if any(bad)``: claim the record (first failure wins), write program id and the smallest bad offset."""
+        T = bad.type
+        none = b.constant(_NONE, i64)
+        picked = b.op(O.SelectOp, bad, off, b.op(O.SplatOp, none, result_type=T.with_element(i64))
+                      if T.is_tile else none)
+        while picked.type.is_tile:
+            red = b.create(O.ReduceOp, [picked], attrs={"axis": 0}, regions=[Region([Block([i64, i64])])])
+            blk = red.regions[0].block
+            with b.at_end(blk):
+                b.yield_(b.op(O.MinOp, blk.args[0], blk.args[1]))
+            picked = red.results[0]
+        any_bad = b.op(O.CmpOp, picked, none, predicate="ne")
+        branch = b.if_(any_bad)
+        with b.at_end(branch.regions[0].block):
+            old = b.create(O.AtomicCASOp, [rec, b.constant(0, i64), b.constant(site, i64)]).result
+            won = b.op(O.CmpOp, old, b.constant(0, i64), predicate="eq")
+            values = [b.op(O.CastOp, b.op(O.ProgramIdOp, axis=a), result_type=i64) for a in range(3)] + [picked]
+            for k, v in enumerate(values, 1):
+                b.create(O.StoreOp, [b.op(O.AddPtrOp, rec, b.constant(k, i32)), v, won], [])
+            b.create(O.AtomicRMWOp, [b.op(O.AddPtrOp, rec, b.constant(5, i32)), b.constant(1, i64)],
+                     attrs={"kind": "add"})  # result unused
+            b.yield_()
+        with b.at_end(branch.regions[1].block):
+            b.yield_()
+
+
+def _mask_index(op) -> int:
+    """Position of the mask operand (``ptr, mask?, other?`` for loads; ``ptr, value, mask?`` otherwise)."""
+    return 1 if isinstance(op, O.LoadOp) else 2
