@@ -21,7 +21,7 @@ from __future__ import annotations
 from ..ir import ops as O
 from ..ir.builder import Builder
 from ..ir.core import Block, Region
-from ..ir.types import FunctionType, PointerType, i1, i32, i64
+from ..ir.types import FunctionType, PointerType, ScalarType, i1, i32, i64
 from .manager import Pass
 from .pointer_origins import origins
 
@@ -92,33 +92,36 @@ class DebugChecks(Pass):
         c64 = (lambda v: b.constant(v, i64))
         wide = (lambda v: b.op(O.SplatOp, v, result_type=T.with_element(v.type)) if T.is_tile else v)
         addr = b.op(O.CastOp, P, result_type=T.with_element(i64))
-        ok = first_off = None
+        u64 = _u64(T)
+        ok = first_base = None
         for j in cands:
+            # one unsigned compare per lane: 0 <= addr - (base + lo) <= hi - lo - eb
             base = b.op(O.CastOp, f.args[j], result_type=i64)
-            off = b.op(O.SubOp, addr, wide(base))
             lo, hi = extents[j]
-            last = b.op(O.SubOp, hi, c64(eb))
-            ok_j = b.op(O.AndOp, b.op(O.CmpOp, off, wide(lo), predicate="ge"),
-                        b.op(O.CmpOp, off, wide(last), predicate="le"))
+            start = b.op(O.AddOp, base, lo)
+            span = b.op(O.BitcastOp, b.op(O.SubOp, b.op(O.SubOp, hi, lo), c64(eb)), result_type=u64.element)
+            rel = b.op(O.BitcastOp, b.op(O.SubOp, addr, wide(start)), result_type=u64)
+            ok_j = b.op(O.CmpOp, rel, wide(span), predicate="le")
             ok = ok_j if ok is None else b.op(O.OrOp, ok, ok_j)
-            if first_off is None:
-                first_off = b.op(O.DivOp, off, wide(c64(eb)))
-        bad = b.op(O.XorOp, ok, wide(b.constant(True, i1)))
+            if first_base is None:
+                first_base = base
         mask = getattr(op, "mask", None)
         if mask is not None:
-            bad = b.op(O.AndOp, bad, mask)
             safe = b.op(O.AndOp, ok, mask)
+            bad = b.op(O.XorOp, safe, mask)  # active and not in bounds
             op.set_operand(_mask_index(op), safe)
-        elif isinstance(op, O.AtomicCASOp):  # no mask: bad lanes swap a scratch word instead
-            scratch = b.op(O.AddPtrOp, rec, b.constant(SCRATCH_WORD, i32))
-            scratch = b.op(O.CastOp, scratch, result_type=T.element)
-            op.set_operand(0, b.op(O.SelectOp, ok, P, wide(scratch)))
         else:
-            op._append_operand(ok)
+            bad = b.op(O.XorOp, ok, wide(b.constant(True, i1)))
+            if isinstance(op, O.AtomicCASOp):  # no mask: bad lanes swap a scratch word instead
+                scratch = b.op(O.AddPtrOp, rec, b.constant(SCRATCH_WORD, i32))
+                scratch = b.op(O.CastOp, scratch, result_type=T.element)
+                op.set_operand(0, b.op(O.SelectOp, ok, P, wide(scratch)))
+            else:
+                op._append_operand(ok)
         j = cands[0]
         site = self._site(op, _KIND[type(op)], param=names[j], param_index=j, elem_bytes=eb,
                           candidates=[names[c] for c in cands])
-        self._record(b, rec, bad, first_off, site)
+        self._record(b, rec, bad, (addr, first_base), site, eb)
 
     def _assert(self, f, op, rec):
         b = Builder()
@@ -134,21 +137,25 @@ class DebugChecks(Pass):
         self._record(b, rec, bad, zeros, site)
         op.erase()
 
-    def _record(self, b, rec, bad, off, site):
-        """``if any(bad)``: claim the record (first failure wins), write program id and the smallest bad offset."""
-        T = bad.type
-        none = b.constant(_NONE, i64)
-        picked = b.op(O.SelectOp, bad, off, b.op(O.SplatOp, none, result_type=T.with_element(i64))
-                      if T.is_tile else none)
-        while picked.type.is_tile:
-            red = b.create(O.ReduceOp, [picked], attrs={"axis": 0}, regions=[Region([Block([i64, i64])])])
-            blk = red.regions[0].block
-            with b.at_end(blk):
-                b.yield_(b.op(O.MinOp, blk.args[0], blk.args[1]))
-            picked = red.results[0]
-        any_bad = b.op(O.CmpOp, picked, none, predicate="ne")
+    def _record(self, b, rec, bad, off, site, eb=1):
+        """``if any(bad)``: claim the record (first failure wins), write program id and the smallest bad offset.
+        The common path is one i1 reduction; the offset is only looked for once a lane has failed."""
+        any_bad = bad
+        while any_bad.type.is_tile:
+            any_bad = _reduce(b, any_bad, O.OrOp)
         branch = b.if_(any_bad)
         with b.at_end(branch.regions[0].block):
+            T = bad.type
+            if isinstance(off, tuple):  # (address, base): the offset in elements, computed only here
+                addr, base = off
+                wide = (lambda v: b.op(O.SplatOp, v, result_type=addr.type) if addr.type.is_tile else v)
+                off = b.op(O.DivOp, b.op(O.SubOp, addr, wide(base)), wide(b.constant(eb, i64)))
+            picked = off
+            if T.is_tile:
+                none = b.op(O.SplatOp, b.constant(_NONE, i64), result_type=T.with_element(i64))
+                picked = b.op(O.SelectOp, bad, off, none)
+                while picked.type.is_tile:
+                    picked = _reduce(b, picked, O.MinOp)
             old = b.create(O.AtomicCASOp, [rec, b.constant(0, i64), b.constant(site, i64)]).result
             won = b.op(O.CmpOp, old, b.constant(0, i64), predicate="eq")
             values = [b.op(O.CastOp, b.op(O.ProgramIdOp, axis=a), result_type=i64) for a in range(3)] + [picked]
@@ -159,6 +166,20 @@ class DebugChecks(Pass):
             b.yield_()
         with b.at_end(branch.regions[1].block):
             b.yield_()
+
+
+def _u64(t):
+    return t.with_element(ScalarType("u64"))
+
+
+def _reduce(b, v, combine):
+    """``v`` reduced along axis 0 with the binary op ``combine``."""
+    e = v.type.element
+    red = b.create(O.ReduceOp, [v], attrs={"axis": 0}, regions=[Region([Block([e, e])])])
+    blk = red.regions[0].block
+    with b.at_end(blk):
+        b.yield_(b.op(combine, blk.args[0], blk.args[1]))
+    return red.results[0]
 
 
 def _mask_index(op) -> int:
