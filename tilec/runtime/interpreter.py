@@ -18,9 +18,9 @@ import traceback
 import numpy as np
 
 from .. import errors
-from ..errors import BoundsError, CompilationError, TilecError
+from ..errors import BoundsError, CompilationError, DeviceAssertionError, TilecError
 from ..ir.core import OP_REGISTRY
-from ..ir.evaluator import IMPLS, EvaluationError, Interpreter, OutOfBoundsError
+from ..ir.evaluator import IMPLS, EvaluationError, Interpreter, KernelAssertionError, OutOfBoundsError
 from ..ir.memory import Memory
 from ..ir.types import TileType
 from ..language import core as tlc
@@ -353,6 +353,15 @@ def run(jitfn, grid, values, debug=False, options=None):
                 where = (located.file, located.line, located.col) if located is not None else (None, None, None)
                 raise BoundsError(errors.located(*where, f"out-of-bounds {e.kind} in program {(x, y, z)}: "
                                                          f"{e.detail}")) from None
+            except KernelAssertionError as e:  # reported as compiled debug builds report it
+                located = _at_kernel_line(e)
+                where = (located.file, located.line, located.col) if located is not None else (None, None, None)
+                text = e.text
+                if located is not None and text.startswith(f"{located.file}:{located.line}: "):
+                    text = text[len(f"{located.file}:{located.line}: "):]
+                at = f" at index {e.index}" if e.index else ""
+                raise DeviceAssertionError(errors.located(
+                    *where, f"device_assert failed in program {(x, y, z)}{at}: {text or 'assertion failed'}")) from None
             except OutOfBoundsError as e:  # a runtime fault, not a language error: say where and in which program
                 located = _at_kernel_line(e)
                 where = f"{located.file}:{located.line}:{located.col}: " if located is not None else ""
