@@ -142,7 +142,8 @@ class Mem:
             oo = o if o is not None else ir.Constant(vt, None)
             v = self._two_way(
                 contig,
-                lambda: self.masked_load(p0, ety, w, align, mm, oo),
+                (lambda: b.load(p0, typ=vt, align=align)) if m is None else
+                (lambda: self.masked_load(p0, ety, w, align, mm, oo)),
                 lambda: self.gather(pv, ety, w, m, o))
         return from_memory(b, v, t, w)
 
