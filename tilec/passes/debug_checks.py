@@ -139,10 +139,15 @@ class DebugChecks(Pass):
 
     def _record(self, b, rec, bad, off, site, eb=1):
         """``if any(bad)``: claim the record (first failure wins), write program id and the smallest bad offset.
-        The common path is one i1 reduction; the offset is only looked for once a lane has failed."""
+        The common path is one i32 max-reduction; the offset is only looked for once a lane has failed."""
         any_bad = bad
-        while any_bad.type.is_tile:
-            any_bad = _reduce(b, any_bad, O.OrOp)
+        if bad.type.is_tile:  # as i32: the reduction every backend runs most (tl.max of int32)
+            it = bad.type.with_element(i32)
+            flags = b.op(O.SelectOp, bad, b.op(O.SplatOp, b.constant(1, i32), result_type=it),
+                         b.op(O.SplatOp, b.constant(0, i32), result_type=it))
+            while flags.type.is_tile:
+                flags = _reduce(b, flags, O.MaxOp)
+            any_bad = b.op(O.CmpOp, flags, b.constant(0, i32), predicate="ne")
         branch = b.if_(any_bad)
         with b.at_end(branch.regions[0].block):
             T = bad.type
