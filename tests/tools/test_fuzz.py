@@ -66,6 +66,23 @@ def test_interpreter_and_cpu_agree(start):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("start", [1000, 1012])
+def test_debug_builds_agree_and_raise_nothing(start):
+    """Generated kernels are valid: with every access bounds-checked (interpreter and CPU debug builds) they must
+    give the normal build's results and no BoundsError: the checks have no false positives."""
+    failures = []
+    for seed in range(start, start + 12):
+        out = run_kernel(generate(seed), ("interp", "interp:debug", "cpu:debug"))
+        if out.status != "ok":
+            failures.append(f"seed {seed}: {out.status}: {out.detail}")
+    assert not failures, "\n".join(failures)
+
+
+def test_unknown_backend_is_refused():
+    from tilec.tools.fuzz.cli import main
+    assert main(["-n", "1", "--backends", "interp,cpu:fast"]) == 2
+
+
 @pytest.mark.parametrize("seed,reason", sorted(KNOWN.items()) or [
     pytest.param(None, None, marks=pytest.mark.skip(reason="no known open bug"))])
 def test_known_bugs(seed, reason):
