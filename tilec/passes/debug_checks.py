@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..ir import ops as O
 from ..ir.builder import Builder
-from ..ir.core import Block, Region
+from ..ir.core import Block, OpResult, Region
 from ..ir.types import FunctionType, PointerType, ScalarType, i1, i32, i64
 from .manager import Pass
 from .pointer_origins import origins
@@ -91,20 +91,22 @@ class DebugChecks(Pass):
         eb = _elem_bytes(T)
         c64 = (lambda v: b.constant(v, i64))
         wide = (lambda v: b.op(O.SplatOp, v, result_type=T.with_element(v.type)) if T.is_tile else v)
-        addr = b.op(O.CastOp, P, result_type=T.with_element(i64))
-        u64 = _u64(T)
-        ok = first_base = None
+        split = _split(P)
+        ok = None
         for j in cands:
-            # one unsigned compare per lane: 0 <= addr - (base + lo) <= hi - lo - eb
             base = b.op(O.CastOp, f.args[j], result_type=i64)
             lo, hi = extents[j]
-            start = b.op(O.AddOp, base, lo)
-            span = b.op(O.BitcastOp, b.op(O.SubOp, b.op(O.SubOp, hi, lo), c64(eb)), result_type=u64.element)
-            rel = b.op(O.BitcastOp, b.op(O.SubOp, addr, wide(start)), result_type=u64)
-            ok_j = b.op(O.CmpOp, rel, wide(span), predicate="le")
+            if split is not None:
+                ok_j = self._offsets_in_bounds(b, split, base, lo, hi, eb)
+            else:  # one unsigned compare per lane: 0 <= addr - (base + lo) <= hi - lo - eb
+                addr = b.op(O.CastOp, P, result_type=T.with_element(i64))
+                u64 = T.with_element(ScalarType("u64"))
+                start = b.op(O.AddOp, base, lo)
+                span = b.op(O.BitcastOp, b.op(O.SubOp, b.op(O.SubOp, hi, lo), c64(eb)), result_type=u64.element)
+                rel = b.op(O.BitcastOp, b.op(O.SubOp, addr, wide(start)), result_type=u64)
+                ok_j = b.op(O.CmpOp, rel, wide(span), predicate="le")
             ok = ok_j if ok is None else b.op(O.OrOp, ok, ok_j)
-            if first_base is None:
-                first_base = base
+        first_base = b.op(O.CastOp, f.args[cands[0]], result_type=i64)
         mask = getattr(op, "mask", None)
         if mask is not None:
             safe = b.op(O.AndOp, ok, mask)
@@ -121,7 +123,29 @@ class DebugChecks(Pass):
         j = cands[0]
         site = self._site(op, _KIND[type(op)], param=names[j], param_index=j, elem_bytes=eb,
                           candidates=[names[c] for c in cands])
-        self._record(b, rec, bad, (addr, first_base), site, eb)
+        self._record(b, rec, bad, (P, first_base), site, eb)
+
+    @staticmethod
+    def _offsets_in_bounds(b, split, base, lo, hi, eb):
+        """``S + off`` in bounds, compared on the offsets themselves: ``off`` in ``[ceil((base + lo - S) / eb),
+        floor((base + hi - eb - S) / eb)]``, bounds computed once on scalars (and clamped to an i32 ``off``'s
+        range), so each lane costs two compares of its own width instead of 64-bit address arithmetic."""
+        S, off = split
+        s = b.op(O.CastOp, S, result_type=i64)
+        shift = b.constant(eb.bit_length() - 1, i64)  # element sizes are powers of two: >> is floor division
+        low = b.op(O.SubOp, b.op(O.AddOp, base, lo), s)
+        high = b.op(O.SubOp, b.op(O.SubOp, b.op(O.AddOp, base, hi), b.constant(eb, i64)), s)
+        zero = b.constant(0, i64)
+        first = b.op(O.SubOp, zero, b.op(O.ShrOp, b.op(O.SubOp, zero, low), shift))  # ceil
+        last = b.op(O.ShrOp, high, shift)  # floor
+        et = off.type.element
+        if et == i32:
+            clamp = (lambda v: b.op(O.CastOp, b.op(O.MinOp, b.op(O.MaxOp, v, b.constant(-2 ** 31, i64)),
+                                                   b.constant(2 ** 31 - 1, i64)), result_type=i32))
+            first, last = clamp(first), clamp(last)
+        t = off.type
+        return b.op(O.AndOp, b.op(O.CmpOp, off, b.op(O.SplatOp, first, result_type=t), predicate="ge"),
+                    b.op(O.CmpOp, off, b.op(O.SplatOp, last, result_type=t), predicate="le"))
 
     def _assert(self, f, op, rec):
         b = Builder()
@@ -151,8 +175,9 @@ class DebugChecks(Pass):
         branch = b.if_(any_bad)
         with b.at_end(branch.regions[0].block):
             T = bad.type
-            if isinstance(off, tuple):  # (address, base): the offset in elements, computed only here
-                addr, base = off
+            if isinstance(off, tuple):  # (pointer, base): the offset in elements, computed only here
+                ptr, base = off
+                addr = b.op(O.CastOp, ptr, result_type=ptr.type.with_element(i64))
                 wide = (lambda v: b.op(O.SplatOp, v, result_type=addr.type) if addr.type.is_tile else v)
                 off = b.op(O.DivOp, b.op(O.SubOp, addr, wide(base)), wide(b.constant(eb, i64)))
             picked = off
@@ -173,8 +198,17 @@ class DebugChecks(Pass):
             b.yield_()
 
 
-def _u64(t):
-    return t.with_element(ScalarType("u64"))
+def _split(P):
+    """``(S, off)`` when the pointer tile ``P`` is ``addptr(X, off)`` with ``X`` a splat (maybe broadcast) of the
+    scalar pointer ``S`` and ``off`` an i32/i64 tile (Triton's ``ptr + offsets``); else None."""
+    if not P.type.is_tile or not isinstance(P, OpResult) or not isinstance(P.op, O.AddPtrOp):
+        return None
+    X, off = P.op.ptr, P.op.offset
+    while isinstance(X, OpResult) and isinstance(X.op, (O.BroadcastOp, O.ExpandDimsOp, O.ReshapeOp)):
+        X = X.op.operands[0]
+    if not (isinstance(X, OpResult) and isinstance(X.op, O.SplatOp)) or off.type.element not in (i32, i64):
+        return None
+    return X.op.operands[0], off
 
 
 def _reduce(b, v, combine):
