@@ -163,7 +163,14 @@ class DebugChecks(Pass):
 
     def _record(self, b, rec, bad, off, site, eb=1):
         """``if any(bad)``: claim the record (first failure wins), write program id and the smallest bad offset.
-        The common path is one i32 max-reduction; the offset is only looked for once a lane has failed."""
+        The common path is one i32 max-reduction; the offset is only looked for once a lane has failed. Built at
+        the end of the access's block: accesses stay next to each other, so a backend can still fuse a load with
+        the store that follows it (the record's stores in between would keep it from doing so)."""
+        term = b.block.terminator
+        if term is not None:
+            b.set_insertion_point_before(term)
+        else:
+            b.set_insertion_point_to_end(b.block)
         any_bad = bad
         if bad.type.is_tile:  # as i32: the reduction every backend runs most (tl.max of int32)
             it = bad.type.with_element(i32)
