@@ -45,6 +45,7 @@ class DebugChecks(Pass):
     def __init__(self):
         self.sites: list[dict] = []
         self.pointer_params: list[int] = []
+        self._pending: dict = {}
 
     def run(self, module):
         for f in module.funcs:
@@ -74,6 +75,7 @@ class DebugChecks(Pass):
                 cands = sorted(set(origins(op.ptr, f)) & set(self.pointer_params))
                 if cands:
                     self._access(f, op, rec, extents, cands, names)
+        self._flush(rec)
 
     # -- one access ---------------------------------------------------------------------------------------
     def _site(self, op, kind, **extra) -> int:
@@ -162,24 +164,45 @@ class DebugChecks(Pass):
         op.erase()
 
     def _record(self, b, rec, bad, off, site, eb=1):
-        """``if any(bad)``: claim the record (first failure wins), write program id and the smallest bad offset.
-        The common path is one i32 max-reduction; the offset is only looked for once a lane has failed. Built at
-        the end of the access's block: accesses stay next to each other, so a backend can still fuse a load with
-        the store that follows it (the record's stores in between would keep it from doing so)."""
-        term = b.block.terminator
-        if term is not None:
-            b.set_insertion_point_before(term)
-        else:
-            b.set_insertion_point_to_end(b.block)
-        any_bad = bad
-        if bad.type.is_tile:  # as i32: the reduction every backend runs most (tl.max of int32)
-            it = bad.type.with_element(i32)
-            flags = b.op(O.SelectOp, bad, b.op(O.SplatOp, b.constant(1, i32), result_type=it),
-                         b.op(O.SplatOp, b.constant(0, i32), result_type=it))
-            while flags.type.is_tile:
-                flags = _reduce(b, flags, O.MaxOp)
-            any_bad = b.op(O.CmpOp, flags, b.constant(0, i32), predicate="ne")
-        branch = b.if_(any_bad)
+        """Queue the failure record of one access (or assert) for the end of its block (see :meth:`_flush`)."""
+        block = b.block
+        self._pending.setdefault(id(block), (block, []))[1].append((bad, off, site, eb))
+
+    def _flush(self, rec):
+        """Emit the queued records at the end of each block. Accesses then stay next to each other, so a backend
+        can still fuse a load with the store that follows it (a record's stores in between would prevent it), and
+        the failure flags of a block's accesses of one shape are reduced together: the common path costs one i32
+        max-reduction per block and shape; only once a lane has failed is each access looked at alone."""
+        b = Builder()
+        for block, items in self._pending.values():
+            term = block.terminator
+            if term is not None:
+                b.set_insertion_point_before(term)
+            else:
+                b.set_insertion_point_to_end(block)
+            groups: dict = {}
+            for item in items:
+                groups.setdefault(item[0].type, []).append(item)
+            for t, group in groups.items():
+                if len(group) == 1 or not t.is_tile:
+                    for item in group:
+                        self._emit(b, rec, *item)
+                    continue
+                combined = group[0][0]
+                for item in group[1:]:
+                    combined = b.op(O.OrOp, combined, item[0])
+                branch = b.if_(_any(b, combined))
+                with b.at_end(branch.regions[0].block):
+                    for item in group:
+                        self._emit(b, rec, *item)
+                    b.yield_()
+                with b.at_end(branch.regions[1].block):
+                    b.yield_()
+        self._pending = {}
+
+    def _emit(self, b, rec, bad, off, site, eb):
+        """``if any(bad)``: claim the record (first failure wins), write program id and the smallest bad offset."""
+        branch = b.if_(_any(b, bad))
         with b.at_end(branch.regions[0].block):
             T = bad.type
             if isinstance(off, tuple):  # (pointer, base): the offset in elements, computed only here
@@ -203,6 +226,18 @@ class DebugChecks(Pass):
             b.yield_()
         with b.at_end(branch.regions[1].block):
             b.yield_()
+
+
+def _any(b, bad):
+    """Scalar i1: some lane of ``bad`` is set (an i32 max-reduction: the one every backend runs most)."""
+    if not bad.type.is_tile:
+        return bad
+    it = bad.type.with_element(i32)
+    flags = b.op(O.SelectOp, bad, b.op(O.SplatOp, b.constant(1, i32), result_type=it),
+                 b.op(O.SplatOp, b.constant(0, i32), result_type=it))
+    while flags.type.is_tile:
+        flags = _reduce(b, flags, O.MaxOp)
+    return b.op(O.CmpOp, flags, b.constant(0, i32), predicate="ne")
 
 
 def _split(P):
