@@ -71,3 +71,40 @@ def test_device_assert_then_the_context_still_works():
     x[200] = 0.0
     overrun[(2,)](cuda.from_numpy(x), out, B=128)
     np.testing.assert_array_equal(out.numpy(), x + 1)
+
+
+FUZZ_SEEDS = range(300, 312)
+
+
+def test_random_kernels_compile_as_cuda_debug_builds():
+    """Debug checks in loops, branches, 2-d tiles, reductions, dots and atomics lower for the GPU and assemble
+    (random valid kernels from the fuzzer, fp8 left out as in CUDA fuzz runs)."""
+    from tilec.tools.fuzz.data import arguments
+    from tilec.tools.fuzz.generate import FEATURES, generate
+    from tilec.tools.fuzz.infer import infer
+    from tilec.tools.fuzz.render import render
+    from tilec.tools.fuzz.runner import load_kernel
+    for seed in FUZZ_SEEDS:
+        k = generate(seed, frozenset(FEATURES - {"fp8"}))
+        info = infer(k)
+        fn, _ = load_kernel(render(k, info))
+        args, cx, _ = arguments(k, info)
+        c = compile_jit(fn, args, 90, {"debug": True}, **cx)
+        assert "trap" not in c.asm["ptx"], seed
+        assert c.metadata["param_kinds"][len(c.metadata["param_kinds"]) - 2 * len(
+            c.metadata["debug_checks"]["pointer_params"]) - 1] == "ptr", seed  # the record pointer
+        if HAVE_PTXAS:
+            assert c.asm["cubin"][:4] == b"\x7fELF", seed
+
+
+@pytest.mark.gpu
+def test_cuda_debug_builds_agree_with_the_interpreter():
+    """On the GPU, debug builds of random valid kernels give the interpreter's results and raise nothing."""
+    from tilec.tools.fuzz.generate import FEATURES, generate
+    from tilec.tools.fuzz.runner import run_kernel
+    failures = []
+    for seed in range(400, 440):
+        out = run_kernel(generate(seed, frozenset(FEATURES - {"fp8"})), ("interp", "cuda:debug", "cuda"))
+        if out.status != "ok":
+            failures.append(f"seed {seed}: {out.status}: {out.detail}")
+    assert not failures, "\n".join(failures)
