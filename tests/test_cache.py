@@ -189,3 +189,51 @@ def test_eight_processes_compiling_leave_a_valid_cache(cache_dir):
     assert entries and all(not os.path.basename(e).startswith(".") and ".bad-" not in e for e in entries)
     for e in entries:
         assert cache.load(os.path.basename(e)) is not None, e
+
+
+def test_full_disk_mid_entry_warns_once_leaves_nothing_and_compiles_in_memory(cache_dir, monkeypatch):
+    """ENOSPC on the second file of an entry: one CacheWarning, no temporary directory or partial entry left
+    behind, and kernels still compile and run (in memory)."""
+    import builtins
+    import errno
+    import warnings
+
+    import numpy as np
+    import tilec
+    import tilec.language as tl
+
+    writes = []
+
+    def full_disk_open(path, mode="r", *a, **k):
+        if "w" in mode:
+            writes.append(path)
+            if len(writes) % 3 == 2:
+                raise OSError(errno.ENOSPC, "No space left on device")
+        return builtins.open(path, mode, *a, **k)
+
+    monkeypatch.setattr(cache, "_warned", set())
+    patch = monkeypatch.context()
+    patch.__enter__().setattr(cache, "open", full_disk_open, raising=False)
+
+    @tilec.jit
+    def twice(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+    x = np.random.default_rng(3).standard_normal(91).astype(np.float32)
+    with pytest.warns(cache.CacheWarning, match="No space left on device"):
+        y = x.copy()
+        twice[(2,)](y, 91, BLOCK=64)
+    np.testing.assert_array_equal(y, x * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per directory
+        y = x.copy()
+        twice[(6,)](y, 91, BLOCK=16)
+        np.testing.assert_array_equal(y, x * 2)
+    left = [os.path.join(r, f) for r, ds, fs in os.walk(cache_dir) for f in fs + ds]
+    assert not [p for p in left if ".tmp-" in p], left
+    patch.__exit__(None, None, None)
+    assert len(writes) >= 3
+    for p in os.listdir(cache_dir):  # whatever entry did get written whole is valid
+        for key in os.listdir(os.path.join(cache_dir, p)):
+            assert cache.load(key) is not None, key

@@ -36,6 +36,27 @@ class LaunchError(TilecError):
     """A launch failed (bad grid, out of resources, driver error)."""
 
 
+class BoundsError(TilecError, IndexError):
+    """Debug builds: a load, store or atomic reached outside the array its pointer came from. Names the kernel
+    line, the program, the offending offset and the array's size; the access itself was suppressed."""
+
+
+class DeviceAssertionError(TilecError, AssertionError):
+    """Debug builds: a ``tl.device_assert`` failed in compiled code (the message, file:line and program)."""
+
+
+def located(file, line, col, message: str) -> str:
+    """``file:line:col: message`` followed by the source line and a caret, as compile errors show them."""
+    if file is None:
+        return message
+    import linecache
+    head = f"{file}:{line}:{col}: {message}"
+    text = linecache.getline(file, line or 0).rstrip("\n")
+    if not text:
+        return head
+    return f"{head}\n    {text}\n    {' ' * max(0, (col or 1) - 1)}^"
+
+
 def for_user(e: BaseException) -> BaseException:
     """``e`` ready to reach the user: its internal traceback and chained internal exceptions dropped, so the
     located message follows the user's own launch line directly (``TILEC_DEBUG=1`` keeps everything)."""

@@ -81,6 +81,9 @@ class CompiledKernel:
     def launcher(self):
         if self._launcher is None:
             self._launcher = self._backend.load(self.asm, self.metadata)
+            if "debug_checks" in self.metadata:
+                from .targets.debug_record import CheckedLauncher
+                self._launcher = CheckedLauncher(self._launcher, self.metadata)
         return self._launcher
 
     def run(self, grid, args):
@@ -168,9 +171,17 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
         metadata["num_params"] = len(params)
         metadata["runtime_params"] = [i for i, p in enumerate(params) if not p.is_constexpr]
     pm = PassManager(name, variant=key[:12])
-    pm.run(module, tir_pipeline())
+    passes = tir_pipeline()
+    checks = None
+    if opts.get("debug"):  # after inlining, so every access is traced to the kernel's own arguments
+        from .passes.debug_checks import DebugChecks
+        checks = DebugChecks()
+        passes.insert(1, checks)
+    pm.run(module, passes)
     asm = {"tir": _text(module)}
     metadata["written_params"] = written_params(kernel)
+    if checks is not None:
+        metadata["debug_checks"] = {"sites": checks.sites, "pointer_params": checks.pointer_params}
     backend_passes = backend.passes(opts) if hasattr(backend, "passes") else []  # optional in the interface
     if backend_passes:  # the same manager: dumps keep numbering, break/print filters apply alike
         pm.run(module, backend_passes, final_verifier=getattr(backend, "verifier", None))

@@ -47,3 +47,39 @@ def test_compile_error_is_short_and_located(tmp_path, launch):
 def test_debug_keeps_the_whole_chain(tmp_path):
     err = _run(tmp_path, "k[(1,)](x, 16, BLOCK=16)", debug=True)
     assert "direct cause" in err and "broadcast_shapes" in err
+
+
+RUNTIME = textwrap.dedent("""
+    import numpy as np, tilec, tilec.language as tl
+
+    @tilec.jit(debug=True, interpret={interpret})
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.device_assert(tl.load(x_ptr + offs, mask=offs < n) >= 0, "x must be non-negative")
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+    x = np.zeros({size}, np.float32)
+    k[(3,)](x, {size}, BLOCK=16)
+""")
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+@pytest.mark.parametrize("size,error,line", [(37, "BoundsError", 8), (48, None, 7)])
+def test_runtime_errors_of_debug_builds_are_short_and_located(tmp_path, interpret, size, error, line):
+    """Bounds and assert failures of debug builds read like compile errors: the launch line, then the located
+    message (the internal KeyError of the launch cache's first miss is not chained in)."""
+    f = tmp_path / "user_kernel.py"
+    f.write_text(RUNTIME.format(interpret=interpret, size=size).replace("+ 1)", "+ 1)" if error else "- 1)"))
+    env = dict(os.environ, TILEC_DEBUG="0", TILEC_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, str(f)], capture_output=True, text=True, env=env, timeout=300)
+    if error is None:  # the kernel stored x - 1 < 0: a second launch trips the assert
+        f.write_text(f.read_text() + "k[(3,)](x, 48, BLOCK=16)\n")
+        r = subprocess.run([sys.executable, str(f)], capture_output=True, text=True, env=env, timeout=300)
+    err = r.stderr
+    lines = err.strip().splitlines()
+    assert r.returncode == 1 and len(lines) <= 8, err
+    assert "During handling" not in err and "direct cause" not in err
+    assert lines[-3].startswith("tilec.errors." + (error or "")), err
+    assert f"user_kernel.py:{line}:" in lines[-3] and "in program (" in lines[-3]
+    if error is None:
+        assert "x must be non-negative" in lines[-3]

@@ -33,6 +33,14 @@ def new_host_target_machine(opt: int = 3):
                                         opt=opt, reloc="default", codemodel="jitdefault")
 
 
+@functools.cache
+def host_vector_bytes() -> int:
+    """Bytes in this CPU's widest vector register (64 with AVX-512, 32 with AVX, else 16)."""
+    init()
+    feats = set(llvm.get_host_cpu_features().flatten().split(","))
+    return 64 if "+avx512f" in feats else 32 if "+avx" in feats else 16
+
+
 def excerpt(text: str, message: str, context: int = 3) -> str:
     """The lines of ``text`` that an LLVM error message points at (``<string>:LINE:COL``), numbered."""
     lines = text.splitlines()

@@ -17,6 +17,7 @@ from . import llvm_types as LT
 from . import casts
 from .casts import narrow_from_f32, widen_to_f32
 from .intrinsics import call as icall
+from .minmax import fix_signed_zeros
 from .mathfns import UNARY_MATH, BINARY_MATH
 
 
@@ -104,7 +105,10 @@ def _minmax(E, a, op):
         nan = E.attrs.get("propagate_nan", False)
         name = ("llvm.maximum" if nan else "llvm.maxnum") if op == "max" else ("llvm.minimum" if nan else "llvm.minnum")
         args = [promote(E, x, E.src) for x in a]
-        return demote(E, icall(E.b, name, args[0].type, args, (args[0].type,)), E.dst)
+        r = icall(E.b, name, args[0].type, args, (args[0].type,))
+        if not nan:  # llvm.maximum/minimum already order -0.0 below +0.0
+            r = fix_signed_zeros(E.b, op, args[0], args[1], r)
+        return demote(E, r, E.dst)
     if E.src.is_bool:
         return E.b.or_(*a) if op == "max" else E.b.and_(*a)
     pre = "s" if E.src.is_signed else "u"

@@ -385,8 +385,10 @@ def _assert(ip, op, args):
     c = np.asarray(args[0])
     if not c.all():
         bad = tuple(int(i) for i in np.argwhere(~c)[0]) if c.ndim else ()
-        raise KernelAssertionError(f"{_where(op)} assertion failed at program {ip.program_id}"
-                                   f"{f', index {bad}' if bad else ''}: {op.attrs.get('message', '')}")
+        e = KernelAssertionError(f"{_where(op)} assertion failed at program {ip.program_id}"
+                                 f"{f', index {bad}' if bad else ''}: {op.attrs.get('message', '')}")
+        e.text, e.index = op.attrs.get("message", ""), bad
+        raise e
     return []
 
 

@@ -84,10 +84,15 @@ def _umulhi(e, a, b):
     return (hh + (lh >> s32) + (hl >> s32) + (mid >> s32)).view(a.dtype)
 
 
-def _minmax(fn_prop, fn_ignore):
+def _minmax(fn_prop, fn_ignore, is_max):
     def run(e, a, b, propagate_nan=False):
         if _is_float(e):
-            return (fn_prop if propagate_nan else fn_ignore)(a, b)
+            r = (fn_prop if propagate_nan else fn_ignore)(a, b)
+            zeros = (np.asarray(a) == 0) & (np.asarray(b) == 0)
+            if np.any(zeros):  # -0.0 < +0.0, as the code generators do (numpy's answer depends on the length)
+                neg = np.signbit(a) & np.signbit(b) if is_max else np.signbit(a) | np.signbit(b)
+                r = np.where(zeros, np.where(neg, -np.abs(r), np.abs(r)), r).astype(np.result_type(r), copy=False)
+            return r
         return fn_prop(a, b)
     return run
 
@@ -104,8 +109,8 @@ BINARY = {
     "xor": lambda e, a, b: a ^ b,
     "shl": _bool_math(_shl),
     "shr": _bool_math(_shr),
-    "max": _minmax(np.maximum, np.fmax),
-    "min": _minmax(np.minimum, np.fmin),
+    "max": _minmax(np.maximum, np.fmax, True),
+    "min": _minmax(np.minimum, np.fmin, False),
     "pow": lambda e, a, b: np.power(a, b),
     "atan2": lambda e, a, b: np.arctan2(a, b),
     "umulhi": _bool_math(_umulhi),

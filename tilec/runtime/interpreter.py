@@ -17,9 +17,10 @@ import traceback
 
 import numpy as np
 
-from ..errors import CompilationError, TilecError
+from .. import errors
+from ..errors import BoundsError, CompilationError, DeviceAssertionError, TilecError
 from ..ir.core import OP_REGISTRY
-from ..ir.evaluator import IMPLS, EvaluationError, Interpreter, OutOfBoundsError
+from ..ir.evaluator import IMPLS, EvaluationError, Interpreter, KernelAssertionError, OutOfBoundsError
 from ..ir.memory import Memory
 from ..ir.types import TileType
 from ..language import core as tlc
@@ -28,14 +29,16 @@ from ..language.semantic import Semantic
 from ..frontend.tir_builder import TirBuilder
 from ..passes.inline import InlineAll
 from ..passes.pointer_origins import written_params
+from ..targets.extent import byte_extent
+from . import interp_bounds
 
 
 class Value:
     """An evaluated value: a numpy array (0-d for scalars) and its IR type."""
-    __slots__ = ("v", "type")
+    __slots__ = ("v", "type", "origin")
 
-    def __init__(self, v, type):
-        self.v, self.type = v, type
+    def __init__(self, v, type, origin=None):
+        self.v, self.type, self.origin = v, type, origin  # origin: debug builds' bounds checks (interp_bounds)
 
     def __repr__(self):
         return repr(self.v)
@@ -64,9 +67,10 @@ class _Op:
 class EvalBuilder:
     """The Semantic builder protocol, executing each op immediately."""
 
-    def __init__(self, memory, program_id, num_programs):
+    def __init__(self, memory, program_id, num_programs, debug=False):
         self.ip = Interpreter(None, memory, program_id, num_programs)
         self.types = TirBuilder()
+        self.debug = debug
 
     def constant(self, value, ty):
         t = self.types.to_ir(ty)
@@ -82,8 +86,12 @@ class EvalBuilder:
             if shape != t.shape:
                 t = TileType(shape, t.element) if shape else t.element
         op = _Op(opname, full, operands, [t] if t is not None else [])
+        if self.debug:
+            interp_bounds.check(opname, operands)
         res = IMPLS[opname](self.ip, op, [o.v for o in operands])
-        return Value(res[0], t) if t is not None else None
+        if t is None:
+            return None
+        return Value(res[0], t, interp_bounds.propagate(opname, operands) if self.debug and t.is_ptr else None)
 
     @staticmethod
     def _typed(arr, elt):
@@ -181,11 +189,13 @@ def _register_pointer(v, memory: Memory) -> int:
     return addr
 
 
-def _arg_tensor(sig: str, v, memory: Memory, tb: TirBuilder):
+def _arg_tensor(sig: str, v, memory: Memory, tb: TirBuilder, name: str = "?"):
     t = type_from_signature(sig)
     it = tb.to_ir(t)
     if t.is_ptr():
-        return tensor(Value(np.asarray(_register_pointer(v, memory), dtype=np.uint64), it), t)
+        addr = _register_pointer(v, memory)
+        origin = (interp_bounds.Origin(name, addr, *byte_extent(v)),)
+        return tensor(Value(np.asarray(addr, dtype=np.uint64), it, origin), t)
     from ..ir.numerics import as_value
     return tensor(Value(as_value(v, it), it), t)
 
@@ -330,14 +340,28 @@ def run(jitfn, grid, values, debug=False, options=None):
         elif (src.attrs.get(p.name) or {}).get("equal_to_1"):
             args.append(1)  # compiled as the constant 1, a Python int that adopts its partner's type: so here too
         else:
-            args.append(_arg_tensor(sig, v, memory, tb))
+            args.append(_arg_tensor(sig, v, memory, tb, p.name))
     fn = interpreted_function(jitfn)
     # nested ranges, not itertools.product (which would first build a tuple of every index along each axis)
     for z, y, x in ((z, y, x) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])):
-        sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid), sem_options)
+        sem = EvalSemantic(EvalBuilder(memory, (x, y, z), grid, bool(debug)), sem_options)
         with use_semantic(sem), np.errstate(all="ignore"):
             try:
                 fn(*args)
+            except BoundsError as e:  # debug builds: outside the pointer's own array
+                located = _at_kernel_line(e)
+                where = (located.file, located.line, located.col) if located is not None else (None, None, None)
+                raise BoundsError(errors.located(*where, f"out-of-bounds {e.kind} in program {(x, y, z)}: "
+                                                         f"{e.detail}")) from None
+            except KernelAssertionError as e:  # reported as compiled debug builds report it
+                located = _at_kernel_line(e)
+                where = (located.file, located.line, located.col) if located is not None else (None, None, None)
+                text = e.text
+                if located is not None and text.startswith(f"{located.file}:{located.line}: "):
+                    text = text[len(f"{located.file}:{located.line}: "):]
+                at = f" at index {e.index}" if e.index else ""
+                raise DeviceAssertionError(errors.located(
+                    *where, f"device_assert failed in program {(x, y, z)}{at}: {text or 'assertion failed'}")) from None
             except OutOfBoundsError as e:  # a runtime fault, not a language error: say where and in which program
                 located = _at_kernel_line(e)
                 where = f"{located.file}:{located.line}:{located.col}: " if located is not None else ""

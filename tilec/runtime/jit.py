@@ -18,7 +18,8 @@ import threading
 import numpy as np
 
 from ..compiler import ASTSource, target_for
-from ..errors import CompilationError, for_user
+from ..errors import BoundsError, CompilationError, DeviceAssertionError, for_user
+from ..ir.evaluator import EvaluationError
 from ..frontend.function import PLAIN_PARAMETERS_ONLY, KernelFunction
 from ..frontend.source import replace_source
 from ..language.core import constexpr, dtype, tensor
@@ -32,6 +33,8 @@ from .specialize import describe, hashable as _hashable
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
                   "default_dot_input_precision", "target", "launch_cooperative_grid")
 _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
+#: errors that name the kernel line themselves: they reach the user without tilec's frames and chained exceptions
+_LOCATED = (CompilationError, BoundsError, DeviceAssertionError, EvaluationError)
 _EMPTY = inspect.Parameter.empty
 
 
@@ -56,7 +59,7 @@ class KernelLauncher:
                     if not _too_wide(e):
                         raise  # else the general path reports it, naming the parameter
             return fn._run(args, self.grid, False, kwargs)
-        except CompilationError as e:
+        except _LOCATED as e:
             raise for_user(e)
 
 
@@ -199,7 +202,7 @@ class JITFunction(KernelFunction):
                     if not _too_wide(e):
                         raise
             return self._run(args, grid, warmup, kwargs)
-        except CompilationError as e:
+        except _LOCATED as e:
             raise for_user(e)
 
     def _run(self, args, grid, warmup, kwargs):
@@ -320,7 +323,7 @@ class JITFunction(KernelFunction):
         """Compile (no launch) for these arguments; returns the CompiledKernel."""
         try:
             return self.run(*args, grid=grid, warmup=True, **kwargs)
-        except CompilationError as e:
+        except _LOCATED as e:
             raise for_user(e)
 
     def _interpret(self, grid, values, options):

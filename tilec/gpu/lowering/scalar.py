@@ -9,6 +9,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as _intrinsic, mangle
+from ...codegen.minmax import fix_signed_zeros
 from ...errors import BackendError
 from .types import F32, I64, llvm_type, round_bf16
 
@@ -32,7 +33,8 @@ def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = Fa
         if name in ("max", "min"):
             base = ("maximum" if attrs.get("propagate_nan") else "maxnum") if name == "max" else \
                 ("minimum" if attrs.get("propagate_nan") else "minnum")
-            return _intrinsic(b, f"llvm.{base}.{mangle(x.type)}", x.type, [x, y])
+            r = _intrinsic(b, f"llvm.{base}.{mangle(x.type)}", x.type, [x, y])
+            return r if attrs.get("propagate_nan") else fix_signed_zeros(b, name, x, y, r)
         if name == "pow":
             return math.pow_(b, x, y)
         if name == "atan2":

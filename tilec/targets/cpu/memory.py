@@ -11,6 +11,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...codegen import llvm_types as LT
+from ...codegen.driver import host_vector_bytes
 from ...codegen.intrinsics import call as icall
 from .nodes import ev, from_memory, splat, to_memory
 
@@ -66,6 +67,30 @@ class Mem:
         return icall(self.b, "llvm.masked.gather", vt, [pv, LT.const(LT.I32, LT.byte_size(ety)), mask, other],
                      (vt, pv.type))
 
+    def masked_load(self, p0, ety, w, align, mask, other):
+        """``llvm.masked.load`` of ``w`` consecutive elements at ``p0``, in pieces no wider than the host's vector
+        registers. A wider one is split by the X86 backend, which (LLVM 22, AVX2) can turn a piece whose mask is
+        provably all off into a plain load when the mask is also stored as bytes: masked-off lanes then read
+        memory (perhaps past the array) instead of ``other``. Pieces of native width are never split."""
+        b = self.b
+        k = max(1, host_vector_bytes() // LT.byte_size(ety))
+        if w <= k or w % k:
+            vt = LT.vec(ety, w)
+            return icall(b, "llvm.masked.load", vt, [p0, LT.const(LT.I32, align), mask, other], (vt, LT.PTR))
+        vk = LT.vec(ety, k)
+        parts = []
+        for s in range(0, w, k):
+            sel = ir.Constant(ir.VectorType(LT.I32, k), [LT.const(LT.I32, s + i) for i in range(k)])
+            ps = b.gep(p0, [LT.const(LT.I64, s)], source_etype=ety) if s else p0
+            parts.append(icall(b, "llvm.masked.load", vk,
+                               [ps, LT.const(LT.I32, align), b.shuffle_vector(mask, mask, sel),
+                                b.shuffle_vector(other, other, sel)], (vk, LT.PTR)))
+        while len(parts) > 1:  # concatenate pairwise
+            n = len(parts[0].type)
+            cat = ir.Constant(ir.VectorType(LT.I32, 2 * n), [LT.const(LT.I32, i) for i in range(2 * n)])
+            parts = [b.shuffle_vector(parts[i], parts[i + 1], cat) for i in range(0, len(parts), 2)]
+        return parts[0]
+
     def guarded(self, cond, then, default):
         """``then()`` if ``cond`` else ``default`` (scalar), branching so ``then`` has no effect otherwise."""
         b = self.b
@@ -109,8 +134,7 @@ class Mem:
                 o = o if o is not None else ir.Constant(vt, None)
                 full = icall(b, "llvm.vector.reduce.and", LT.I1, [m], (m.type,))
                 v = self._two_way(full, lambda: b.load(p0, typ=vt, align=align),
-                                  lambda: icall(b, "llvm.masked.load", vt, [p0, LT.const(LT.I32, align), m, o],
-                                                (vt, LT.PTR)))
+                                  lambda: self.masked_load(p0, ety, w, align, m, o))
         else:
             pv = ev(L, ptr, pt, w)
             p0, contig = self.contiguous_at_runtime(pv, ety, w)
@@ -118,7 +142,8 @@ class Mem:
             oo = o if o is not None else ir.Constant(vt, None)
             v = self._two_way(
                 contig,
-                lambda: icall(b, "llvm.masked.load", vt, [p0, LT.const(LT.I32, align), mm, oo], (vt, LT.PTR)),
+                (lambda: b.load(p0, typ=vt, align=align)) if m is None else
+                (lambda: self.masked_load(p0, ety, w, align, mm, oo)),
                 lambda: self.gather(pv, ety, w, m, o))
         return from_memory(b, v, t, w)
 

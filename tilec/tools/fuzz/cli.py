@@ -1,4 +1,4 @@
-"""``python -m tilec.tools.fuzz --seed S -n N --backends interp,cpu[,cuda]``: check seeds S .. S+N-1.
+"""``python -m tilec.tools.fuzz --seed S -n N --backends interp,cpu[,cuda][,cpu:debug]``: check seeds S .. S+N-1.
 
 Each failing seed is shrunk and printed as a standalone script (also written to ``--out DIR``); the last line
 counts the kernels run and the failures by kind. The exit status is 1 when any seed failed.
@@ -13,13 +13,14 @@ import time
 
 from .campaign import run_many
 from .generate import FEATURES
+from .runner import launcher_for
 
 
 def parse(argv=None):
     p = argparse.ArgumentParser(prog="python -m tilec.tools.fuzz", description=__doc__.split("\n")[0])
     p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     p.add_argument("-n", type=int, default=100, help="number of seeds (default 100)")
-    p.add_argument("--backends", default="interp,cpu", help="comma-separated; the first is the reference")
+    p.add_argument("--backends", default="interp,cpu", help="comma-separated; the first is the reference; NAME:debug runs NAME's debug build")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (0: run in this process)")
     p.add_argument("--features", default=None, help=f"comma-separated subset of: {','.join(sorted(FEATURES))}")
@@ -40,7 +41,13 @@ def main(argv=None) -> int:
     if unknown:
         print(f"unknown features: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
-    if "cuda" in backends:
+    try:
+        for b in backends:
+            launcher_for(b)
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    if any(b.partition(":")[0] == "cuda" for b in backends):
         features.discard("fp8")  # fp8 casts are not supported on CUDA yet
     if a.out:
         os.makedirs(a.out, exist_ok=True)

@@ -89,6 +89,18 @@ BACKENDS = {
 }
 
 
+def launcher_for(name: str):
+    """The launch function of backend ``name``; ``NAME:debug`` is the same backend with debug builds (every
+    access bounds-checked: a valid kernel must give the same results and raise nothing)."""
+    base, _, flag = name.partition(":")
+    if base not in BACKENDS or flag not in ("", "debug"):
+        raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)} (each also as NAME:debug)")
+    launch = BACKENDS[base]
+    if flag:
+        return lambda fn, grid, args, cx: launch(fn, grid, args, dict(cx, debug=True))
+    return launch
+
+
 def _describe(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return f"{type(e).__name__}: {text[0] if text else ''}"
@@ -139,7 +151,7 @@ def run_kernel(k: Kernel, backends=("interp", "cpu"), keep_file=False) -> Outcom
             try:
                 with np.errstate(all="ignore"), warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # overflow in the kernels' own arithmetic is expected
-                    BACKENDS[be](jitfn, grid, args, cx)
+                    launcher_for(be)(jitfn, grid, args, cx)
                 results[be] = args
             except Exception as e:  # noqa: BLE001 - any failure of a backend is a finding
                 errors[be] = _describe(e)

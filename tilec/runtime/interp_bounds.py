@@ -1,0 +1,79 @@
+"""The interpreter's bounds checks in debug builds: each pointer value carries the arguments it was derived from
+(its *origins*), and every load, store and atomic checks its active lanes against those arguments' extents.
+
+Without debug the interpreter already refuses addresses outside every array passed to the kernel, but an offset
+that runs from one argument into another is silently accepted; compiled debug builds check against the pointer's
+own array (``passes/debug_checks.py``), so the interpreter does the same and reports alike: the kind of access,
+the smallest offending offset in elements, the parameter and its size (the launch adds file:line and program).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import BoundsError
+from ..ir.memory import elem_bytes
+
+# ops whose pointer result points into the same arrays as their first pointer operand
+_SAME = frozenset({"addptr", "splat", "broadcast", "expand_dims", "reshape", "trans", "hint", "cast",
+                   "convert_layout"})
+_KIND = {"load": "load", "store": "store", "atomic_rmw": "atomic", "atomic_cas": "atomic_cas"}
+
+
+class Origin(NamedTuple):
+    param: str
+    address: int
+    lo: int   # bytes from ``address`` the argument spans: [address + lo, address + hi)
+    hi: int
+
+
+def propagate(opname: str, operands) -> tuple | None:
+    """The origins of a pointer result of ``opname`` (None: unknown, e.g. a pointer loaded from memory)."""
+    if opname == "select":
+        a, b = (getattr(o, "origin", None) for o in operands[1:3])
+        if a is None or b is None:
+            return None
+        return a + tuple(o for o in b if o not in a)
+    if opname in _SAME and operands:
+        return getattr(operands[0], "origin", None)
+    return None
+
+
+def _mask(opname, operands):
+    if opname == "load":
+        return operands[1] if len(operands) > 1 else None
+    if opname in ("store", "atomic_rmw"):
+        return operands[2] if len(operands) > 2 else None
+    return None
+
+
+def check(opname: str, operands):
+    """Raise :class:`BoundsError` (without location: the launch adds it) when an active lane of the access is
+    outside every array its pointer may come from."""
+    kind = _KIND.get(opname)
+    if kind is None or not operands:
+        return
+    ptr = operands[0]
+    origins = getattr(ptr, "origin", None)
+    if not origins:
+        return
+    eb = elem_bytes(ptr.type.element.pointee)
+    addrs = np.asarray(ptr.v, dtype=np.uint64).astype(np.int64)
+    ok = np.zeros(addrs.shape, bool)
+    for o in origins:
+        off = addrs - np.int64(o.address)
+        ok |= (off >= o.lo) & (off <= o.hi - eb)
+    mask = _mask(opname, operands)
+    bad = ~ok if mask is None else (~ok & np.asarray(mask.v, bool))
+    if not bad.any():
+        return
+    first = origins[0]
+    offset = int(((addrs - np.int64(first.address))[bad] // eb).min())
+    size = (first.hi - max(first.lo, 0)) // eb
+    into = (f"'{first.param}'" if len(origins) == 1 else
+            f"'{first.param}' (it may point into any of {', '.join(repr(o.param) for o in origins)})")
+    e = BoundsError(f"out-of-bounds {kind}: offset {offset} of {into}, an array of {size} "
+                    f"element{'s' if size != 1 else ''}")
+    e.kind, e.detail = kind, f"offset {offset} of {into}, an array of {size} element{'s' if size != 1 else ''}"
+    raise e

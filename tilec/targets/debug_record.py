@@ -1,0 +1,109 @@
+"""Launching a debug build: the hidden parameters ``passes/debug_checks.py`` added, and its failure record read back
+into tilec's error.
+
+Every backend gets the same treatment: the kernel writes the first failing access or assert into a small record
+(host memory on the CPU, device memory on a GPU) instead of faulting or trapping, so the process — and on CUDA the
+context — stays usable; after the grid finishes the launcher raises :class:`BoundsError` or
+:class:`DeviceAssertionError` naming the kernel line (with the source line and a caret), the program, and for
+accesses the offending offset and the array's size.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..errors import BoundsError, DeviceAssertionError, LaunchError, located
+from .arguments import GETTERS, pointer_getter
+from .extent import UNKNOWN, byte_extent
+
+RECORD_WORDS = 16  # as passes/debug_checks.py lays it out
+
+
+class _HostRecord:
+    def __init__(self):
+        self.array = np.zeros(RECORD_WORDS, np.int64)
+
+    def arg(self, args):
+        self.array[:] = 0
+        return self.array
+
+    def read(self):
+        return self.array
+
+
+class _CudaRecord:
+    """A device buffer on the arguments' device, zeroed before each launch and read back (synchronising) after."""
+
+    def __init__(self):
+        self.buffers = {}
+
+    def arg(self, args):
+        from .cuda import array
+        device = 0
+        for a in args:
+            try:
+                _, dev, _ = (GETTERS.get(type(a)) or pointer_getter(a))(a)
+            except (LaunchError, TypeError):
+                continue
+            if isinstance(dev, int) and dev >= 0:
+                device = dev
+                break
+        buf = self.buffers.get(device)
+        if buf is None:
+            buf = self.buffers[device] = array.empty(RECORD_WORDS, np.int64, device)
+        buf.copy_from_numpy(np.zeros(RECORD_WORDS, np.int64))
+        self.current = buf
+        return buf
+
+    def read(self):
+        return self.current.numpy()
+
+
+def _record_for(backend: str):
+    return _CudaRecord() if backend == "cuda" else _HostRecord()
+
+
+class CheckedLauncher:
+    """Wraps a backend launcher: appends the record and each pointer argument's extent, raises after the grid."""
+
+    def __init__(self, inner, metadata):
+        self.inner = inner
+        info = metadata["debug_checks"]
+        self.sites = info["sites"]
+        self.pointer_params = info["pointer_params"]
+        self.record = _record_for((metadata.get("target") or ["cpu"])[0])
+        self.lock = threading.Lock()
+
+    def __call__(self, grid, args):
+        args = list(args)
+        extents = {}
+        hidden = []
+        for i in self.pointer_params:
+            lo, hi = extents[i] = byte_extent(args[i]) if i < len(args) else UNKNOWN
+            hidden += [lo, hi]
+        with self.lock:
+            rec = self.record.arg(args)
+            self.inner(grid, args + [rec] + hidden)
+            words = [int(x) for x in self.record.read()]
+        if words[0]:
+            raise self.error(words, extents)
+
+    def error(self, words, extents):
+        site = self.sites[words[0] - 1]
+        pid = tuple(words[1:4])
+        total = words[5]  # one per failing (program, access) pair
+        also = f" (1 of {total} failures)" if total > 1 else ""
+        where = (site["file"], site["line"], site["col"])
+        if site["kind"] == "assert":
+            text = site.get("message") or "assertion failed"
+            prefix = f"{site['file']}:{site['line']}: "
+            text = text[len(prefix):] if text.startswith(prefix) else text
+            return DeviceAssertionError(located(*where, f"device_assert failed in program {pid}{also}: {text}"))
+        eb = site["elem_bytes"]
+        lo, hi = extents.get(site["param_index"], UNKNOWN)
+        size = (hi - max(lo, 0)) // eb
+        into = (f"'{site['param']}'" if len(site["candidates"]) == 1 else
+                f"'{site['param']}' (it may point into any of {', '.join(repr(c) for c in site['candidates'])})")
+        return BoundsError(located(*where, f"out-of-bounds {site['kind']} in program {pid}{also}: offset {words[4]} "
+                                           f"of {into}, an array of {size} element{'s' if size != 1 else ''}"))
