@@ -644,7 +644,8 @@ class Semantic:
             if o.shape:
                 raise ValueError(f"tensor descriptor offsets must be scalars, got a tensor of shape {list(o.shape)}")
         elt = base.dtype.element_ty
-        if elt.is_bool():  # bools live in memory as bytes: the pointer load knows how
+        # bools live in memory as bytes: the pointer load knows how; interpreted debug runs check pointer loads
+        if elt.is_bool() or (getattr(self.b, "checks_pointer_accesses", False) and self.debug_enabled()):
             return self.expand_descriptor_load(base, shape, strides, offsets, block_shape, padding)
         ty = block_type(elt, list(block_shape))
         operands = [base.handle] + [v.handle for v in (*shape, *strides, *offsets)]
@@ -659,7 +660,7 @@ class Semantic:
         if isinstance(v, tensor) and v.shape != bshape:
             raise ValueError(f"store: value of shape {list(v.shape)} does not match the block {list(bshape)}")
         elt = base.dtype.element_ty
-        if elt.is_bool():  # bools live in memory as bytes: the pointer store knows how
+        if elt.is_bool() or (getattr(self.b, "checks_pointer_accesses", False) and self.debug_enabled()):
             bp = self.make_block_ptr(base, shape, strides, offsets, block_shape, tuple(reversed(range(n))))
             return self.store(bp, value, boundary_check=tuple(range(n)))
         offsets = [self.cast(self.to_tensor(_unwrap(o)), tlc.int32) for o in offsets]

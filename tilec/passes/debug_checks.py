@@ -48,6 +48,11 @@ class DebugChecks(Pass):
         self._pending: dict = {}
 
     def run(self, module):
+        # tensor descriptor accesses become the pointer accesses they mean, so they are checked like any other
+        # (a descriptor may describe more than its array holds); debug builds give up the copy engine for it
+        from .expand_descriptors import expand
+        for op in [o for o in module.walk() if isinstance(o, (O.DescriptorLoadOp, O.DescriptorStoreOp))]:
+            expand(op)
         for f in module.funcs:
             if f.attrs.get("kernel"):
                 self._kernel(f)

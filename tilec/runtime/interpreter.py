@@ -67,6 +67,9 @@ class _Op:
 class EvalBuilder:
     """The Semantic builder protocol, executing each op immediately."""
 
+    #: debug runs check every pointer access against its argument, so descriptor accesses come as pointer ones
+    checks_pointer_accesses = True
+
     def __init__(self, memory, program_id, num_programs, debug=False):
         self.ip = Interpreter(None, memory, program_id, num_programs)
         self.types = TirBuilder()
