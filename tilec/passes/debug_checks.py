@@ -5,11 +5,12 @@ on a GPU must trap, which leaves the CUDA context unusable. Here, in plain tir o
 lowers, each memory access computes the byte offset of every lane from each kernel argument its pointer may come
 from (``pointer_origins``) and compares it with that argument's extent, passed in hidden parameters. Lanes out of
 bounds are masked off (a load gives ``other``, a store or atomic does nothing; a compare-and-swap is redirected to
-a scratch word), so the kernel runs to its end without touching foreign memory. The program then records the
-first failure in a small ``i64`` buffer, also a hidden parameter::
+a scratch word), so the kernel runs to its end without touching foreign memory. At the end of the access's block
+the program records the first failure in a small ``i64`` buffer, also a hidden parameter::
 
     rec[0] = site + 1 (compare-and-swap from 0: the first failing program wins; the others only count)
-    rec[1..3] = program id, rec[4] = the smallest offending offset (elements), rec[5] += 1 per failing program
+    rec[1..3] = program id, rec[4] = the smallest offending offset (elements)
+    rec[5] += 1 per failing (program, access) pair
     rec[8] = scratch for redirected compare-and-swaps
 
 Hidden parameters are appended after the kernel's own: the record pointer, then ``lo, hi`` (bytes from the data
