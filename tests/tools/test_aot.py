@@ -225,3 +225,44 @@ def test_cuda_aot_c_program_runs(tmp_path):
     assert r.returncode == 0, r.stderr
     r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     assert r.stdout.strip() == "algos 2 bad 0", r.stdout + r.stderr
+
+
+def _cuda_include():
+    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if root and os.path.isfile(os.path.join(root, "include", "cuda.h")):
+            return os.path.join(root, "include")
+    return None
+
+
+@pytest.mark.parametrize("with_ptxas", [True, False])
+def test_cuda_aot_source_without_gpu(tmp_path, monkeypatch, with_ptxas):
+    """Cross-compiled CUDA output: the cubin (or, without ptxas, the PTX text) is embedded, and the C compiles
+    against cuda.h where a C compiler and the CUDA headers are there."""
+    from tilec.targets.cuda import ptx
+    if not with_ptxas:
+        monkeypatch.setattr(ptx, "ptxas_path", lambda: None)
+        monkeypatch.setenv("TILEC_ALWAYS_COMPILE", "1")
+    elif ptx.ptxas_path() is None:
+        pytest.skip("ptxas is not on PATH")
+    out = tmp_path / "out"
+    _compile(tmp_path, "-n", "add_kernel", "-g", "(n + 1023) / 1024", "-t", "cuda:90", "-o", str(out / "add"),
+             "-s", "*fp32:16, *fp32:16, *fp32:16, i32:16, 1024")
+    _compile(tmp_path, "-n", "add_kernel", "-g", "(n + 1023) / 1024", "-t", "cuda:90", "-o", str(out / "add"),
+             "-s", "*fp32, *fp32, *fp32, i32, 1024")
+    assert aot_link.main(sorted(str(p) for p in out.glob("*.h")) + ["-o", str(out / "dispatch")]) == 0
+    srcs = sorted(out.glob("add.*.c"))
+    text = srcs[0].read_text()
+    kind = "cubin" if with_ptxas else "ptx"
+    assert f"}};  /* {kind} */" in text and 'cuModuleGetFunction(&' in text and "cuLaunchKernel(" in text
+    image = bytes(int(b, 16) for b in re.findall(r"0x([0-9a-f]{2})", text.split("= {", 1)[1].split("};")[0]))
+    if with_ptxas:
+        assert image[:4] == b"\x7fELF"
+    else:  # PTX text, NUL-terminated for cuModuleLoadData
+        assert image.endswith(b"\0") and b".entry add_kernel" in image and b".target sm_90" in image
+    disp = (out / "dispatch.c").read_text()
+    assert "(n % 16 == 0)" in disp and "(x_ptr % 16 == 0)" in disp and "CUresult load_add(void)" in disp
+    inc = _cuda_include()
+    if _cc() is None or inc is None:
+        pytest.skip("no C compiler or no cuda.h to compile the generated C with")
+    subprocess.run([_cc(), "-Wall", "-Werror", "-c", "-I", inc, "-I", str(out), str(out / "dispatch.c"), *map(str, srcs)],
+                   check=True, capture_output=True, text=True, cwd=tmp_path)
