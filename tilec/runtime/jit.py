@@ -30,7 +30,7 @@ from ..targets.grid import normalize_grid
 from .specialize import describe, hashable as _hashable
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
-                  "default_dot_input_precision", "target", "launch_cooperative_grid")
+                  "default_dot_input_precision", "target", "launch_cooperative_grid", "ir_override")
 _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
 _EMPTY = inspect.Parameter.empty
 
