@@ -5,6 +5,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import time
 
 from . import cache, stage_files
@@ -204,9 +205,12 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
     if backend_passes:  # the same manager: dumps keep numbering, break/print filters apply alike
         pm.run(module, backend_passes, final_verifier=getattr(backend, "verifier", None))
     artifact = module
+    stage_times = []
     for stage, fn in backend.stages(opts):
+        ts = time.perf_counter()
         out = fn(artifact, metadata)
         text = _text(out)
+        stage_times.append((stage, time.perf_counter() - ts))
         replaced = overrides.take(stage, text) if overrides else None
         if replaced is not None:
             if isinstance(out, Operation):  # IR: parsed back, and the stage redone on it (its metadata)
@@ -219,8 +223,15 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
     metadata["compile_time_s"] = round(time.perf_counter() - t0, 4)
     if overrides.applied:
         metadata["override"] = overrides.applied
-    if stage_files.dump_enabled():
+    if stage_files.dump_enabled() or pm.dump_dir:
         stage_files.dump_stages(name, variant, asm)
+    if pm.dump:  # TILEC_DUMP_IR: the backend's stages after the passes (the CPU lowering's plan included)
+        for stage, text in asm.items():
+            if stage != "tir" and isinstance(text, str):
+                sys.stderr.write(f"// -----// stage {stage} on {name} [{variant}] //----- //\n{text}\n")
+    if os.environ.get("TILEC_PASS_TIMING", "") not in ("", "0"):
+        sys.stderr.write(f"// -----// pass timing on {name} [{variant}] //----- //\n"
+                         + pm.report(stage_times) + "\n")
     if use_cache and not overrides:
         cache.store(key, name, asm, metadata)
     return CompiledKernel(name, target, asm, metadata, backend)

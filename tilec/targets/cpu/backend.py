@@ -61,7 +61,7 @@ def build_ir(module):
     L = Lowering(f, m)
     try:
         kernel = L.build()
-        build_worker(m, kernel, [LT.scalar_type(a.type) for a in f.args])
+        build_worker(m, kernel, [LT.scalar_type(a.type) for a in f.args], L.debug, f.loc)
         str(m)  # llvmlite checks operands when printing
     except (TypeError, ValueError, AssertionError, AttributeError, KeyError, IndexError) as e:
         raise BackendError(f"CPU lowering of '{f.sym_name}' failed: {type(e).__name__}: {e}") from e

@@ -17,7 +17,9 @@ from ...codegen import llvm_types as LT
 WORKER = "tilec_worker"
 
 
-def build_worker(module: ir.Module, kernel: ir.Function, param_types):
+def build_worker(module: ir.Module, kernel: ir.Function, param_types, debug=None, loc=None):
+    """``debug`` (a ``codegen.debuginfo.DebugInfo``): the worker gets a subprogram too, with its call of the
+    kernel located at the kernel's definition, so the kernel's line table survives being inlined into it."""
     i32, i64 = LT.I32, LT.I64
     fnty = ir.FunctionType(LT.VOID, [LT.PTR, LT.PTR, i64, i32, i32, i32, LT.PTR, i64])
     fn = ir.Function(module, fnty, WORKER)
@@ -27,6 +29,8 @@ def build_worker(module: ir.Module, kernel: ir.Function, param_types):
     run = fn.append_basic_block("run")
     done = fn.append_basic_block("done")
     b = ir.IRBuilder(entry)
+    if debug is not None:
+        debug.locate(b, debug.subprogram(fn, WORKER, loc), loc)
     params = []
     for i, t in enumerate(param_types):
         slot = b.gep(args, [LT.const(i64, 8 * i)], source_etype=LT.I8)
