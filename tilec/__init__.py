@@ -2,6 +2,8 @@
 
 Importing tilec is cheap: LLVM (llvmlite) is loaded only when a kernel is first compiled for a backend.
 """
+import os as _os
+
 from .version import __version__
 from .errors import BackendError, CompilationError, LaunchError, TilecError, for_user
 from . import language
@@ -37,3 +39,7 @@ def next_power_of_2(n: int) -> int:
 __all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", "TilecError", "BackendError",
            "LaunchError", "compile", "Target",
            "ASTSource", "register_backend", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing", "cuda"]
+
+if _os.environ.get("TILEC_DUMP_HTML"):  # pass-by-pass pages of everything this process compiles, written at exit
+    from .tools.view.record import install_at_exit as _install_html
+    _install_html(_os.environ["TILEC_DUMP_HTML"])

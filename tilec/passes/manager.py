@@ -165,6 +165,11 @@ def _selected(selector: set, pass_name: str) -> bool:
     return pass_name in selector or "all" in selector
 
 
+# Functions called as ``observe(manager, label, module)`` with the module before the first pass (label "input")
+# and after every pass (label: the pass's name); tools that show the IR pass by pass (the HTML viewer) record it.
+PASS_OBSERVERS: list = []
+
+
 class PassFailure(IRError):
     """A pass raised (or left invalid IR); the message names the pass and the kernel."""
 
@@ -242,6 +247,9 @@ class PassManager:
             self._emit("input", before, "IR before the pipeline")
         if self.verify and not self._ran:
             self._verify(module, "input")
+        if PASS_OBSERVERS and not self._ran:
+            for observe in PASS_OBSERVERS:
+                observe(self, "input", module)
         self._ran = True
         for p in passes:
             if _selected(self.print_before, p.name):
@@ -265,6 +273,8 @@ class PassManager:
                                   f"{type(e).__name__}: {e}") from e
             dt = time.perf_counter() - t0
             self.timings.append((p.name, dt))
+            for observe in PASS_OBSERVERS:
+                observe(self, p.name, module)
             if self.dumping or _selected(self.print_after, p.name):
                 after = print_ir(module)
                 same = " (no change)" if after == before else ""
