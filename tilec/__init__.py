@@ -41,5 +41,6 @@ __all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", 
            "ASTSource", "register_backend", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing", "cuda"]
 
 if _os.environ.get("TILEC_DUMP_HTML"):  # pass-by-pass pages of everything this process compiles, written at exit
-    from .tools.view.record import install_at_exit as _install_html
-    _install_html(_os.environ["TILEC_DUMP_HTML"])
+    # found by name, as backends and pass packages are: the tools sit above the package they look into
+    import importlib as _importlib
+    _importlib.import_module("tilec.tools.view.record").install_at_exit(_os.environ["TILEC_DUMP_HTML"])

@@ -41,8 +41,9 @@ def _parser():
 
 def build(a) -> list[str]:
     """Compile as ``a`` (parsed arguments) asks; the paths written."""
-    import tilec
     from ..compiler import ASTSource, Target
+    from ..errors import CompilationError, for_user
+    from ..pipeline import compile_source
     try:
         target, backend = parse_target(a.target)
     except ValueError as e:
@@ -60,8 +61,11 @@ def build(a) -> list[str]:
                       getattr(backend, "arch", None), out_name, {"debug": True} if a.debug else {})
     warp = getattr(backend, "warp_size", 1) or 1
     src = ASTSource(fn, signature=spec.signature, constexprs=constexprs)
-    compiled = tilec.compile(src, target=Target(target.backend, target.arch, warp),
-                             options={"num_warps": a.num_warps, "num_stages": a.num_stages, "debug": a.debug})
+    try:
+        compiled = compile_source(src, Target(target.backend, target.arch, warp),
+                                  {"num_warps": a.num_warps, "num_stages": a.num_stages, "debug": a.debug})
+    except CompilationError as e:
+        raise for_user(e) from None
     for p, kind in zip(runtime, compiled.metadata["param_kinds"]):
         p.kind, p.ctype = kind, c_type(kind, target.backend)
     record = json.dumps(spec.describe(), separators=(",", ":"))
