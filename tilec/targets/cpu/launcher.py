@@ -28,6 +28,7 @@ _RUN_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 # kernels (it is the machine's, and it rises when other processes hold the cores). Starts at a guess.
 _handoff = {"s": 30e-6, "skipped": 0}
 RETRY_EVERY = 64   # launches kept inline by the estimate before helpers are tried again (it may have fallen)
+FIRST_INLINE_MAX = 4096   # programs a first launch runs on one thread to measure them
 
 
 def _observe_handoff(seconds: float):
@@ -163,6 +164,7 @@ class Launcher:
         self.scratch_ptrs = [base + i * self.scratch_size for i in range(self.nthreads)]
         self.lock = threading.Lock()
         self.per_program = None   # measured seconds of one program on one thread (running average)
+        self.launches = 0         # every RETRY_EVERY-th runs on one thread, to measure per_program again
 
     def __call__(self, grid, args):
         g0, g1, g2 = grid
@@ -181,8 +183,13 @@ class Launcher:
         with self.lock:
             before = len(failures)
             per = self.per_program
-            if total == 1 or self.nthreads == 1 or (per is not None and not _worth_helpers(per * total,
-                                                                                          min(self.nthreads, total))):
+            if per is None:  # measure one thread first (a big grid only once it has been seen on many)
+                inline = total <= FIRST_INLINE_MAX
+            else:
+                self.launches += 1
+                inline = (self.launches % RETRY_EVERY == 0
+                          or not _worth_helpers(per * total, min(self.nthreads, total)))
+            if total == 1 or self.nthreads == 1 or inline:
                 self._pack(g0, g1, g2, self.scratch_ptrs[0], values)
                 if total == 1 or per is not None and total * per < 2e-6:
                     self.run(self.argp)   # nothing to learn from timing a single program or a trivial grid
