@@ -189,7 +189,7 @@ def parse_grid(text: str, runtime, constexprs) -> list:
                     ident = str(v)
                 elif ident not in names:
                     raise AOTError(f"grid expression {g!r}: {ident!r} is not a parameter of the kernel")
-                elif not names[ident].sig[0] in "iu":
+                elif names[ident].sig[0] not in "iu":
                     raise AOTError(f"grid expression {g!r}: parameter {ident!r} is not an integer")
                 toks.append(ident)
             else:
