@@ -2,6 +2,8 @@
 
 Importing tilec is cheap: LLVM (llvmlite) is loaded only when a kernel is first compiled for a backend.
 """
+import os as _os
+
 from .version import __version__
 from .errors import BackendError, CompilationError, LaunchError, TilecError, for_user
 from . import language
@@ -39,3 +41,8 @@ __all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", 
            "LaunchError", "compile", "Target",
            "ASTSource", "register_backend", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing", "cuda",
            "set_allocator"]
+
+if _os.environ.get("TILEC_DUMP_HTML"):  # pass-by-pass pages of everything this process compiles, written at exit
+    # found by name, as backends and pass packages are: the tools sit above the package they look into
+    import importlib as _importlib
+    _importlib.import_module("tilec.tools.view.record").install_at_exit(_os.environ["TILEC_DUMP_HTML"])

@@ -200,6 +200,9 @@ _MODULES = {
     "triton.compiler": (None, _compiler, True),
     "triton.compiler.errors": (None, _errors, False),
     "triton.errors": (None, _errors, False),
+    "triton.tools": ("tilec.tools", None, True),
+    "triton.tools.compile": ("tilec.tools.compile", None, False),
+    "triton.tools.link": ("tilec.tools.link", None, False),
 }
 # submodules reachable as attributes without an import statement (``triton.language``, ``tl.extra.cuda``, ...)
 _EAGER_CHILDREN = {"triton": ("language", "testing", "runtime", "compiler"), "triton.language": ("math", "extra", "core"),

@@ -5,9 +5,12 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import time
 
-from . import cache
+from . import cache, stage_files
+from .errors import BackendError
+from .ir.core import IRError, Operation
 from .passes.pointer_origins import written_params
 from .targets.grid import normalize_grid
 from .compiler import ASTSource, Target, get_backend
@@ -137,6 +140,21 @@ def _text(artifact):
     return print_ir(artifact)
 
 
+def _parse_stage(text: str, stage: str, overrides):
+    from .ir.parser import IRParseError, parse_module
+    from .ir.verifier import verify
+    try:
+        module = parse_module(text, f"<{stage} override of {overrides.kernel}>")
+        if stage == "tir":
+            verify(module)
+    except (IRParseError, IRError) as e:
+        raise BackendError(f"the {stage} override of {overrides.kernel} [{overrides.variant}] does not parse: {e}") \
+            from None
+    if not any(f.attrs.get("kernel") for f in module.funcs):
+        raise BackendError(f"the {stage} override of {overrides.kernel} has no kernel function")
+    return module
+
+
 # Functions called with (src, target, options, kernel) after every compile or cache hit (test harnesses that
 # re-compile what a run compiled for other targets, tools that collect kernels).
 COMPILE_OBSERVERS: list = []
@@ -151,12 +169,19 @@ def compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKer
 
 def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKernel:
     backend = get_backend(target)
+    options = dict(options)
+    ir_override = options.pop("ir_override", None)
     opts = backend.parse_options(options)
-    key = cache_key(src, target, opts)
-    if cache.enabled():
+    key = cache_key(src, target, dict(opts, ir_override=stage_files.ir_override_hash(ir_override))
+                    if ir_override is not None else opts)
+    variant = key[:12]
+    use_cache = cache.enabled() and not stage_files.variant_has_overrides(variant)
+    if use_cache:
         hit = cache.load(key)
         if hit is not None:
             asm, meta = hit
+            if stage_files.dump_enabled():
+                stage_files.dump_stages(meta["name"], variant, asm)
             return CompiledKernel(meta["name"], target, asm, meta, backend)
 
     from .passes import PassManager, tir_pipeline
@@ -170,15 +195,22 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
     if params is not None:
         metadata["num_params"] = len(params)
         metadata["runtime_params"] = [i for i, p in enumerate(params) if not p.is_constexpr]
-    pm = PassManager(name, variant=key[:12])
+    overrides = stage_files.Overrides(name, variant, ir_override)
+    pm = PassManager(name, variant=variant)
     passes = tir_pipeline()
     checks = None
-    if opts.get("debug"):  # after inlining, so every access is traced to the kernel's own arguments
+    # after inlining, so every access is traced to the kernel's own arguments; ``bounds_checks=False`` keeps a debug
+    # build's asserts in their plain form, for callers that pass no extents (the AOT C entry points)
+    if opts.get("debug") and opts.get("bounds_checks", True):
         from .passes.debug_checks import DebugChecks
         checks = DebugChecks()
         passes.insert(1, checks)
     pm.run(module, passes)
     asm = {"tir": _text(module)}
+    replaced = overrides.take("tir", asm["tir"]) if overrides else None
+    if replaced is not None:
+        module, asm["tir"] = _parse_stage(replaced, "tir", overrides), replaced
+        kernel = next(f for f in module.funcs if f.attrs.get("kernel"))
     metadata["written_params"] = written_params(kernel)
     if checks is not None:
         metadata["debug_checks"] = {"sites": checks.sites, "pointer_params": checks.pointer_params}
@@ -186,10 +218,33 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
     if backend_passes:  # the same manager: dumps keep numbering, break/print filters apply alike
         pm.run(module, backend_passes, final_verifier=getattr(backend, "verifier", None))
     artifact = module
+    stage_times = []
     for stage, fn in backend.stages(opts):
-        artifact = fn(artifact, metadata)
-        asm[stage] = _text(artifact)
+        ts = time.perf_counter()
+        out = fn(artifact, metadata)
+        text = _text(out)
+        stage_times.append((stage, time.perf_counter() - ts))
+        replaced = overrides.take(stage, text) if overrides else None
+        if replaced is not None:
+            if isinstance(out, Operation):  # IR: parsed back, and the stage redone on it (its metadata)
+                out = fn(_parse_stage(replaced, stage, overrides), metadata)
+            else:
+                out = replaced
+            text = replaced
+        artifact = out
+        asm[stage] = text
     metadata["compile_time_s"] = round(time.perf_counter() - t0, 4)
-    if cache.enabled():
+    if overrides.applied:
+        metadata["override"] = overrides.applied
+    if stage_files.dump_enabled() or pm.dump_dir:
+        stage_files.dump_stages(name, variant, asm)
+    if pm.dump:  # TILEC_DUMP_IR: the backend's stages after the passes (the CPU lowering's plan included)
+        for stage, text in asm.items():
+            if stage != "tir" and isinstance(text, str):
+                sys.stderr.write(f"// -----// stage {stage} on {name} [{variant}] //----- //\n{text}\n")
+    if os.environ.get("TILEC_PASS_TIMING", "") not in ("", "0"):
+        sys.stderr.write(f"// -----// pass timing on {name} [{variant}] //----- //\n"
+                         + pm.report(stage_times) + "\n")
+    if use_cache and not overrides:
         cache.store(key, name, asm, metadata)
     return CompiledKernel(name, target, asm, metadata, backend)

@@ -41,14 +41,19 @@ def test_one_numbering_across_tir_and_gpu_passes(env, tmp_path):
     env.setenv("TILEC_DUMP_DIR", str(tmp_path))
     k = _cuda_compile()
     [variant] = os.listdir(tmp_path / "scale_kernel")
-    files = sorted(os.listdir(tmp_path / "scale_kernel" / variant))
+    files = sorted(f for f in os.listdir(tmp_path / "scale_kernel" / variant) if f[:2].isdigit())
     names = [f.split("-", 1)[1].rsplit(".", 1)[0] for f in files]
     expected = ["input"] + [p.name for p in tir_pipeline()] + list(GPU_PASSES)
     assert names == expected
     assert [int(f[:2]) for f in files] == list(range(len(expected)))  # one numbering, no collisions
     # the last dump is the gir the backend lowered, and parses back
     last = (tmp_path / "scale_kernel" / variant / files[-1]).read_text()
-    assert last.strip() == k.asm["gir"].strip() and parse_module(last) is not None
+    header, body = last.split("\n", 1)
+    assert header == f"// IR after {files[-1][3:-4]} (" + header.split("(", 1)[1] and f"scale_kernel [{variant}]" in header
+    assert body.strip() == k.asm["gir"].strip() and parse_module(last) is not None
+    # the backend's stages follow the passes in the same folder
+    stages = {f.split(".", 1)[1] for f in os.listdir(tmp_path / "scale_kernel" / variant) if not f[:2].isdigit()}
+    assert {"tir", "gir", "llir", "ptx"} <= stages
     assert k.asm["tir"] != k.asm["gir"] and "#blocked" in k.asm["gir"]
 
 

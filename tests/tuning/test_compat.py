@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import tilec
+import tilec.tools.compile  # noqa: F401  (triton.tools.compile resolves to it)
+import tilec.tools.link  # noqa: F401
 from tilec import compat
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
@@ -96,6 +98,11 @@ def test_triton_names_resolve_to_tilec(installed):
     assert str(driver.active.get_active_torch_device()) == "cpu"
     with pytest.raises(ModuleNotFoundError, match="triton.tools.*compatibility layer"):
         importlib.import_module("triton.tools.nope")
+    import triton.tools
+    from triton.tools import compile as aot_compile, link as aot_link
+    from triton.language.extra import libdevice as extra_libdevice
+    assert aot_compile.main is tilec.tools.compile.main and aot_link.main is tilec.tools.link.main
+    assert extra_libdevice.asin is not None and extra_libdevice.asin is libdevice.asin
     with pytest.raises(AttributeError, match="tilec does not provide triton.language.no_such_op"):
         tl.no_such_op
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 
 from .core import Block, Operation, Value
@@ -141,8 +142,11 @@ class Printer:
             self.op(op, indent + 2)
 
 
-def print_ir(op: Operation, locations: bool = False) -> str:
-    """Text of a module, function or single op."""
+def print_ir(op: Operation, locations: bool | None = None) -> str:
+    """Text of a module, function or single op; with ``locations`` (default: ``TILEC_DUMP_IR_LOC=1``) each op
+    ends in its ``loc("file":line:col)``, which the parser reads back."""
+    if locations is None:
+        locations = os.environ.get("TILEC_DUMP_IR_LOC", "") not in ("", "0")
     p = Printer(locations)
     p.op(op)
     return "\n".join(p.lines) + "\n"

@@ -9,7 +9,11 @@ tests, tools) without plumbing:
   naming the pass, the kernel and the pass's time; ``TILEC_DUMP_IR=name1,name2`` limits this to those kernels (a
   name that no compiled kernel had is reported once when the process exits).
 - ``TILEC_DUMP_DIR=<dir>`` writes ``<dir>/<kernel>/<variant>/NN-<pass>.tir`` files (``00-input.tir`` first; one
-  folder per compiled specialisation, so autotune configs and specialisations never overwrite each other).
+  folder per compiled specialisation, so autotune configs and specialisations never overwrite each other), each
+  opening with a comment that names the pass, the kernel and the variant. The pipeline adds every backend stage
+  there (``<kernel>.plan``, ``.llir``, ``.asm``, ``.gir``, ``.ptx``, ...; ``stage_files.py``).
+- ``TILEC_DUMP_IR_LOC=1`` ends each op in every dump with its ``loc("file":line:col)`` (the parser reads it).
+- ``TILEC_PASS_TIMING=1`` prints each compile's pass and stage times to stderr.
 - ``TILEC_PRINT_BEFORE=<pass>[,...]`` / ``TILEC_PRINT_AFTER=<pass>[,...]`` print the IR only right before / after
   the named passes (``all`` for every pass).
 - ``TILEC_BREAK_BEFORE=<pass>[,...]`` stops in the debugger (``breakpoint()``, so ``PYTHONBREAKPOINT`` applies)
@@ -161,6 +165,11 @@ def _selected(selector: set, pass_name: str) -> bool:
     return pass_name in selector or "all" in selector
 
 
+# Functions called as ``observe(manager, label, module)`` with the module before the first pass (label "input")
+# and after every pass (label: the pass's name); tools that show the IR pass by pass (the HTML viewer) record it.
+PASS_OBSERVERS: list = []
+
+
 class PassFailure(IRError):
     """A pass raised (or left invalid IR); the message names the pass and the kernel."""
 
@@ -196,15 +205,15 @@ class PassManager:
         return os.path.join(*parts)
 
     def _emit(self, label: str, text: str, header: str, to_stderr: bool | None = None):
+        where = self.kernel_name + (f" [{self.variant}]" if self.variant else "")
         if self.dump if to_stderr is None else to_stderr:
-            where = self.kernel_name + (f" [{self.variant}]" if self.variant else "")
             sys.stderr.write(f"// -----// {header} on {where} //----- //\n{text}\n")
             sys.stderr.flush()
         if self.dump_dir:
             d = self._folder()
             os.makedirs(d, exist_ok=True)
             with open(os.path.join(d, f"{self._step:02d}-{label}.tir"), "w") as f:
-                f.write(text)
+                f.write(f"// {header} on {where}\n{text}")  # a comment: the file still parses
         self._step += 1
 
     @property
@@ -238,6 +247,9 @@ class PassManager:
             self._emit("input", before, "IR before the pipeline")
         if self.verify and not self._ran:
             self._verify(module, "input")
+        if PASS_OBSERVERS and not self._ran:
+            for observe in PASS_OBSERVERS:
+                observe(self, "input", module)
         self._ran = True
         for p in passes:
             if _selected(self.print_before, p.name):
@@ -261,6 +273,8 @@ class PassManager:
                                   f"{type(e).__name__}: {e}") from e
             dt = time.perf_counter() - t0
             self.timings.append((p.name, dt))
+            for observe in PASS_OBSERVERS:
+                observe(self, p.name, module)
             if self.dumping or _selected(self.print_after, p.name):
                 after = print_ir(module)
                 same = " (no change)" if after == before else ""
@@ -279,8 +293,9 @@ class PassManager:
         self._last_text = before
         return module
 
-    def report(self) -> str:
-        """A one-line-per-pass timing table."""
-        total = sum(t for _, t in self.timings)
-        rows = [f"{n:<26} {t * 1e3:9.2f} ms" for n, t in self.timings]
-        return "\n".join(rows + [f"{'total':<26} {total * 1e3:9.2f} ms"])
+    def report(self, stages=()) -> str:
+        """A one-line-per-pass timing table; ``stages``: (name, seconds) of the backend stages that followed."""
+        rows = [(n, t) for n, t in self.timings] + [(f"stage {n}", t) for n, t in stages]
+        total = sum(t for _, t in rows)
+        lines = [f"{n:<26} {t * 1e3:9.2f} ms" for n, t in rows]
+        return "\n".join(lines + [f"{'total':<26} {total * 1e3:9.2f} ms"])

@@ -43,8 +43,7 @@ class Config:
     each launch with this config (nargs: every argument by name, the config's values included)."""
 
     def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None, ir_override=None):
-        if ir_override is not None:
-            raise NotImplementedError("Config(ir_override=...): tilec cannot load IR written for Triton's compiler")
+        self.ir_override = ir_override  # a stage file (``k.tir``, ``k.gir``, ``k.llir``, ``k.ptx``): stage_files.py
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
         self.num_stages = num_stages
@@ -55,12 +54,12 @@ class Config:
     def all_kwargs(self) -> dict:
         """What the launch receives: the meta-parameters and every launch option that is set."""
         opts = {"num_warps": self.num_warps, "num_ctas": self.num_ctas, "num_stages": self.num_stages,
-                "maxnreg": self.maxnreg}
+                "maxnreg": self.maxnreg, "ir_override": self.ir_override}
         return {**self.kwargs, **{k: v for k, v in opts.items() if v is not None}}
 
     def _fields(self):
         return (tuple(sorted(self.kwargs.items())), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg,
-                self.pre_hook)
+                self.pre_hook, self.ir_override)
 
     def __eq__(self, other):
         return isinstance(other, Config) and self._fields() == other._fields()

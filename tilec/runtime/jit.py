@@ -25,13 +25,13 @@ from ..frontend.source import replace_source
 from ..language.core import constexpr, dtype, tensor
 from ..pipeline import compile_source
 from . import interpreter
-from .args import KEYERS, TOO_WIDE, describer, host_value
+from .args import KEYERS, TOO_WIDE, describer, host_value, probe
 from ..targets import arguments
 from ..targets.grid import normalize_grid
 from .specialize import describe, hashable as _hashable
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
-                  "default_dot_input_precision", "target", "launch_cooperative_grid")
+                  "default_dot_input_precision", "target", "launch_cooperative_grid", "ir_override")
 _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
 #: errors that name the kernel line themselves: they reach the user without tilec's frames and chained exceptions
 _LOCATED = (CompilationError, BoundsError, DeviceAssertionError, EvaluationError)
@@ -239,7 +239,8 @@ class JITFunction(KernelFunction):
             runtime = [values[i] for i in self._runtime_idx]
             sel = [j for j, v in enumerate(runtime) if v is not None]
             if not any(type(v) in _NP_SCALARS for v in runtime):
-                self._fast_cache[fkey] = (kernel.launcher, None if len(sel) == len(runtime) else sel, kernel)
+                self._fast_cache[fkey] = (kernel.launcher, None if len(sel) == len(runtime) else sel, kernel,
+                                      getattr(kernel.launcher, "takes_addresses", False))
         return kernel
 
     def _check_writable(self, kernel, values):
@@ -369,8 +370,9 @@ _BINDER = """
 def {name}({params}):
     _tl_key = None
     try:
+{probes}
         _tl_key = ({key})
-        _tl_launch, _tl_sel, _tl_kernel = _tl_cache[_tl_key]
+        _tl_launch, _tl_sel, _tl_kernel, _tl_host = _tl_cache[_tl_key]
     except (KeyError, TypeError, ValueError):
         return _tl_miss(_tl_key, _tl_grid, ({values}), ({option_values}))
     _tl_g = _tl_grid
@@ -382,7 +384,7 @@ def {name}({params}):
         _tl_g = _tl_grid3(_tl_g, {name!r})
         if _tl_g is None:
             return _tl_kernel
-    _tl_args = [{runtime}]
+    _tl_args = [{host_runtime}] if _tl_host else [{runtime}]
     if _tl_sel is not None:
         _tl_args = [_tl_args[i] for i in _tl_sel]
     _tl_launch(_tl_g, _tl_args)
@@ -407,7 +409,8 @@ def _make_binder(jf):
         return None
     ns = {"_tl_cache": jf._fast_cache, "_tl_K": KEYERS, "_tl_kn": _key_nospec, "_tl_miss": jf._fast_miss,
           "_tl_grid3": _grid3}
-    decl, key = [], []
+    ns["_tl_probe"] = probe
+    decl, key, probes, host = [], [], [], {}
     for i, p in enumerate(jf.params):
         if p.has_default:
             ns[f"_tl_d{i}"] = p.default
@@ -416,8 +419,10 @@ def _make_binder(jf):
             decl.append(p.name)
         if p.is_constexpr:
             key.append(p.name)
-        elif p.specialize:
-            key.append(f"_tl_K[type({p.name})]({p.name})")
+        elif p.specialize:  # probed once: the key, and (host launchers) the array's address
+            probes.append(f"        _tl_k{i}, _tl_h{i} = _tl_probe({p.name})")
+            key.append(f"_tl_k{i}")
+            host[i] = f"_tl_h{i}"
         else:
             key.append(f"_tl_kn({p.name})")
     names = [p.name for p in jf.params]
@@ -425,7 +430,9 @@ def _make_binder(jf):
         name=jf.__name__, params=", ".join(["_tl_grid", *decl, "*", *(f"{o}=None" for o in LAUNCH_OPTIONS)]),
         key=_tuple(key + list(LAUNCH_OPTIONS)), values=_tuple(names), option_values=_tuple(LAUNCH_OPTIONS),
         named=", ".join(f"{n!r}: {n}" for n in names),
-        runtime=", ".join(names[i] for i in jf._runtime_idx))
+        runtime=", ".join(names[i] for i in jf._runtime_idx),
+        host_runtime=", ".join(host.get(i, names[i]) for i in jf._runtime_idx),
+        probes="\n".join(probes) or "        pass")
     exec(compile(src, f"<tilec launch binder of {jf.__qualname__}>", "exec"), ns)
     return ns[jf.__name__]
 

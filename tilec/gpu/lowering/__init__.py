@@ -18,6 +18,7 @@ import re
 
 import llvmlite.ir as ir
 
+from ...codegen import debuginfo
 from ...errors import BackendError
 from . import control, debug, dot, elementwise, memory, movement, reduce, shared, tma  # noqa: F401  (they register lowerings)
 from .function import FuncLowering
@@ -28,11 +29,13 @@ def lower_module(module, options, target) -> ir.Module:
     m = ir.Module(name="tilec")
     m.triple = target.triple
     m.data_layout = target.data_layout
+    debug = debuginfo.DebugInfo(m, module.funcs[0].loc if module.funcs else None, dwarf_version=None,
+                                kind="DebugDirectivesOnly") if debuginfo.enabled() and module.funcs else None
     for f in module.funcs:
         if not f.attrs.get("kernel", False):
             raise BackendError(f"function @{f.sym_name} is not a kernel; non-kernel functions must be inlined "
                                f"before the {target.name} backend")
-        FuncLowering(m, f, options, target).run()
+        FuncLowering(m, f, options, target, debug).run()
     target.finish_module(m)
     return m
 
@@ -48,8 +51,8 @@ def lower_module_text(module, options, target) -> str:
         if not attrs:
             continue
         pat = re.compile(r'^(define ' + re.escape(target.kernel_calling_convention) + r' void @"?'
-                         + re.escape(f.sym_name) + r'"?\(.*\))\s*$', re.M)
-        text, k = pat.subn(lambda mm, i=i: f"{mm.group(1)} #{i}", text, count=1)
+                         + re.escape(f.sym_name) + r'"?\(.*\))( !dbg !\d+)?\s*$', re.M)
+        text, k = pat.subn(lambda mm, i=i: f"{mm.group(1)} #{i}{mm.group(2) or ''}", text, count=1)
         if k:
             body = " ".join(f'"{key}"="{val}"' for key, val in attrs.items())
             groups.append(f"attributes #{i} = {{ {body} }}")

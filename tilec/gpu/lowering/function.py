@@ -25,8 +25,9 @@ def global_scratch_bytes(func) -> int:
 
 
 class FuncLowering:
-    def __init__(self, module: ir.Module, func, options, target):
+    def __init__(self, module: ir.Module, func, options, target, debug=None):
         self.module, self.func, self.options, self.target = module, func, options, target
+        self.debug, self.subprogram = debug, None  # a codegen.debuginfo.DebugInfo: op locations become .loc
         self.env: dict = {}
         self.cache: dict = {}
         self.axis = AxisAnalysis(func)
@@ -73,6 +74,9 @@ class FuncLowering:
         self.warp = self.entry.lshr(tid, ir.Constant(I32, ws.bit_length() - 1))
         self.tid = tid
         self.b = ir.IRBuilder(body_bb)
+        if self.debug is not None:
+            self.subprogram = self.debug.subprogram(fn, f.sym_name, f.loc)
+            self.debug.locate(self.b, self.subprogram, f.loc)
         for a, la in zip(f.args, fn.args):
             la.name = a.name_hint or ""
             self.bind(a, la)
@@ -99,6 +103,8 @@ class FuncLowering:
         handler = lowering_for(op)
         if handler is None:
             raise BackendError(f"the {self.target.name} backend cannot lower '{op.name}' yet")
+        if self.debug is not None:
+            self.debug.locate(self.b, self.subprogram, op.loc)
         try:
             handler(self, op)
         except BackendError:

@@ -11,7 +11,7 @@ from ..params import param_kind
 from .lower import Lowering
 from .plan import LoweringPlan, render
 from .resources import resources
-from .wrapper import build_worker
+from .wrapper import build_run, build_worker
 
 DEFAULTS = {"num_warps": 4, "num_stages": 3, "debug": False, "opt_level": 3}
 
@@ -62,7 +62,8 @@ def build_ir(module):
     L = Lowering(f, m)
     try:
         kernel = L.build()
-        build_worker(m, kernel, [LT.scalar_type(a.type) for a in f.args])
+        worker = build_worker(m, kernel, [LT.scalar_type(a.type) for a in f.args], L.debug, f.loc)
+        build_run(m, worker, L.debug, f.loc)
         str(m)  # llvmlite checks operands when printing
     except (TypeError, ValueError, AssertionError, AttributeError, KeyError, IndexError) as e:
         raise BackendError(f"CPU lowering of '{f.sym_name}' failed: {type(e).__name__}: {e}") from e

@@ -20,7 +20,7 @@ def _add_symbols():
 
 
 class Engine:
-    def __init__(self, llir: str, symbol: str):
+    def __init__(self, llir: str, symbol: str, *others: str):
         driver.init()
         _add_symbols()
         tm = driver.new_host_target_machine()
@@ -31,5 +31,7 @@ class Engine:
             self.address = self.ee.get_function_address(symbol)
         except RuntimeError as e:
             raise BackendError(f"JIT failed: {e}") from None
-        if not self.address:
-            raise BackendError(f"JIT: symbol {symbol} not found")
+        self.addresses = [self.ee.get_function_address(o) for o in others]
+        for name, a in zip((symbol,) + others, [self.address] + self.addresses):
+            if not a:
+                raise BackendError(f"JIT: symbol {name} not found")

@@ -1,7 +1,8 @@
 """Runs a grid: packs the arguments into one struct per launch, then calls the JIT-compiled worker from the
 calling thread plus persistent helper threads (ctypes releases the GIL for the call), each with its own scratch
 area. Helpers are started and joined with bare locks (cheaper than futures). A grid whose measured work is too
-small to pay for waking helpers runs inline on the calling thread."""
+small to pay for waking helpers (``_worth_helpers``: the hand-off's cost is measured too) runs inline on the
+calling thread, with one single-argument call."""
 from __future__ import annotations
 
 import ctypes
@@ -13,15 +14,37 @@ import time
 import numpy as np
 
 from ...errors import LaunchError
-from ..arguments import GETTERS, device_of, pointer_getter
+from ..arguments import GETTERS, _addressof, _char_from_buffer, device_of, pointer_getter
 from ..params import PARAM_KINDS_KEY
 from . import runtime
 from .jit import Engine
-from .wrapper import WORKER
+from .wrapper import RUN, RUN_HEADER, WORKER
 
 _WORKER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32,
                              ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
-INLINE_BELOW_S = 60e-6   # estimated grid time under which helpers are not woken
+_RUN_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+# What waking helper threads costs, measured: a parallel launch's time beyond its share of the work. Shared by all
+# kernels (it is the machine's, and it rises when other processes hold the cores). Starts at a guess.
+_handoff = {"s": 30e-6, "skipped": 0}
+RETRY_EVERY = 64   # launches kept inline by the estimate before helpers are tried again (it may have fallen)
+FIRST_INLINE_MAX = 4096   # programs a first launch runs on one thread to measure them
+
+
+def _observe_handoff(seconds: float):
+    _handoff["s"] = 0.75 * _handoff["s"] + 0.25 * max(seconds, 1e-6)
+
+
+def _worth_helpers(inline_s: float, n: int) -> bool:
+    """Whether ``n`` threads beat one for a grid estimated at ``inline_s`` on one thread."""
+    if inline_s * (1 - 1 / n) > _handoff["s"]:
+        return True
+    if inline_s > 2 * _handoff["s"] / 3:  # close: now and then measure the hand-off again
+        _handoff["skipped"] += 1
+        if _handoff["skipped"] >= RETRY_EVERY:
+            _handoff["skipped"] = 0
+            return True
+    return False
 
 
 def num_threads() -> int:
@@ -65,6 +88,13 @@ def _get_helpers(n):
 def host_pointer(v) -> int:
     """The address behind a pointer argument (host arrays of any kind, raw ints, None); LaunchError for arrays
     in device memory."""
+    if type(v) is int:  # an address (the launch binder resolves numpy arrays to theirs)
+        return v
+    if type(v) is np.ndarray:  # the common case, without the getter table
+        try:
+            return _addressof(_char_from_buffer(v))
+        except (TypeError, ValueError, BufferError):
+            return v.__array_interface__["data"][0]
     g = GETTERS.get(type(v)) or pointer_getter(v)
     address, device, _ = g(v)
     if device is not None and device >= 0:
@@ -76,6 +106,9 @@ def host_pointer(v) -> int:
 # How each parameter kind (``tilec.targets.params``) is packed into its 8-byte slot of the argument block.
 _FMT = {"ptr": "Q", "i1": "q", "i8": "q", "i16": "q", "i32": "q", "i64": "q", "u8": "Q", "u16": "Q", "u32": "Q",
         "u64": "Q", "f32": "f4x", "f64": "d", "f16": "e6x", "bf16": "H6x"}
+
+
+_FMT_CHECK = {k: "<" + f[0] for k, f in _FMT.items()}
 
 
 def _bf16_bits(v):
@@ -94,16 +127,35 @@ def _converter(kind):
 
 
 class Launcher:
+    """``launcher(grid, args)``: ``grid`` a 3-tuple of positive ints (callers normalise it: ``targets/grid.py``),
+    ``args`` the runtime arguments in parameter order.
+
+    The argument block is one buffer: the ``RUN_HEADER`` slots that ``tilec_run`` reads (grid, scratch), then one
+    8-byte slot per parameter. Single programs and grids measured too small to pay for waking helpers make one
+    single-argument ctypes call, ``tilec_run(block)``, on the calling thread; bigger grids hand the parameter
+    slots to the worker on every thread."""
+
+    # the launch binder may pass a numpy array's address (an int) in its place: read once per launch
+    takes_addresses = True
+
     def __init__(self, llir: str, metadata: dict):
-        self.engine = Engine(llir, WORKER)
+        self.engine = Engine(llir, WORKER, RUN)
         self.fn = _WORKER_T(self.engine.address)
+        self.run = _RUN_T(self.engine.addresses[0])
         kinds = metadata[PARAM_KINDS_KEY]
         try:
-            self.fmt = "<" + "".join(_FMT[k] for k in kinds)
+            fmt = "".join(_FMT[k] for k in kinds)
         except KeyError as e:
             raise LaunchError(f"unsupported kernel parameter kind {e}") from None
+        self.fmt = "<qqqQ" + fmt
         self.convert = [_converter(k) for k in kinds]
+        # struct packs ints (and anything with __index__) and floats itself: only pointers and bf16 need a hand
+        self.pointers = [i for i, k in enumerate(kinds) if k == "ptr"]
+        self.bf16 = [i for i, k in enumerate(kinds) if k == "bf16"]
+        self.nargs, self.kinds = len(kinds), list(kinds)
         self.buf = ctypes.create_string_buffer(max(8, struct.calcsize(self.fmt)))
+        self.argp = ctypes.addressof(self.buf)
+        self.params_p = self.argp + 8 * RUN_HEADER
         self.scratch_size = (int(metadata.get("scratch_size", 0)) + 127) // 128 * 128 + 128
         self.nthreads = num_threads()
         self.scratch = np.zeros(self.scratch_size * self.nthreads + 64, dtype=np.uint8)
@@ -112,47 +164,88 @@ class Launcher:
         self.scratch_ptrs = [base + i * self.scratch_size for i in range(self.nthreads)]
         self.lock = threading.Lock()
         self.per_program = None   # measured seconds of one program on one thread (running average)
+        self.launches = 0         # every RETRY_EVERY-th runs on one thread, to measure per_program again
 
     def __call__(self, grid, args):
-        g = tuple(int(x) for x in grid) + (1,) * (3 - len(grid))
-        total = g[0] * g[1] * g[2]
+        g0, g1, g2 = grid
+        total = g0 * g1 * g2
         if total <= 0:
             return
-        if len(args) != len(self.convert):
-            raise LaunchError(f"kernel takes {len(self.convert)} runtime arguments, got {len(args)}")
+        if len(args) != self.nargs:
+            raise LaunchError(f"kernel takes {self.nargs} runtime arguments, got {len(args)}")
+        values = list(args)
+        for i in self.pointers:
+            if type(values[i]) is not int:  # the launch binder passes numpy arrays' addresses already
+                values[i] = host_pointer(values[i])
+        for i in self.bf16:
+            values[i] = _bf16_bits(values[i])
+        failures = runtime.failures
         with self.lock:
-            struct.pack_into(self.fmt, self.buf, 0, *[c(a) for c, a in zip(self.convert, args)])
-            counter = ctypes.c_int64(0)
-            argp, cp = ctypes.addressof(self.buf), ctypes.addressof(counter)
-            n = min(self.nthreads, total)
-            if self.per_program is not None and self.per_program * total < INLINE_BELOW_S:
-                n = 1
-            if n > 1 and not _busy.acquire(blocking=False):
-                n = 1
-            chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
-            before = len(runtime.failures)
-            t0 = time.perf_counter()
-            if n == 1:
-                self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0], chunk)
+            before = len(failures)
+            per = self.per_program
+            if per is None:  # measure one thread first (a big grid only once it has been seen on many)
+                inline = total <= FIRST_INLINE_MAX
             else:
-                helpers = _get_helpers(n - 1)
-                try:
-                    for i, h in enumerate(helpers, 1):
-                        h.job = (lambda i=i: self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[i], chunk))
-                        h.go.release()
-                    self.fn(argp, cp, total, g[0], g[1], g[2], self.scratch_ptrs[0], chunk)
-                finally:
-                    for h in helpers:
-                        h.done.acquire()
-                    _busy.release()
-                errors = [h.error for h in helpers if h.error is not None]
-                for h in helpers:
-                    h.error = None
-                if errors:
-                    raise LaunchError(f"a CPU worker thread failed: {errors[0]!r}") from errors[0]
-            dt = (time.perf_counter() - t0) * n / total
-            self.per_program = dt if self.per_program is None else 0.5 * (self.per_program + dt)
-            if len(runtime.failures) > before:
-                msgs = runtime.failures[before:]
-                del runtime.failures[before:]
+                self.launches += 1
+                inline = (self.launches % RETRY_EVERY == 0
+                          or not _worth_helpers(per * total, min(self.nthreads, total)))
+            if total == 1 or self.nthreads == 1 or inline:
+                self._pack(g0, g1, g2, self.scratch_ptrs[0], values)
+                if total == 1 or per is not None and total * per < 2e-6:
+                    self.run(self.argp)   # nothing to learn from timing a single program or a trivial grid
+                else:
+                    t0 = time.perf_counter()
+                    self.run(self.argp)
+                    dt = (time.perf_counter() - t0) / total
+                    self.per_program = dt if per is None else 0.5 * (per + dt)
+            else:
+                self._pack(g0, g1, g2, 0, values)
+                self._parallel(g0, g1, g2, total)
+            if len(failures) > before:
+                msgs = failures[before:]
+                del failures[before:]
                 raise AssertionError("device-side assertion failed: " + "; ".join(msgs[:5]))
+
+    def _pack(self, g0, g1, g2, scratch, values):
+        try:
+            struct.pack_into(self.fmt, self.buf, 0, g0, g1, g2, scratch, *values)
+        except struct.error:  # name the argument struct could not take
+            for i, (c, v) in enumerate(zip(self.convert, values)):
+                try:
+                    struct.pack(_FMT_CHECK[self.kinds[i]], c(v))
+                except (struct.error, TypeError, ValueError, OverflowError) as e:
+                    raise LaunchError(f"argument {i} ({v!r}) does not fit a {self.kinds[i]} parameter: {e}") from None
+            raise
+
+    def _parallel(self, g0, g1, g2, total):
+        """The grid on up to ``nthreads`` threads (the caller's included), claiming programs from one counter."""
+        counter = ctypes.c_int64(0)
+        argp, cp = self.params_p, ctypes.addressof(counter)
+        n = min(self.nthreads, total)
+        if not _busy.acquire(blocking=False):
+            n = 1
+        chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
+        t0 = time.perf_counter()
+        if n == 1:
+            self.fn(argp, cp, total, g0, g1, g2, self.scratch_ptrs[0], chunk)
+        else:
+            helpers = _get_helpers(n - 1)
+            try:
+                for i, h in enumerate(helpers, 1):
+                    h.job = (lambda i=i: self.fn(argp, cp, total, g0, g1, g2, self.scratch_ptrs[i], chunk))
+                    h.go.release()
+                self.fn(argp, cp, total, g0, g1, g2, self.scratch_ptrs[0], chunk)
+            finally:
+                for h in helpers:
+                    h.done.acquire()
+                _busy.release()
+            errors = [h.error for h in helpers if h.error is not None]
+            for h in helpers:
+                h.error = None
+            if errors:
+                raise LaunchError(f"a CPU worker thread failed: {errors[0]!r}") from errors[0]
+        elapsed = time.perf_counter() - t0
+        if self.per_program is None:  # a first estimate; inline launches refine it
+            self.per_program = elapsed * n / total
+        elif n > 1:
+            _observe_handoff(elapsed - self.per_program * total / n)

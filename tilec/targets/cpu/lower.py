@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen import debuginfo
 from ...codegen import llvm_types as LT
 from ...codegen.elementwise import emit_op
 from ...errors import BackendError
@@ -38,6 +39,7 @@ class Lowering:
         self.strings: dict = {}
         self.lowered: set = set()
         self.notes: dict = {}
+        self.debug = None
 
     # -- entry ---------------------------------------------------------------------------------------------
     def build(self) -> ir.Function:
@@ -55,6 +57,11 @@ class Lowering:
         self.entry = ir.IRBuilder(entry)
         body = fn.append_basic_block("body")
         self.b = ir.IRBuilder(body)
+        self.debug = debuginfo.DebugInfo(self.m, f.loc) if debuginfo.enabled() else None
+        if self.debug is not None:  # op locations become DWARF line tables
+            self.subprogram = self.debug.subprogram(fn, f.sym_name, f.loc)
+            self.debug.locate(self.b, self.subprogram, f.loc)
+            self.debug.locate(self.entry, self.subprogram, f.loc)
         self.block(f.body)
         if not self.b.block.is_terminated:
             self.b.ret_void()
@@ -66,6 +73,8 @@ class Lowering:
             self.op(op)
 
     def op(self, op):
+        if self.debug is not None:
+            self.debug.locate(self.b, self.subprogram, op.loc)
         if not isinstance(op, (O.YieldOp, O.ConditionOp, O.ReturnOp)) and has_writes(op):
             self.flush(op)
         self._dispatch(op)

@@ -165,10 +165,15 @@ def ev(L, node, pt, w):
     key = (node, w)
     v = pt.memo.get(key)
     if v is None:
+        # a fused op's code is located at its own line, not at the consumer that pulled it into the loop
+        saved = L.b.debug_metadata
+        if L.debug is not None and isinstance(node, Lazy):
+            L.debug.locate(L.b, L.subprogram, getattr(node.op, "loc", None))  # made-up ops have none
         if w > 1 and node.stride == 0:
             v = splat(L.b, ev(L, node, pt, 1), w)
         else:
             v = node.emit(L, pt, w)
+        L.b.debug_metadata = saved
         pt.memo[key] = v
     return v
 

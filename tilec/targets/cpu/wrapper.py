@@ -7,6 +7,10 @@ one cache line, single programs at the end so a descheduled thread never holds m
 ``total`` are taken; splits each id into (x, y, z) and
 calls the kernel with its own ``scratch`` area. Workers never touch Python, so they run
 in parallel with the GIL released by ctypes.
+
+``tilec_run(block)`` runs a whole grid on the calling thread from one pointer: the block holds
+``RUN_HEADER`` 8-byte slots (g0, g1, g2, scratch) before the parameters' slots. A ctypes call costs per argument,
+so the launcher's inline path (tiny grids, single programs) makes a one-argument call.
 """
 from __future__ import annotations
 
@@ -15,9 +19,13 @@ import llvmlite.ir as ir
 from ...codegen import llvm_types as LT
 
 WORKER = "tilec_worker"
+RUN = "tilec_run"
+RUN_HEADER = 4
 
 
-def build_worker(module: ir.Module, kernel: ir.Function, param_types):
+def build_worker(module: ir.Module, kernel: ir.Function, param_types, debug=None, loc=None):
+    """``debug`` (a ``codegen.debuginfo.DebugInfo``): the worker gets a subprogram too, with its call of the
+    kernel located at the kernel's definition, so the kernel's line table survives being inlined into it."""
     i32, i64 = LT.I32, LT.I64
     fnty = ir.FunctionType(LT.VOID, [LT.PTR, LT.PTR, i64, i32, i32, i32, LT.PTR, i64])
     fn = ir.Function(module, fnty, WORKER)
@@ -27,6 +35,8 @@ def build_worker(module: ir.Module, kernel: ir.Function, param_types):
     run = fn.append_basic_block("run")
     done = fn.append_basic_block("done")
     b = ir.IRBuilder(entry)
+    if debug is not None:
+        debug.locate(b, debug.subprogram(fn, WORKER, loc), loc)
     params = []
     for i, t in enumerate(param_types):
         slot = b.gep(args, [LT.const(i64, 8 * i)], source_etype=LT.I8)
@@ -57,5 +67,26 @@ def build_worker(module: ir.Module, kernel: ir.Function, param_types):
     pid.add_incoming(nxt, b.block)
     b.cbranch(b.icmp_signed("<", nxt, end), each, loop)
     b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
+def build_run(module: ir.Module, worker: ir.Function, debug=None, loc=None):
+    i32, i64 = LT.I32, LT.I64
+    fn = ir.Function(module, ir.FunctionType(LT.VOID, [LT.PTR]), RUN)
+    block, = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    if debug is not None:  # as the worker: its line table survives the worker being inlined here
+        debug.locate(b, debug.subprogram(fn, RUN, loc), loc)
+
+    def slot(i, t):
+        return b.load(b.gep(block, [LT.const(i64, 8 * i)], source_etype=LT.I8), typ=t, align=8)
+    g = [b.trunc(slot(i, i64), i32) for i in range(3)]
+    scratch = slot(3, LT.PTR)
+    counter = b.alloca(i64)
+    b.store(LT.const(i64, 0), counter)
+    total = b.mul(b.mul(b.zext(g[0], i64), b.zext(g[1], i64)), b.zext(g[2], i64))
+    params = b.gep(block, [LT.const(i64, 8 * RUN_HEADER)], source_etype=LT.I8)
+    b.call(worker, [params, counter, total, *g, scratch, LT.const(i64, 1)])
     b.ret_void()
     return fn

@@ -88,7 +88,7 @@ class CUDABackend:
         opts = {"num_warps": 4, "num_stages": 3, "debug": False}
         # Triton launch options the frontend consumes or that have no effect here are accepted as given
         passthrough = {"num_ctas", "maxnreg", "enable_fp_fusion", "default_dot_input_precision",
-                       "launch_cooperative_grid", "arch"}
+                       "launch_cooperative_grid", "arch", "bounds_checks"}
         unknown = set(options) - set(opts) - passthrough
         if unknown:
             raise BackendError(f"unknown CUDA option(s): {', '.join(sorted(unknown))}")

@@ -41,7 +41,7 @@ class HIPBackend:
         opts = {"num_warps": 4, "num_stages": 2, "debug": False}
         # Triton launch options (AMD's included) that the frontend consumes or that have no effect here
         passthrough = {"num_ctas", "maxnreg", "enable_fp_fusion", "default_dot_input_precision",
-                       "launch_cooperative_grid", "arch", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
+                       "launch_cooperative_grid", "arch", "bounds_checks", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
                        "instruction_sched_variant"}
         unknown = set(options) - set(opts) - passthrough
         if unknown:

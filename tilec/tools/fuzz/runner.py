@@ -66,16 +66,16 @@ def load_kernel(source: str, name: str = "kernel"):
 
 # -- backends ----------------------------------------------------------------------------------------------------
 def _launch_host(jitfn, interpret, grid, args, cx):
-    import tilec
-    kern = tilec.jit(jitfn.fn, interpret=interpret)
+    from ...runtime.jit import jit  # not ``import tilec``: the package imports the tools (TILEC_DUMP_HTML)
+    kern = jit(jitfn.fn, interpret=interpret)
     kern[grid](*args, **cx)
 
 
 def _launch_cuda(jitfn, grid, args, cx):
-    import tilec
-    from tilec.targets.cuda import array as cuda_array
+    from ...runtime.jit import jit
+    from ...targets.cuda import array as cuda_array
     dev = [cuda_array.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
-    tilec.jit(jitfn.fn, interpret=False)[grid](*dev, **cx)
+    jit(jitfn.fn, interpret=False)[grid](*dev, **cx)
     cuda_array.synchronize()
     for h, d in zip(args, dev):
         if isinstance(h, np.ndarray):

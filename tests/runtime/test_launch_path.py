@@ -1,0 +1,70 @@
+"""The cheap launch path: numpy arrays are probed once per launch (key and address agree with the general way for
+every kind of array), single programs run through the one-argument entry, helpers are woken only when the
+measured hand-off pays, and a value that does not fit its parameter is a LaunchError naming it."""
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.errors import LaunchError
+from tilec.runtime import args as A
+from tilec.targets import arguments
+from tilec.targets.cpu import launcher as CL
+
+
+def _arrays():
+    base = np.arange(64, dtype=np.float32)
+    ro = base.copy()
+    ro.flags.writeable = False
+    return [base, base[1:], base[::2], base.reshape(8, 8).T, np.zeros(0, np.float32), ro, np.arange(5, dtype=np.int64)]
+
+
+def test_probe_agrees_with_the_keyer_and_the_address():
+    assert arguments.array_head is not None  # the layout check passed on this interpreter
+    for a in _arrays():
+        key, value = A.probe(a)
+        assert key == A._key_ndarray(a)
+        assert value == a.__array_interface__["data"][0]
+        assert A._probe_ndarray_slow(a)[0] == key
+        assert CL.host_pointer(a) == a.__array_interface__["data"][0]
+
+
+@tilec.jit
+def fill_kernel(out_ptr, n, v, BLOCK: tl.constexpr):
+    offs = (tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros([BLOCK], tl.float32) + v + offs, mask=offs < n)
+
+
+@pytest.mark.parametrize("grid", [(1,), (3,), (5, 7), (64, 64)])
+def test_every_grid_size_runs_every_program(grid):
+    block = 4
+    n = grid[0] * (grid[1] if len(grid) > 1 else 1) * block
+    out = np.full(n + 4, -1.0, np.float32)
+    for _ in range(3):  # first launch, measured inline or parallel, then by the estimate
+        fill_kernel[grid](out, n, 0.5, BLOCK=block)
+    np.testing.assert_array_equal(out[:n], np.arange(n, dtype=np.float32) + 0.5)
+    assert (out[n:] == -1).all()
+
+
+def test_helpers_only_when_the_handoff_pays(monkeypatch):
+    monkeypatch.setitem(CL._handoff, "s", 50e-6)
+    monkeypatch.setitem(CL._handoff, "skipped", 0)
+    assert not CL._worth_helpers(60e-6, 2)    # saves 30 us, costs 50
+    assert CL._worth_helpers(200e-6, 2)
+    skipped = CL._handoff["skipped"]
+    assert not CL._worth_helpers(10e-6, 8)     # far below: never retried
+    assert CL._handoff["skipped"] == skipped
+    CL._handoff["skipped"] = 0
+    tried = [CL._worth_helpers(90e-6, 2) for _ in range(CL.RETRY_EVERY)]
+    assert tried.count(True) == 1 and tried[-1]  # close to the line: measured again now and then
+    CL._observe_handoff(10e-6)
+    assert CL._handoff["s"] == pytest.approx(0.75 * 50e-6 + 0.25 * 10e-6)
+
+
+def test_a_value_that_does_not_fit_is_named():
+    out = np.zeros(8, np.float32)
+    k = fill_kernel.warmup(out, 8, 1.0, BLOCK=8, grid=(1,))
+    with pytest.raises(LaunchError, match=r"argument 1 \(\d+\) does not fit a i32"):
+        k.run((1,), [out, 2 ** 70, 1.0])
+    with pytest.raises(LaunchError, match="does not fit a f32"):
+        k.run((1,), [out, 8, "x"])
