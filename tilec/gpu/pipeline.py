@@ -26,11 +26,12 @@ GPU_PASSES = ("inline-all", "convert-to-gir", "coalesce", "accelerate-dot", "rem
               "software-pipeline", "warpgroup-dot", "allocate-shared", "insert-barriers")
 
 
-def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3):
+def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3, dot_layouts=None):
     """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
-    generation accelerate-dot targets."""
+    generation accelerate-dot targets; ``dot_layouts`` (a target's ``GpuTarget.dot_layouts``) replaces that
+    choice with the target's own."""
     return [InlineAll(), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size),
-            AccelerateDot(arch, num_warps), RemoveLayoutConversions(), SoftwarePipeline(num_stages), WarpGroupDot(),
+            AccelerateDot(arch, num_warps, dot_layouts), RemoveLayoutConversions(), SoftwarePipeline(num_stages), WarpGroupDot(),
             AllocateShared(),
             InsertBarriers()]
 

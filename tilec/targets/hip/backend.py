@@ -2,9 +2,8 @@
 
 Stages (each ``fn(artifact, metadata)``): ``gir`` (the module after the GPU passes), ``llir`` (AMDGPU LLVM IR
 text), ``amdgcn`` (assembly, headed by the resource counts) and ``hsaco`` (the linked code object, bytes). None
-needs ROCm. The GPU passes run accelerate-dot with architecture 0: dots stay on the FMA path until matrix cores
-(MFMA, WMMA) have their own layouts, and the matrix-core intrinsics, which abort LLVM on a target without them,
-are never emitted.
+needs ROCm. accelerate-dot asks :meth:`HipTarget.dot_layouts` which dots go to matrix cores (MFMA on gfx908/
+gfx90a/gfx942/gfx950, WMMA on gfx11 wave32); the rest stay on the FMA path.
 """
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from . import codegen, loader, resources
 from .arch import parse_arch
 from .target import HipTarget
 
-#: the architecture accelerate-dot is given: below every matrix-unit generation
+#: the NVIDIA generation accelerate-dot is given: none (the target's own ``dot_layouts`` decides instead)
 NO_MATRIX_UNITS = 0
 MAX_THREADS = 1024
 
@@ -54,13 +53,21 @@ class HIPBackend:
                                f"{MAX_THREADS} on {self.arch.name}, got {nw!r}")
         if not isinstance(opts["num_stages"], int) or opts["num_stages"] < 1:
             raise BackendError(f"num_stages must be a positive int, got {opts['num_stages']!r}")
+        if opts.get("matrix_instr_nonkdim", 0) not in (0, 16, 32):
+            raise BackendError(f"matrix_instr_nonkdim must be 0 (choose), 16 or 32, got "
+                               f"{opts['matrix_instr_nonkdim']!r}")
         opts["debug"] = bool(opts["debug"])
         opts["arch"] = self.arch.name if not self.arch.features else f"{self.arch.name}:{self.arch.features}"
         return opts
 
     # -- passes and stages ---------------------------------------------------------------------------------
     def passes(self, options: dict):
-        return gpu_passes(options["num_warps"], self.warp_size, NO_MATRIX_UNITS, options["num_stages"])
+        target = self.gpu_target(options)
+        return gpu_passes(options["num_warps"], self.warp_size, NO_MATRIX_UNITS, options["num_stages"],
+                          dot_layouts=target.dot_layouts)
+
+    def gpu_target(self, options: dict) -> HipTarget:
+        return HipTarget(self.arch, nonk_dim=options.get("matrix_instr_nonkdim", 0) or 0)
 
     verifier = staticmethod(verify_gir)
 
@@ -86,7 +93,7 @@ class HIPBackend:
         return module
 
     def make_llir(self, module, metadata, options):
-        return lower_module_text(module, options, HipTarget(self.arch))
+        return lower_module_text(module, options, self.gpu_target(options))
 
     def make_amdgcn(self, llir, metadata, options):
         text = codegen.llir_to_amdgcn(llir, self.arch)

@@ -35,7 +35,7 @@ def occupancy(arch: Arch, vgprs: int, agprs: int = 0) -> int:
     """Wavefronts per SIMD that the vector registers allow (LDS and work-group limits aside): an estimate from
     the register file sizes and allocation granules of each generation."""
     if arch.family == 9:
-        unified = arch.name in ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
+        unified = arch.name in ("gfx90a", "gfx942", "gfx950")
         total, granule, max_waves = (512, 8, 8) if unified else (256, 4, 10)
         used = (-(-vgprs // 4) * 4 + agprs) if unified else max(vgprs, agprs)
     else:
