@@ -61,14 +61,6 @@ def test_vector_accesses_and_predicated_loads():
     assert "s_and_saveexec" in masked  # masked lanes branch around their loads and stores
 
 
-@pytest.mark.parametrize("arch,warp_size", ARCHS + (("gfx90a", 64),))
-def test_dots_stay_on_the_fma_path(arch, warp_size):
-    for name in ("matmul", "matmul_f16"):
-        k = compile_case(name, arch, warp_size)
-        assert "mma" not in k.asm["gir"] and "v_mfma" not in k.asm["amdgcn"] and "v_wmma" not in k.asm["amdgcn"]
-        assert "v_fma" in k.asm["amdgcn"] or "v_fmac" in k.asm["amdgcn"] or "v_pk_fma" in k.asm["amdgcn"]
-
-
 def test_program_id_and_num_programs():
     k = compile_case("grid3d")
     args = {a.get(".value_kind") for a in validate_hsaco(k.asm["hsaco"], k.name, "gfx942", 64)[".args"]}

@@ -569,8 +569,11 @@ _BUILDERS = {
 
 
 def register_layout(name: str, builder) -> None:
-    """Make ``#name<...>`` readable: ``builder(fields)`` builds the encoding from its parsed fields (a dict)."""
+    """Make ``#name<...>`` readable (here and in IR text): ``builder(fields)`` builds the encoding from its
+    parsed fields (a dict)."""
+    from ..ir.parser import register_layout_parser
     _BUILDERS[name] = builder
+    register_layout_parser(name, lambda body: parse_layout(f"#{name}<{body or ''}>"))
 
 
 def _build(name, fields):

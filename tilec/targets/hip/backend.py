@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from ...elf import amdgpu_metadata, link_shared, read_elf
 from ...errors import BackendError
+from ..arguments import device_of
 from ...gpu.lowering import lower_module_text
 from ...gpu.passes.verify_gir import verify_gir
 from ...gpu.pipeline import gpu_passes
-from . import codegen, loader, resources
+from . import codegen, driver, launcher, resources
 from .arch import parse_arch
 from .target import HipTarget
 
 #: the NVIDIA generation accelerate-dot is given: none (the target's own ``dot_layouts`` decides instead)
 NO_MATRIX_UNITS = 0
 MAX_THREADS = 1024
+#: what ``Target("hip")`` compiles for when no architecture is named and no AMD GPU is present
+DEFAULT_ARCH = "gfx942"
 
 
 def param_kind(t) -> str:
@@ -32,7 +35,8 @@ class HIPBackend:
 
     def __init__(self, target):
         self.target = target
-        self.arch = parse_arch(target.arch if target.arch is not None else "gfx942", target.warp_size)
+        arch = target.arch if target.arch is not None else (driver.current_arch() or DEFAULT_ARCH)
+        self.arch = parse_arch(arch, target.warp_size)
         self.warp_size = self.arch.warp_size
 
     # -- options -----------------------------------------------------------------------------------------
@@ -118,12 +122,14 @@ class HIPBackend:
 
     # -- launch ------------------------------------------------------------------------------------------
     def load(self, asm: dict, metadata: dict):
-        return loader.load(asm, metadata)
+        return launcher.make_launcher(asm, metadata)
 
     @staticmethod
     def convert_arg(value):
+        """Arguments go to the launcher unchanged: it reads pointers from tensors/arrays per launch."""
         return value
 
     @staticmethod
-    def arg_kind(value):
-        return None
+    def arg_kind(value) -> str | None:
+        """'hip' for values in AMD GPU memory (torch ROCm tensors, DLPack ROCm tensors); None otherwise."""
+        return "hip" if device_of(value) == "hip" else None

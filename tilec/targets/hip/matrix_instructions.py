@@ -120,11 +120,11 @@ def select(arch, op, nonk_dim: int = 0):
 def lookup(arch, intrinsic_inputs: str, family: str, m_dim: int, k_width: int) -> Instruction:
     """The instruction the lowering of a dot in these layouts emits on ``arch``; BackendError when the
     architecture has none (a hand-written layout, say), before anything reaches LLVM."""
-    for i in available(arch):
-        if i.family == family and i.m_dim == m_dim and i.k_width == k_width and _accepts(i, intrinsic_inputs):
-            return i
-    if intrinsic_inputs == "xf32":
-        return lookup(arch, "f32", family, m_dim, k_width)
+    kinds = (intrinsic_inputs, "f32") if intrinsic_inputs == "xf32" else (intrinsic_inputs,)
+    for kind in kinds:
+        for i in available(arch):
+            if i.family == family and i.m_dim == m_dim and i.k_width == k_width and _accepts(i, kind):
+                return i
     raise BackendError(f"{arch.name} (wave{arch.warp_size}) has no {family} instruction for {intrinsic_inputs} "
                        f"inputs with {m_dim}x{m_dim} tiles and {k_width} k per lane")
 
