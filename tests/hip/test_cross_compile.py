@@ -97,3 +97,23 @@ def test_f64_exact_functions_compile():
 def test_the_hsaco_is_deterministic():
     a, b = compile_case("softmax").asm["hsaco"], compile_case("softmax").asm["hsaco"]
     assert a == b
+
+
+def test_resources_in_metadata_and_the_report():
+    from tilec.targets.hip.arch import parse_arch
+    from tilec.targets.hip.resources import common_figures
+    from tilec.tools.resources import rows
+    k = compile_case("softmax")
+    got = dict(rows(k))
+    md = k.metadata
+    assert got["backend"] == "hip gfx942 (wave64)"
+    assert got["registers"] == f"{md['num_vgprs']} VGPRs, {md['num_agprs']} AGPRs per thread, {md['num_sgprs']} " \
+                               "SGPRs per wave"
+    assert got["spills"] == "0 bytes stored (0 VGPRs), 0 SGPRs to VGPR lanes"
+    assert got["shared memory"] == f"{md['shared']} bytes LDS" and md["shared"] > 0
+    assert got["local/stack"] == "0 bytes scratch per thread"
+    assert got["occupancy"] == f"{md['occupancy']} waves per SIMD (registers)" and md["occupancy"] >= 1
+    # spills are bytes per thread, like ptxas's figures: 4 per spilled VGPR
+    figures = common_figures({"num_vgprs": 512, "vgpr_spills": 3, "sgpr_spills": 5, "scratch_bytes": 16},
+                             parse_arch("gfx90a"))
+    assert figures == {"num_regs": 512, "spill_stores": 12, "stack_bytes": 16, "occupancy": 1}

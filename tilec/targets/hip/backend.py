@@ -115,9 +115,7 @@ class HIPBackend:
                                f"(found: {[k.get('.name') for k in kernels]})")
         res = resources.from_metadata(entry)
         metadata.update(res)
-        metadata["num_regs"] = res.get("num_vgprs", 0)
-        metadata["spill_stores"] = res.get("vgpr_spills", 0) + res.get("sgpr_spills", 0)
-        metadata["occupancy"] = resources.occupancy(self.arch, res.get("num_vgprs", 0), res.get("num_agprs", 0))
+        metadata.update(resources.common_figures(res, self.arch))
         return so
 
     # -- launch ------------------------------------------------------------------------------------------
