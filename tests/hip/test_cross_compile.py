@@ -80,15 +80,18 @@ def test_f64_transcendentals_are_clear_errors():
         compile_jit(math_kernel, [x, x, 64], BLOCK=64)
 
 
-def test_f64_exact_functions_compile():
+def test_f64_math_compiles():
     import tilec.language as tl
+    from tilec.language.extra import libdevice
 
     @tilec.jit
     def k64(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
         m = offs < n
         x = tl.load(x_ptr + offs, mask=m)
-        tl.store(out_ptr + offs, tl.sqrt(x) + tl.floor(x) + tl.math.rsqrt(x + 1.0), mask=m)
+        y = tl.sqrt(x) + tl.floor(x) + tl.math.rsqrt(x + 1.0) + tl.exp(x) + tl.log(x) + tl.sin(x) * tl.cos(x)
+        y += libdevice.tanh(x) + libdevice.log1p(x) + libdevice.expm1(x) + tl.exp2(x) + tl.log2(x) + tl.sigmoid(x)
+        tl.store(out_ptr + offs, y + libdevice.atan2(x, y) + libdevice.tan(x) + libdevice.asin(x), mask=m)
     x = np.zeros(64, np.float64)
     k = compile_jit(k64, [x, x, 64], BLOCK=64)
     validate_hsaco(k.asm["hsaco"], k.name, "gfx942", 64)

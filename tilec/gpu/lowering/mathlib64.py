@@ -1,0 +1,224 @@
+"""f64 math as range reductions and polynomials in plain LLVM IR (fma, rint, fabs, copysign, bit casts), for GPU
+targets whose LLVM backend has no f64 transcendentals: it either reports "no libcall available" or aborts the
+process on ``llvm.sin.f64`` and friends. Nothing here calls a library, so any target can use it; each
+function's accuracy is measured in ulps against numpy (tests/hip/test_math.py runs this very IR on the host).
+
+Covered: exp, exp2, expm1, log, log2, log1p, sin, cos, tan (Cody-Waite reduction: accurate for |x| below about
+1e9), tanh, sigmoid, atan2. Not covered (the caller reports them): erf, pow.
+"""
+from __future__ import annotations
+
+import math
+
+import llvmlite.ir as ir
+
+from ...codegen.intrinsics import call as _call
+
+F64, I64, I32 = ir.DoubleType(), ir.IntType(64), ir.IntType(32)
+LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # LN2_HI has 32 trailing zero bits
+LOG2E = 1.4426950408889634
+# pi/2 in three parts of 33 bits (fdlibm's pio2_1, pio2_2, pio2_3): k * part is exact for |k| < 2^20
+PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624871116645580e-21)
+PIO2_TAIL = 8.47842766036889956997e-32
+EXP_MAX, EXP_MIN = 709.782712893384, -745.1332191019412
+
+
+def _c(v):
+    return ir.Constant(F64, v)
+
+
+def _f(b, name, *args):
+    return _call(b, f"llvm.{name}.f64", F64, list(args))
+
+
+def _poly(b, x, coeffs):
+    """coeffs[0] + coeffs[1] x + ... by Horner's rule with fused multiply-adds."""
+    acc = _c(coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        acc = _f(b, "fma", acc, x, _c(c))
+    return acc
+
+
+def _lt(b, x, v):
+    return b.fcmp_ordered("<", x, _c(v))
+
+
+def _gt(b, x, v):
+    return b.fcmp_ordered(">", x, _c(v))
+
+
+def _pow2(b, n):
+    """2.0 ** n for an i32 ``n`` in [-1022, 1023], built from its exponent bits."""
+    bits = b.shl(b.zext(b.add(n, ir.Constant(I32, 1023)), I64), ir.Constant(I64, 52))
+    return b.bitcast(bits, F64)
+
+
+def _scale(b, x, n):
+    """x * 2**n for i32 ``n`` in [-2044, 2046], in two exact steps (no intermediate overflow or early
+    underflow for the results exp produces)."""
+    h = b.ashr(n, ir.Constant(I32, 1))
+    return b.fmul(b.fmul(x, _pow2(b, h)), _pow2(b, b.sub(n, h)))
+
+
+_EXP_TAYLOR = [1 / math.factorial(k) for k in range(14)]  # |r| <= ln2/2: truncation below 1e-18
+
+
+def _exp_reduced(b, r, n):
+    """e**r * 2**n for |r| <= ln2/2."""
+    return _scale(b, _poly(b, r, _EXP_TAYLOR), n)
+
+
+def _special_exp(b, x, v):
+    v = b.select(_gt(b, x, EXP_MAX), _c(math.inf), v)
+    v = b.select(_lt(b, x, EXP_MIN), _c(0.0), v)
+    return b.select(b.fcmp_unordered("uno", x, x), x, v)
+
+
+def exp(b, x):
+    k = _f(b, "rint", b.fmul(x, _c(LOG2E)))
+    r = _f(b, "fma", b.fneg(k), _c(LN2_HI), x)
+    r = _f(b, "fma", b.fneg(k), _c(LN2_LO), r)
+    k = b.select(b.fcmp_ordered("ord", k, k), k, _c(0.0))  # NaN/inf would make fptosi poison
+    k = b.select(_gt(b, _f(b, "fabs", k), 2000.0), _c(0.0), k)  # |x| that large is settled by _special_exp
+    return _special_exp(b, x, _exp_reduced(b, r, b.fptosi(k, I32)))
+
+
+def exp2(b, x):
+    k = _f(b, "rint", x)
+    f = b.fsub(x, k)  # exact
+    r = _f(b, "fma", f, _c(LN2_HI), b.fmul(f, _c(LN2_LO)))
+    k = b.select(b.fcmp_ordered("ord", k, k), k, _c(0.0))
+    k = b.select(_gt(b, _f(b, "fabs", k), 2000.0), _c(0.0), k)
+    v = _exp_reduced(b, r, b.fptosi(k, I32))
+    v = b.select(_gt(b, x, 1024.0), _c(math.inf), v)
+    v = b.select(_lt(b, x, -1075.0), _c(0.0), v)
+    return b.select(b.fcmp_unordered("uno", x, x), x, v)
+
+
+def expm1(b, x):
+    small = b.fmul(x, _poly(b, x, [1 / math.factorial(k + 1) for k in range(19)]))  # |x| < 0.5
+    big = b.fsub(exp(b, x), _c(1.0))
+    return b.select(_lt(b, _f(b, "fabs", x), 0.5), small, big)
+
+
+_LOG_R = [2 / (2 * k + 1) for k in range(1, 13)]  # R(z) = 2z/3 + 2z^2/5 + ..., z = s^2 <= 0.0295
+
+
+def _log_parts(b, x):
+    """(e as f64, log(m)) with x = m * 2**e, m in [sqrt(1/2), sqrt(2)); subnormal x are scaled first.
+    log(m) = f - s (f - R(s^2)), f = m - 1, s = f / (2 + f) (fdlibm's arrangement: one rounding at the end)."""
+    tiny = _lt(b, x, 2.2250738585072014e-308)
+    xs = b.select(tiny, b.fmul(x, _c(2.0 ** 54)), x)
+    bits = b.bitcast(xs, I64)
+    e = b.sub(b.trunc(b.lshr(bits, ir.Constant(I64, 52)), I32), ir.Constant(I32, 1023))
+    e = b.select(tiny, b.sub(e, ir.Constant(I32, 54)), e)
+    mant = b.or_(b.and_(bits, ir.Constant(I64, (1 << 52) - 1)), ir.Constant(I64, 0x3FF << 52))
+    m = b.bitcast(mant, F64)
+    big = _gt(b, m, math.sqrt(2.0))
+    m = b.select(big, b.fmul(m, _c(0.5)), m)
+    e = b.select(big, b.add(e, ir.Constant(I32, 1)), e)
+    f = b.fsub(m, _c(1.0))  # exact (Sterbenz)
+    s = b.fdiv(f, b.fadd(f, _c(2.0)))
+    z = b.fmul(s, s)
+    R = b.fmul(z, _poly(b, z, _LOG_R))
+    lm = b.fsub(f, b.fmul(s, b.fsub(f, R)))
+    return b.sitofp(e, F64), lm
+
+
+def _log_special(b, x, v):
+    v = b.select(b.fcmp_ordered("==", x, _c(0.0)), _c(-math.inf), v)
+    v = b.select(_lt(b, x, 0.0), _c(math.nan), v)
+    v = b.select(b.fcmp_ordered("==", x, _c(math.inf)), x, v)
+    return b.select(b.fcmp_unordered("uno", x, x), x, v)
+
+
+def log(b, x):
+    e, lm = _log_parts(b, x)
+    v = _f(b, "fma", e, _c(LN2_HI), _f(b, "fma", e, _c(LN2_LO), lm))  # e * LN2_HI is exact
+    return _log_special(b, x, v)
+
+
+def log2(b, x):
+    e, lm = _log_parts(b, x)
+    hi = 1.4426950408889634
+    lo = 2.0355273740931033e-17  # log2(e) - hi
+    v = b.fadd(e, _f(b, "fma", lm, _c(hi), b.fmul(lm, _c(lo))))
+    return _log_special(b, x, v)
+
+
+def log1p(b, x):
+    u = b.fadd(x, _c(1.0))
+    d = b.fsub(u, _c(1.0))
+    r = b.fmul(log(b, u), b.fdiv(x, d))  # log(u) * x / (u - 1) corrects the rounding of 1 + x
+    r = b.select(b.fcmp_ordered("==", d, _c(0.0)), x, r)
+    return b.select(b.fcmp_ordered("==", u, _c(math.inf)), _c(math.inf), r)
+
+
+_SIN = [(-1) ** k / math.factorial(2 * k + 1) for k in range(11)]
+_COS = [(-1) ** k / math.factorial(2 * k) for k in range(12)]
+
+
+def _sincos(b, x, cos: bool):
+    """x = k pi/2 + r, |r| <= pi/4, then the sin or cos series by quadrant."""
+    k = _f(b, "rint", b.fmul(x, _c(2 / math.pi)))
+    nk = b.fneg(k)
+    r = _f(b, "fma", nk, _c(PIO2[0]), x)
+    r = _f(b, "fma", nk, _c(PIO2[1]), r)
+    r = _f(b, "fma", nk, _c(PIO2[2]), r)
+    r = _f(b, "fma", nk, _c(PIO2_TAIL), r)
+    finite = b.fcmp_ordered("<", _f(b, "fabs", k), _c(2.0 ** 62))
+    q = b.trunc(b.fptosi(b.select(finite, k, _c(0.0)), I64), I32)
+    q = b.and_(q, ir.Constant(I32, 3))
+    if cos:
+        q = b.add(q, ir.Constant(I32, 1))
+    r2 = b.fmul(r, r)
+    s = b.fmul(r, _poly(b, r2, _SIN))
+    c = _poly(b, r2, _COS)
+    v = b.select(b.icmp_unsigned("!=", b.and_(q, ir.Constant(I32, 1)), ir.Constant(I32, 0)), c, s)
+    v = b.select(b.icmp_unsigned("!=", b.and_(q, ir.Constant(I32, 2)), ir.Constant(I32, 0)), b.fneg(v), v)
+    return b.select(b.fcmp_ordered("==", _f(b, "fabs", x), _c(math.inf)), _c(math.nan), v)
+
+
+def tanh(b, x):
+    """tanh |x| = t / (t + 2) with t = expm1(2 |x|): a few ulp everywhere, 1 beyond 22."""
+    a = _f(b, "fabs", x)
+    t = expm1(b, b.fmul(a, _c(2.0)))
+    v = b.select(_gt(b, a, 22.0), _c(1.0), b.fdiv(t, b.fadd(t, _c(2.0))))
+    v = _f(b, "copysign", v, x)
+    return b.select(b.fcmp_unordered("uno", x, x), x, v)
+
+
+_ATAN = [(-1) ** k / (2 * k + 1) for k in range(24)]  # |z| <= tan(pi/8)
+
+
+def _atan(b, t):
+    """atan for t >= 0: atan(t) = pi/2 - atan(1/t) above 1, pi/4 + atan((t-1)/(t+1)) above tan(pi/8)."""
+    inv = _gt(b, t, 1.0)
+    t = b.select(inv, b.fdiv(_c(1.0), t), t)
+    mid = _gt(b, t, math.tan(math.pi / 8))
+    z = b.select(mid, b.fdiv(b.fsub(t, _c(1.0)), b.fadd(t, _c(1.0))), t)
+    r = b.fmul(z, _poly(b, b.fmul(z, z), _ATAN))
+    r = b.select(mid, b.fadd(r, _c(math.pi / 4)), r)
+    return b.select(inv, b.fsub(_c(math.pi / 2), r), r)
+
+
+def atan2(b, y, x):
+    ay, ax = _f(b, "fabs", y), _f(b, "fabs", x)
+    both_inf = b.and_(b.fcmp_ordered("==", ay, _c(math.inf)), b.fcmp_ordered("==", ax, _c(math.inf)))
+    r = _atan(b, b.fdiv(ay, ax))
+    r = b.select(both_inf, _c(math.pi / 4), r)
+    r = b.select(b.fcmp_ordered("==", ax, _c(0.0)),
+                 b.select(b.fcmp_ordered("==", ay, _c(0.0)), _c(0.0), _c(math.pi / 2)), r)
+    neg_x = b.icmp_signed("<", b.bitcast(x, I64), ir.Constant(I64, 0))  # -0.0 included
+    r = b.select(neg_x, b.fsub(_c(math.pi), r), r)
+    r = _f(b, "copysign", r, y)
+    nan = b.or_(b.fcmp_unordered("uno", x, x), b.fcmp_unordered("uno", y, y))
+    return b.select(nan, _c(math.nan), r)
+
+
+UNARY = {
+    "exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "log2": log2, "log1p": log1p,
+    "sin": lambda b, x: _sincos(b, x, False), "cos": lambda b, x: _sincos(b, x, True),
+    "tan": lambda b, x: b.fdiv(_sincos(b, x, False), _sincos(b, x, True)),
+    "tanh": tanh, "sigmoid": lambda b, x: b.fdiv(_c(1.0), b.fadd(_c(1.0), exp(b, b.fneg(x)))),
+}
