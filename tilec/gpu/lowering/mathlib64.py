@@ -1,10 +1,10 @@
 """f64 math as range reductions and polynomials in plain LLVM IR (fma, rint, fabs, copysign, bit casts), for GPU
 targets whose LLVM backend has no f64 transcendentals: it either reports "no libcall available" or aborts the
 process on ``llvm.sin.f64`` and friends. Nothing here calls a library, so any target can use it; each
-function's accuracy is measured in ulps against numpy (tests/hip/test_math.py runs this very IR on the host).
+function's accuracy is measured in ulps against mpmath (the AMD backend's math tests run this very IR on the host).
 
-Covered: exp, exp2, expm1, log, log2, log1p, sin, cos, tan (Cody-Waite reduction: accurate for |x| below about
-1e9), tanh, sigmoid, atan2. Not covered (the caller reports them): erf, pow.
+Covered: exp, exp2, expm1, log, log2, log1p, sin, cos, tan (a four-part Cody-Waite reduction, measured within 3
+ulp up to |x| = 1e8; beyond that the reduction degrades, there is no Payne-Hanek), tanh, sigmoid, atan2. Not covered (the caller reports them): erf, pow.
 """
 from __future__ import annotations
 
