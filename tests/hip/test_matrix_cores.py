@@ -4,6 +4,7 @@ object; the FMA path where no instruction applies; the instruction table against
 candidate compiled in a child process, since an intrinsic the processor lacks aborts LLVM); and the errors a dot
 in matrix layouts gets on the wrong processor instead of an abort."""
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -215,3 +216,16 @@ def test_every_known_architecture_is_known_to_llvm():
     assert r.returncode == 0 and "not a recognized processor" not in r.stderr, r.stderr
     r = subprocess.run([sys.executable, "-c", code, "gfx940"], capture_output=True, text=True, timeout=120)
     assert "not a recognized processor" in r.stderr  # the check can fail
+
+
+@pytest.mark.skipif(shutil.which("llvm-objdump") is None, reason="needs llvm-objdump (Debian's llvm package)")
+def test_linked_code_object_disassembles_to_the_same_matrix_instructions(tmp_path):
+    """An independent disassembler reads tilec's linked code object: the MFMA instructions in its text section
+    are those of the assembly LLVM printed (gfx90a: old llvm-objdump releases know it)."""
+    k = compile_case("matmul_f16", "gfx90a", 64)
+    path = tmp_path / "k.hsaco"
+    path.write_bytes(k.asm["hsaco"])
+    r = subprocess.run(["llvm-objdump", "-d", str(path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-1000:]
+    found = re.findall(r"\bv_mfma_\w+", r.stdout)
+    assert found and found == re.findall(r"\bv_mfma_\w+", k.asm["amdgcn"])
