@@ -46,6 +46,7 @@ def test_every_function_lowers_for_amdgpu(arch):
     for name in mathlib64.UNARY:
         _fn(m, f"{name}_f64", F64, 1, lambda b, x, name=name: amd_math.unary(b, name, x))
     _fn(m, "atan2_f64", F64, 2, amd_math.atan2)
+    _fn(m, "pow_f64", F64, 2, amd_math.pow_)
     obj = read_elf(codegen.llir_to_object(str(m), parse_arch(arch)))
     undefined = [s.name for s in obj.symbols()[1:] if s.shndx == C.SHN_UNDEF]
     assert undefined == []  # no libm calls: a code object could not link them
@@ -54,7 +55,7 @@ def test_every_function_lowers_for_amdgpu(arch):
     assert {f"{n}_f64" for n in mathlib64.UNARY} <= defined
 
 
-@pytest.mark.parametrize("name", ["erf", "pow"])
+@pytest.mark.parametrize("name", ["erf"])
 def test_f64_transcendentals_raise(name):
     m = _module(TRIPLE, DATA_LAYOUT)
     with pytest.raises(BackendError, match=f"f64 {name} is not supported by the HIP backend"):
@@ -198,3 +199,31 @@ def test_f64_special_values():
         got = atan2(y, x)
         assert got == want or abs(got - want) <= 2 * np.spacing(abs(want)), (y, x, got, want)
         assert np.signbit(got) == np.signbit(want)
+
+
+@pytest.mark.skipif(mpmath is None, reason="needs mpmath for the f64 reference")
+def test_f64_pow_in_ulps():
+    """Large and tiny results too: the double-double logarithm keeps y log x exact enough near overflow."""
+    mpmath.mp.dps = 40
+    pw = host_function("pow", 2, F64)
+    worst = 0.0
+    xs = np.concatenate([np.geomspace(1e-300, 1e300, 61), np.linspace(0.5, 2.0, 31), [1 + 2 ** -40, 0.999999]])
+    for x in xs:
+        for y in np.concatenate([np.linspace(-40, 40, 41), [0.5, -0.5, 1 / 3, 1e10, -1e10, 700.25, 1e-5]]):
+            want = mpmath.power(mpmath.mpf(float(x)), mpmath.mpf(float(y)))
+            w = float(want)
+            got = pw(float(x), float(y))
+            if w == np.inf or w < 2.2250738585072014e-308:
+                assert got == w or abs(got - w) <= 2 * 5e-324, (x, y, got, w)
+                continue
+            u = _ulps64(got, want)
+            worst = max(worst, u)
+            assert u <= 2, (x, y, got, w, u)
+    assert worst > 0.1
+    for x, y, want in ((-2.0, 3.0, -8.0), (-2.0, 0.0, 1.0), (-2.0, 0.5, np.nan), (0.0, -1.0, np.inf),
+                       (-0.0, -3.0, -np.inf), (-0.0, 3.0, -0.0), (1.0, np.nan, 1.0), (np.nan, 0.0, 1.0),
+                       (-1.0, np.inf, 1.0), (0.5, np.inf, 0.0), (2.0, -np.inf, 0.0), (-np.inf, 3.0, -np.inf),
+                       (-np.inf, -2.0, 0.0), (np.inf, 0.5, np.inf), (np.nan, 2.0, np.nan), (-8.0, 1 / 3, np.nan)):
+        got = pw(x, y)
+        assert (np.isnan(got) and np.isnan(want)) or (got == want and np.signbit(got) == np.signbit(want)), \
+            (x, y, got, want)

@@ -3,8 +3,9 @@ targets whose LLVM backend has no f64 transcendentals: it either reports "no lib
 process on ``llvm.sin.f64`` and friends. Nothing here calls a library, so any target can use it; each
 function's accuracy is measured in ulps against mpmath (the AMD backend's math tests run this very IR on the host).
 
-Covered: exp, exp2, expm1, log, log2, log1p, sin, cos, tan (a four-part Cody-Waite reduction, measured within 3
-ulp up to |x| = 1e8; beyond that the reduction degrades, there is no Payne-Hanek), tanh, sigmoid, atan2. Not covered (the caller reports them): erf, pow.
+Covered: exp, exp2, expm1, log, log2, log1p, pow (log in double-double, so large results keep their accuracy),
+sin, cos, tan (a four-part Cody-Waite reduction, measured within 3 ulp up to |x| = 1e8; beyond that the reduction
+degrades, there is no Payne-Hanek), tanh, sigmoid, atan2. Not covered (the caller reports it): erf.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ LOG2E = 1.4426950408889634
 # pi/2 in three parts of 33 bits (fdlibm's pio2_1, pio2_2, pio2_3): k * part is exact for |k| < 2^20
 PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624871116645580e-21)
 PIO2_TAIL = 8.47842766036889956997e-32
+TWO3_HI = 2 / 3
+TWO3_LO = 3.700743415417188e-17  # 2/3 - TWO3_HI
 EXP_MAX, EXP_MIN = 709.782712893384, -745.1332191019412
 
 
@@ -61,6 +64,16 @@ def _scale(b, x, n):
 
 
 _EXP_TAYLOR = [1 / math.factorial(k) for k in range(14)]  # |r| <= ln2/2: truncation below 1e-18
+
+
+def _exp_dd(b, hi, lo):
+    """e**(hi + lo) for a double-double argument (|lo| <= ulp(hi)): lo joins the reduced argument."""
+    k = _f(b, "rint", b.fmul(hi, _c(LOG2E)))
+    r = _f(b, "fma", b.fneg(k), _c(LN2_HI), hi)
+    r = b.fadd(_f(b, "fma", b.fneg(k), _c(LN2_LO), r), lo)
+    k = b.select(b.fcmp_ordered("ord", k, k), k, _c(0.0))
+    k = b.select(_gt(b, _f(b, "fabs", k), 2000.0), _c(0.0), k)
+    return _special_exp(b, hi, _exp_reduced(b, r, b.fptosi(k, I32)))
 
 
 def _exp_reduced(b, r, n):
@@ -130,6 +143,77 @@ def _log_special(b, x, v):
     v = b.select(_lt(b, x, 0.0), _c(math.nan), v)
     v = b.select(b.fcmp_ordered("==", x, _c(math.inf)), x, v)
     return b.select(b.fcmp_unordered("uno", x, x), x, v)
+
+
+def _log_dd(b, x):
+    """log(x) as a double-double (hi, lo) for finite positive x: s = f / (2 + f) carried in two parts, so that
+    log(m) = 2 s + s R(s^2) and e ln 2 add up with about 2^-100 relative error."""
+    tiny = _lt(b, x, 2.2250738585072014e-308)
+    xs = b.select(tiny, b.fmul(x, _c(2.0 ** 54)), x)
+    bits = b.bitcast(xs, I64)
+    e = b.sub(b.trunc(b.lshr(bits, ir.Constant(I64, 52)), I32), ir.Constant(I32, 1023))
+    e = b.select(tiny, b.sub(e, ir.Constant(I32, 54)), e)
+    m = b.bitcast(b.or_(b.and_(bits, ir.Constant(I64, (1 << 52) - 1)), ir.Constant(I64, 0x3FF << 52)), F64)
+    big = _gt(b, m, math.sqrt(2.0))
+    m = b.select(big, b.fmul(m, _c(0.5)), m)
+    e = b.sitofp(b.select(big, b.add(e, ir.Constant(I32, 1)), e), F64)
+    f = b.fsub(m, _c(1.0))
+    d = b.fadd(f, _c(2.0))
+    d_lo = b.fadd(b.fsub(_c(2.0), d), f)  # 2 + f = d + d_lo exactly (|f| < 2)
+    s = b.fdiv(f, d)
+    s_lo = b.fdiv(b.fsub(_f(b, "fma", b.fneg(s), d, f), b.fmul(s, d_lo)), d)
+    # log(m) = 2 s + 2 s^3 / 3 + s^5 R2(s^2): the cubic term in double-double too (alone it is 1% of log m)
+    z = b.fmul(s, s)
+    z_lo = _f(b, "fma", s, s, b.fneg(z))
+    c3 = b.fmul(s, z)
+    c3_lo = b.fadd(_f(b, "fma", s, z, b.fneg(c3)), b.fadd(b.fmul(s, z_lo), b.fmul(_c(3.0), b.fmul(z, s_lo))))
+    t3 = b.fmul(_c(TWO3_HI), c3)
+    t3_lo = b.fadd(_f(b, "fma", _c(TWO3_HI), c3, b.fneg(t3)),
+                   b.fadd(b.fmul(_c(TWO3_HI), c3_lo), b.fmul(_c(TWO3_LO), c3)))
+    rest = b.fmul(c3, b.fmul(z, _poly(b, z, _LOG_R[1:])))  # s^5 (2/5 + 2 s^2 / 7 + ...)
+    a_hi, a_lo = b.fmul(e, _c(LN2_HI)), b.fmul(e, _c(LN2_LO))  # a_hi exact
+    t = b.fmul(_c(2.0), s)  # exact
+    hi = b.fadd(a_hi, t)
+    err1 = b.fsub(t, b.fsub(hi, a_hi))  # Fast2Sum: |a_hi| >= |t| or a_hi = 0
+    hi2, err2 = _two_sum(b, hi, t3)
+    lo = b.fadd(b.fadd(err1, err2), b.fadd(b.fadd(a_lo, b.fmul(_c(2.0), s_lo)), b.fadd(t3_lo, rest)))
+    both = b.fadd(hi2, lo)
+    return both, b.fsub(lo, b.fsub(both, hi2))
+
+
+def _two_sum(b, x, y):
+    """(x + y rounded, its exact rounding error)."""
+    s = b.fadd(x, y)
+    bb = b.fsub(s, x)
+    return s, b.fadd(b.fsub(x, b.fsub(s, bb)), b.fsub(y, bb))
+
+
+def pow_(b, x, y):
+    """C pow: |x|**y = e**(y log|x|) with log|x| and the product in double-double, the sign from an odd integer
+    y, NaN for a negative base with a non-integer exponent; pow(x, 0) = pow(1, y) = 1, pow(-1, +-inf) = 1;
+    zeros, infinities and NaNs follow from the plain formula."""
+    ax = _f(b, "fabs", x)
+    l_hi, l_lo = _log_dd(b, b.select(b.fcmp_ordered("==", ax, _c(0.0)), _c(1.0), ax))
+    p = b.fmul(y, l_hi)
+    p_lo = b.fadd(_f(b, "fma", y, l_hi, b.fneg(p)), b.fmul(y, l_lo))
+    p_lo = b.select(b.fcmp_ordered("<", _f(b, "fabs", p), _c(math.inf)), p_lo, _c(0.0))
+    r = _exp_dd(b, p, p_lo)
+    plain = exp(b, b.fmul(y, log(b, ax)))  # zeros, infinities, NaNs
+    regular = b.and_(b.and_(b.fcmp_ordered(">", ax, _c(0.0)), b.fcmp_ordered("<", ax, _c(math.inf))),
+                     b.fcmp_ordered("<", _f(b, "fabs", y), _c(math.inf)))
+    r = b.select(regular, r, plain)
+    is_int = b.fcmp_ordered("==", _f(b, "floor", y), y)
+    half = b.fmul(y, _c(0.5))
+    odd = b.and_(is_int, b.fcmp_ordered("!=", _f(b, "floor", half), half))
+    neg = b.icmp_signed("<", b.bitcast(x, I64), ir.Constant(I64, 0))
+    r = b.select(b.and_(neg, odd), b.fneg(r), r)
+    below_zero = b.fcmp_ordered("<", x, _c(0.0))  # -0.0 keeps its sign for odd y but is no negative base
+    finite_y = b.fcmp_ordered("<", _f(b, "fabs", y), _c(math.inf))
+    finite_x = b.fcmp_ordered("<", ax, _c(math.inf))
+    r = b.select(b.and_(b.and_(below_zero, b.not_(is_int)), b.and_(finite_y, finite_x)), _c(math.nan), r)
+    one = b.or_(b.fcmp_ordered("==", y, _c(0.0)), b.fcmp_ordered("==", x, _c(1.0)))
+    one = b.or_(one, b.and_(b.fcmp_ordered("==", ax, _c(1.0)), b.fcmp_ordered("==", _f(b, "fabs", y), _c(math.inf))))
+    return b.select(one, _c(1.0), r)
 
 
 def log(b, x):

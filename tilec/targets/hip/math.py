@@ -5,7 +5,7 @@ log2, sqrt, fma, rounding); where it has none (it reports "no libcall available"
 only a short hardware approximation (sin, cos, pow), the functions are range reductions and polynomials.
 f16 is computed in f32 and rounded. f64 uses what LLVM lowers exactly (sqrt, floor, ceil, trunc, round) and
 the generic GPU layer's polynomial library (``tilec/gpu/lowering/mathlib64.py``: exp, log, sin, cos, tanh, atan2,
-...); f64 erf and pow raise a BackendError. LLVM aborts the whole process on f64 sin/cos/pow intrinsics for
+pow, ...); f64 erf raises a BackendError. LLVM aborts the whole process on f64 sin/cos/pow intrinsics for
 AMDGPU, so those never reach it.
 """
 from __future__ import annotations
@@ -115,6 +115,8 @@ def atan2(b, y, x):
 def pow_(b, x, y):
     """C pow: |x|**y from exp2/log2, the sign from an odd integer y, NaN for a negative base with a non-integer
     exponent; pow(x, 0) = pow(1, y) = 1 and pow(-1, +-inf) = 1."""
+    if x.type == F64:
+        return mathlib64.pow_(b, x, y)
     if x.type != F32:
         return _via_f32(b, "pow", lambda xx, yy: pow_(b, xx, yy), x, y)
     ax = _f(b, "fabs", x)
