@@ -229,3 +229,17 @@ def test_linked_code_object_disassembles_to_the_same_matrix_instructions(tmp_pat
     assert r.returncode == 0, r.stderr[-1000:]
     found = re.findall(r"\bv_mfma_\w+", r.stdout)
     assert found and found == re.findall(r"\bv_mfma_\w+", k.asm["amdgcn"])
+
+
+def test_tilec_opt_shows_the_matrix_core_choice(tmp_path, capsys):
+    from tilec.tools.opt import main
+    path = tmp_path / "mm.tir"
+    path.write_text(compile_case("matmul_f16").asm["tir"])
+    assert main(["--target", "hip:gfx942", str(path)]) == 0
+    assert "#mfma<" in capsys.readouterr().out
+    assert main(["--target", "hip:gfx1100", str(path)]) == 0
+    assert "#wmma<" in capsys.readouterr().out
+    # a lone accelerate-dot cannot reach the target's choice: FMA, never NVIDIA layouts on an AMD target
+    assert main(["--target", "hip:gfx942", "-p", "inline-all,convert-to-gir,accelerate-dot", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "#mma" not in out and "#mfma" not in out

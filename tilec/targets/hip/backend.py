@@ -32,6 +32,9 @@ def param_kind(t) -> str:
 
 class HIPBackend:
     name = "hip"
+    #: option defaults for passes run one by one (tilec-opt -p): accelerate-dot alone cannot reach this target's
+    #: ``dot_layouts``, so it keeps dots on the FMA path rather than choose NVIDIA layouts
+    pass_defaults = {"arch": NO_MATRIX_UNITS}
 
     def __init__(self, target):
         self.target = target
