@@ -5,7 +5,7 @@ log2, sqrt, fma, rounding); where it has none (it reports "no libcall available"
 only a short hardware approximation (sin, cos, pow), the functions are range reductions and polynomials.
 f16 is computed in f32 and rounded. f64 uses what LLVM lowers exactly (sqrt, floor, ceil, trunc, round) and
 the generic GPU layer's polynomial library (``tilec/gpu/lowering/mathlib64.py``: exp, log, sin, cos, tanh, atan2,
-pow, ...); f64 erf raises a BackendError. LLVM aborts the whole process on f64 sin/cos/pow intrinsics for
+pow, erf, ...). LLVM aborts the whole process on f64 sin/cos/pow intrinsics for
 AMDGPU, so those never reach it.
 """
 from __future__ import annotations
