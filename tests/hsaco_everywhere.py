@@ -6,7 +6,9 @@ a kernel the AMD backend mishandles fails the run on a machine without a GPU or 
 Like ptx_everywhere.py: the plugin records each distinct CPU compilation and cross-compiles them at the end of
 the session. Features the HIP backend reports as unsupported (a ``BackendError`` saying so) are listed by reason,
 not failed; anything else (LLVM rejecting the IR, a link error, an invalid code object, a crash) fails the
-session. ``TILEC_TEST_HSACO=0`` turns it off; ``TILEC_TEST_HSACO_ARCHS=gfx942:64,gfx1100:32`` picks targets.
+session. ``TILEC_TEST_HSACO=0`` turns it off; ``TILEC_TEST_HSACO_ARCHS=gfx942:64,gfx1100:32`` picks targets;
+``TILEC_TEST_HSACO_REPORT=file`` appends the summary there too (under pytest-xdist each worker checks its own
+kernels and its terminal output is not shown).
 """
 import os
 import sys
@@ -84,5 +86,12 @@ def pytest_sessionfinish(session, exitstatus):
         write(f"  unsupported on HIP ({len(where)}): {why} [{', '.join(sorted(set(where))[:4])}...]")
     for f in failures:
         write(f"  FAILED {f}")
+    if os.environ.get("TILEC_TEST_HSACO_REPORT"):
+        lines = [f"AMD code objects: {done} validated ({len(_seen)} kernels), "
+                 f"{sum(map(len, unsupported.values()))} unsupported, {len(failures)} failed"]
+        lines += [f"  unsupported ({len(w)}): {why}" for why, w in sorted(unsupported.items())]
+        lines += [f"  FAILED {f}" for f in failures]
+        with open(os.environ["TILEC_TEST_HSACO_REPORT"], "a", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
     if failures:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
