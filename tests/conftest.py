@@ -36,4 +36,4 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
-pytest_plugins = ["ptx_everywhere"]
+pytest_plugins = ["ptx_everywhere", "hsaco_everywhere"]

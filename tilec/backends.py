@@ -81,4 +81,5 @@ def _cpu(target):
 
 register_backend("cuda", _cuda, owns=lambda v: device_of(v) == "cuda")
 register_backend("cpu", _cpu, owns=lambda v: device_of(v) == "cpu")
-register_backend("hip", _hip)  # chosen by name only: cross-compiling needs no device
+# torch tensors on ROCm (device.type "cuda" there, told apart by torch.version.hip) and DLPack ROCm tensors
+register_backend("hip", _hip, owns=lambda v: device_of(v) == "hip", before="cpu")

@@ -61,14 +61,6 @@ def test_vector_accesses_and_predicated_loads():
     assert "s_and_saveexec" in masked  # masked lanes branch around their loads and stores
 
 
-@pytest.mark.parametrize("arch,warp_size", ARCHS + (("gfx90a", 64),))
-def test_dots_stay_on_the_fma_path(arch, warp_size):
-    for name in ("matmul", "matmul_f16"):
-        k = compile_case(name, arch, warp_size)
-        assert "mma" not in k.asm["gir"] and "v_mfma" not in k.asm["amdgcn"] and "v_wmma" not in k.asm["amdgcn"]
-        assert "v_fma" in k.asm["amdgcn"] or "v_fmac" in k.asm["amdgcn"] or "v_pk_fma" in k.asm["amdgcn"]
-
-
 def test_program_id_and_num_programs():
     k = compile_case("grid3d")
     args = {a.get(".value_kind") for a in validate_hsaco(k.asm["hsaco"], k.name, "gfx942", 64)[".args"]}
@@ -81,22 +73,26 @@ def test_printf_is_a_clear_error():
         compile_jit(print_kernel, [np.zeros(64, np.float32)], BLOCK=64)
 
 
-def test_f64_transcendentals_are_clear_errors():
+def test_the_f64_math_kernel_compiles():
     from gpu_jit_kernels import math_kernel
     x = np.zeros(64, np.float64)
-    with pytest.raises(BackendError, match="f64 .* not supported by the HIP backend"):
-        compile_jit(math_kernel, [x, x, 64], BLOCK=64)
+    k = compile_jit(math_kernel, [x, x, 64], BLOCK=64)  # exp, log, sin, cos, erf, sigmoid, ... in f64
+    validate_hsaco(k.asm["hsaco"], k.name, "gfx942", 64)
 
 
-def test_f64_exact_functions_compile():
+def test_f64_math_compiles():
     import tilec.language as tl
+    from tilec.language.extra import libdevice
 
     @tilec.jit
     def k64(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
         m = offs < n
         x = tl.load(x_ptr + offs, mask=m)
-        tl.store(out_ptr + offs, tl.sqrt(x) + tl.floor(x) + tl.math.rsqrt(x + 1.0), mask=m)
+        y = tl.sqrt(x) + tl.floor(x) + tl.math.rsqrt(x + 1.0) + tl.exp(x) + tl.log(x) + tl.sin(x) * tl.cos(x)
+        y += libdevice.tanh(x) + libdevice.log1p(x) + libdevice.expm1(x) + tl.exp2(x) + tl.log2(x) + tl.sigmoid(x)
+        tl.store(out_ptr + offs, y + libdevice.atan2(x, y) + libdevice.tan(x) + libdevice.asin(x)
+                 + libdevice.pow(x, y), mask=m)
     x = np.zeros(64, np.float64)
     k = compile_jit(k64, [x, x, 64], BLOCK=64)
     validate_hsaco(k.asm["hsaco"], k.name, "gfx942", 64)
@@ -105,3 +101,23 @@ def test_f64_exact_functions_compile():
 def test_the_hsaco_is_deterministic():
     a, b = compile_case("softmax").asm["hsaco"], compile_case("softmax").asm["hsaco"]
     assert a == b
+
+
+def test_resources_in_metadata_and_the_report():
+    from tilec.targets.hip.arch import parse_arch
+    from tilec.targets.hip.resources import common_figures
+    from tilec.tools.resources import rows
+    k = compile_case("softmax")
+    got = dict(rows(k))
+    md = k.metadata
+    assert got["backend"] == "hip gfx942 (wave64)"
+    assert got["registers"] == f"{md['num_vgprs']} VGPRs, {md['num_agprs']} AGPRs per thread, {md['num_sgprs']} " \
+                               "SGPRs per wave"
+    assert got["spills"] == "0 bytes stored (0 VGPRs), 0 SGPRs to VGPR lanes"
+    assert got["shared memory"] == f"{md['shared']} bytes LDS" and md["shared"] > 0
+    assert got["local/stack"] == "0 bytes scratch per thread"
+    assert got["occupancy"] == f"{md['occupancy']} waves per SIMD (registers)" and md["occupancy"] >= 1
+    # spills are bytes per thread, like ptxas's figures: 4 per spilled VGPR
+    figures = common_figures({"num_vgprs": 512, "vgpr_spills": 3, "sgpr_spills": 5, "scratch_bytes": 16},
+                             parse_arch("gfx90a"))
+    assert figures == {"num_regs": 512, "spill_stores": 12, "stack_bytes": 16, "occupancy": 1}

@@ -292,8 +292,19 @@ def _repeat_bases(dim, rank, covered, size):
     return out
 
 
+class MatrixUnitLayout(Layout):
+    """Base of the accumulator layouts of matrix-unit dots (each vendor's instruction family is one subclass):
+    the generic passes treat any of them alike (a dot's result stays there, the math after it sinks into it);
+    only the target that chose it lowers the dot itself."""
+
+
+class MatrixUnitOperandLayout(Layout):
+    """Base of the operand layouts (A or B) of matrix-unit dots: a ``dot`` whose operands carry one is lowered
+    by the target's ``lower_dot``, never by the FMA path."""
+
+
 @dataclass(frozen=True, repr=False)
-class MmaLayout(Layout):
+class MmaLayout(MatrixUnitLayout):
     """Accumulator of the ``m16n8k*`` matrix-unit instructions (arch 80+): per warp a 16x8 tile where lane ``4g + t`` holds rows g and
     g+8, columns 2t and 2t+1; ``warps_per_cta`` tile warps over (rows, columns); the pattern repeats in
     registers over larger shapes. ``version`` 3: the same registers computed by warpgroup instructions (four
@@ -325,7 +336,7 @@ class MmaLayout(Layout):
 
 
 @dataclass(frozen=True, repr=False)
-class MmaOperandLayout(Layout):
+class MmaOperandLayout(MatrixUnitOperandLayout):
     """Operand ``op_idx`` (0: A [M, K], 1: B [K, N]) of ``mma.sync`` for an accumulator in ``parent``.
     ``k_width`` 2 (16-bit inputs, m16n8k16): A fragments hold (row g, k 2t..2t+1) with +8 on rows and k, B
     fragments (k 2t..2t+1, column g) with +8 on k; ``k_width`` 4 (8-bit inputs, m16n8k32) the same with four
@@ -571,6 +582,14 @@ _BUILDERS = {
 }
 
 
+def register_layout(name: str, builder) -> None:
+    """Make ``#name<...>`` readable (here and in IR text): ``builder(fields)`` builds the encoding from its
+    parsed fields (a dict)."""
+    from ..ir.parser import register_layout_parser
+    _BUILDERS[name] = builder
+    register_layout_parser(name, lambda body: parse_layout(f"#{name}<{body or ''}>"))
+
+
 def _build(name, fields):
     b = _BUILDERS.get(name)
     if b is None:
@@ -595,5 +614,7 @@ def _register_with_parser():
     for n in _BUILDERS:
         register_layout_parser(n, lambda body, n=n: parse_layout(f"#{n}<{body or ''}>"))
 
+
+from . import matrix_core_layouts  # noqa: E402,F401  (registers #mfma, #wmma and their operands)
 
 _register_with_parser()

@@ -30,13 +30,15 @@ GPU_PASSES = ("inline-all", "expand-descriptors", "convert-to-gir", "coalesce", 
               "software-pipeline", "descriptor-copies", "warpgroup-dot", "allocate-shared", "insert-barriers")
 
 
-def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3, keep_descriptor=None):
+def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3, keep_descriptor=None,
+               dot_layouts=None):
     """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
-    generation accelerate-dot targets; ``keep_descriptor`` says which ``descriptor_load`` ops the target moves
-    whole (the others are expanded)."""
-    return [InlineAll(), ExpandDescriptors(keep_descriptor), ConvertToGIR(num_warps, warp_size), Coalesce(num_warps, warp_size),
-            AccelerateDot(arch, num_warps), RemoveLayoutConversions(), SoftwarePipeline(num_stages), DescriptorCopies(),
-            WarpGroupDot(),
+    generation accelerate-dot targets; ``dot_layouts`` (a target's ``GpuTarget.dot_layouts``) replaces that
+    choice with the target's own; ``keep_descriptor`` says which ``descriptor_load`` ops the target moves whole
+    (the others are expanded)."""
+    return [InlineAll(), ExpandDescriptors(keep_descriptor), ConvertToGIR(num_warps, warp_size),
+            Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps, dot_layouts), RemoveLayoutConversions(),
+            SoftwarePipeline(num_stages), DescriptorCopies(), WarpGroupDot(),
             AllocateShared(),
             InsertBarriers()]
 

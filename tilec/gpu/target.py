@@ -141,6 +141,13 @@ class GpuTarget(ABC):
     #: f64 registers (``name`` as in ``tilec.ir.ops.UNARY_OPS``); raises BackendError for what it lacks
     math = None
 
+    def dot_layouts(self, op, num_warps: int):
+        """Matrix units for the gir ``dot`` ``op`` (run by accelerate-dot when the backend hands this method to
+        ``gpu_passes``): ``(A layout, B layout, accumulator layout)`` (``MatrixUnitOperandLayout``s and a
+        ``MatrixUnitLayout`` that :meth:`lower_dot` then lowers), or None to keep the FMA path. Return layouts
+        only for instructions this target has: an intrinsic the target lacks can abort LLVM."""
+        return None
+
     def lower_dot(self, lowering, op) -> None:
         """Lower a ``dot`` whose operands carry the matrix-unit layouts accelerate-dot chose (bind
         ``op.result``). Targets without matrix units never get such layouts."""

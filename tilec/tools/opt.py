@@ -23,6 +23,7 @@ def target_setting(spec: str) -> TargetSetting:
         defaults["arch"] = backend.arch
     if getattr(backend, "warp_size", None):
         defaults["warp_size"] = backend.warp_size
+    defaults.update(getattr(backend, "pass_defaults", {}))  # e.g. HIP: no NVIDIA matrix units for lone passes
 
     def passes(options: dict) -> list:
         if not hasattr(backend, "passes"):

@@ -3,8 +3,10 @@
 The same key means different things per backend, so units are stated: on CUDA the numbers are ptxas's report
 (registers per thread, spill and stack bytes per thread, shared memory per block); on the CPU they are read from
 the host assembly (``targets/cpu/resources.py``: architectural registers the code touches, spill instructions,
-the stack frame) plus the scratch area big tiles live in. A value the metadata lacks shows as ``-`` (a CUDA
-compile without ptxas has no register count).
+the stack frame) plus the scratch area big tiles live in; on HIP they come from the code object's metadata note
+(VGPRs/AGPRs per thread, SGPRs per wave, spilled VGPRs as bytes per thread, dynamic LDS per work-group, scratch
+per thread, the register-limited occupancy). A value the metadata lacks shows as ``-`` (a CUDA compile without ptxas has no
+register count).
 """
 from __future__ import annotations
 
@@ -48,6 +50,19 @@ def rows(kernel, src=None) -> list[tuple[str, str]]:
              f"{md['spill_stores']} bytes stored, {md.get('spill_loads', 0)} bytes loaded"),
             ("shared memory", _bytes(md.get("shared"))),
             ("local/stack", "-" if md.get("stack_bytes") is None else f"{md['stack_bytes']} bytes stack frame"),
+        ]
+    elif backend == "hip":
+        out += [
+            ("backend", f"hip {md.get('arch', arch)} (wave{md.get('warp_size', '?')})"),
+            ("registers", "-" if md.get("num_vgprs") is None else
+             f"{md['num_vgprs']} VGPRs, {md.get('num_agprs', 0)} AGPRs per thread, {md.get('num_sgprs', '-')} SGPRs "
+             f"per wave"),
+            ("spills", "-" if md.get("spill_stores") is None else
+             f"{md['spill_stores']} bytes stored ({md.get('vgpr_spills', 0)} VGPRs), "
+             f"{md.get('sgpr_spills', 0)} SGPRs to VGPR lanes"),
+            ("shared memory", _bytes(md.get("shared")) + " LDS"),
+            ("local/stack", "-" if md.get("stack_bytes") is None else f"{md['stack_bytes']} bytes scratch per thread"),
+            ("occupancy", "-" if md.get("occupancy") is None else f"{md['occupancy']} waves per SIMD (registers)"),
         ]
     else:
         out += [

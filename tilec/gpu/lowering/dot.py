@@ -5,7 +5,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...errors import BackendError
-from ...gpu.layouts import MmaOperandLayout
+from ...gpu.layouts import MatrixUnitOperandLayout
 from ...ir import ops as O
 from . import scalar
 from .layouts import reg_coord_values, row_major_offsets, smem_ptr
@@ -19,7 +19,7 @@ def lower_dot(L, op):
     """FMA dot (when accelerate-dot left it alone), 2-d or batched 3-d: both operands go to shared memory
     (row-major), then each thread accumulates its registers over K, reading each A row value and B column value
     it needs once per k."""
-    if isinstance(op.a.type.layout, MmaOperandLayout):
+    if isinstance(op.a.type.layout, MatrixUnitOperandLayout):
         return L.target.lower_dot(L, op)
     b = L.b
     at, bt, ct = op.a.type, op.b.type, op.acc.type

@@ -7,6 +7,9 @@ The accumulator takes an :class:`MmaLayout` and the operands :class:`MmaOperandL
 bridge from and back to the surrounding layouts, and remove-layout-conversions then carries the accumulator of a
 ``for`` loop in the mma layout (see its loop rule), so only the operands move per iteration. Dots that do not
 qualify keep the FMA path. First, for every dot, ``acc + dot(a, b, 0)`` becomes ``dot(a, b, acc)``.
+
+A target with other matrix units passes ``dot_layouts`` (its ``GpuTarget.dot_layouts``): that then decides, for
+every dot, the (A, B, accumulator) layouts or None (FMA), and the arch-based choice above is not used.
 """
 from __future__ import annotations
 
@@ -126,8 +129,9 @@ def fold_add_into_acc(op):
 class AccelerateDot(Pass):
     name = "accelerate-dot"
 
-    def __init__(self, arch: int = 80, num_warps: int = 4):
+    def __init__(self, arch: int = 80, num_warps: int = 4, dot_layouts=None):
         self.arch, self.num_warps = arch, num_warps
+        self.dot_layouts = dot_layouts
 
     def run(self, module):
         for f in module.funcs:
@@ -135,7 +139,11 @@ class AccelerateDot(Pass):
             for op in list(f.walk()):
                 if isinstance(op, O.DotOp):
                     fold_add_into_acc(op)
-                    if qualifies(op, self.arch):
+                    if self.dot_layouts is not None:
+                        chosen = self.dot_layouts(op, nw)
+                        if chosen is not None:
+                            self.assign(op, *chosen)
+                    elif qualifies(op, self.arch):
                         self.rewrite(op, nw)
 
     def warpgroups(self, op, num_warps) -> bool:
@@ -157,7 +165,12 @@ class AccelerateDot(Pass):
             wpc = (num_warps, 1)
         mma = MmaLayout(wpc, version)
         kw = k_width(op)
-        convert_before(op, 0, MmaOperandLayout(0, mma, kw))
-        convert_before(op, 1, MmaOperandLayout(1, mma, kw))
-        convert_before(op, 2, mma)
-        retype_behind_convert(op.result, mma, op)
+        self.assign(op, MmaOperandLayout(0, mma, kw), MmaOperandLayout(1, mma, kw), mma)
+
+    @staticmethod
+    def assign(op, a_layout, b_layout, acc_layout):
+        """Give ``op`` its operand and accumulator layouts, converting around it."""
+        convert_before(op, 0, a_layout)
+        convert_before(op, 1, b_layout)
+        convert_before(op, 2, acc_layout)
+        retype_behind_convert(op.result, acc_layout, op)

@@ -9,7 +9,7 @@ allocator places both, so scratch inside a pipelined loop never lands on a ring.
 """
 from __future__ import annotations
 
-from ..layouts import DotOperandLayout, MmaOperandLayout
+from ..layouts import DotOperandLayout, MatrixUnitOperandLayout
 from .common import Pass, elem_bytes
 from ...ir import ops as O
 
@@ -33,7 +33,7 @@ def scratch_bytes(op) -> int:
         if not s.is_tile:
             return 0
         return s.numel * elem_bytes(s)
-    if isinstance(op, O.DotOp) and not isinstance(op.a.type.layout, (DotOperandLayout, MmaOperandLayout)):
+    if isinstance(op, O.DotOp) and not isinstance(op.a.type.layout, (DotOperandLayout, MatrixUnitOperandLayout)):
         a, b = op.a.type, op.b.type  # the FMA path: both operands staged in shared memory
         return a.numel * elem_bytes(a) + b.numel * elem_bytes(b) + ALIGN
     if isinstance(op, O.ScanOp):  # per warp along the axis, its chunk totals (bounded by the whole tile)

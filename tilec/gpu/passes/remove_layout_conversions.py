@@ -22,7 +22,7 @@ from __future__ import annotations
 from ...ir import ops as O
 from ...ir.builder import Builder
 from ...ir.core import BlockArgument, OpResult
-from ..layouts import BlockedLayout, MmaLayout, SliceLayout
+from ..layouts import BlockedLayout, MatrixUnitLayout, SliceLayout
 from .common import Pass, convert_before, retype_behind_convert
 
 MAX_REMAT_OPS = 40
@@ -41,9 +41,9 @@ def _operand_layout(op, i, layout):
     if not o.type.is_tile:
         return "scalar"
     if isinstance(op, O.BroadcastOp):
-        return layout if isinstance(layout, (BlockedLayout, MmaLayout)) else None
+        return layout if isinstance(layout, (BlockedLayout, MatrixUnitLayout)) else None
     if isinstance(op, O.ExpandDimsOp):
-        return SliceLayout(op.attrs["axis"], layout) if isinstance(layout, (BlockedLayout, MmaLayout)) else None
+        return SliceLayout(op.attrs["axis"], layout) if isinstance(layout, (BlockedLayout, MatrixUnitLayout)) else None
     return layout if o.type.shape == op.results[0].type.shape else None
 
 
@@ -107,7 +107,7 @@ def anchored(layout) -> bool:
     use rather than convert away from."""
     while isinstance(layout, SliceLayout):
         layout = layout.parent
-    return isinstance(layout, MmaLayout)
+    return isinstance(layout, MatrixUnitLayout)
 
 
 def _carried_layout(op, i):
@@ -159,7 +159,7 @@ def _sunk_layouts(user, layout):
         ok = isinstance(layout, SliceLayout) and layout.dim == user.attrs["axis"]
         return (layout, [layout.parent]) if ok else None
     if isinstance(user, O.BroadcastOp):
-        return (layout, [layout]) if isinstance(layout, MmaLayout) else None
+        return (layout, [layout]) if isinstance(layout, MatrixUnitLayout) else None
     if user.is_elementwise and user.is_pure and len(user.results) == 1 and \
             all(not o.type.is_tile or o.type.shape == user.result.type.shape for o in user.operands):
         return layout, [layout]

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from ...errors import BackendError
 
-#: gfx9 (CDNA and Vega): wavefronts of 64 lanes only
-GFX9 = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
+#: gfx9 (CDNA and Vega): wavefronts of 64 lanes only. (gfx940 and gfx941 are not here: LLVM 22 no longer knows
+#: them and would silently compile for a generic processor.)
+GFX9 = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950")
 #: gfx10-12 (RDNA): 32 lanes natively, 64 with the ``wavefrontsize64`` feature
 RDNA = ("gfx1030", "gfx1031", "gfx1032", "gfx1034", "gfx1035", "gfx1036",
         "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1200", "gfx1201")

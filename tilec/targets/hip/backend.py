@@ -2,24 +2,26 @@
 
 Stages (each ``fn(artifact, metadata)``): ``gir`` (the module after the GPU passes), ``llir`` (AMDGPU LLVM IR
 text), ``amdgcn`` (assembly, headed by the resource counts) and ``hsaco`` (the linked code object, bytes). None
-needs ROCm. The GPU passes run accelerate-dot with architecture 0: dots stay on the FMA path until matrix cores
-(MFMA, WMMA) have their own layouts, and the matrix-core intrinsics, which abort LLVM on a target without them,
-are never emitted.
+needs ROCm. accelerate-dot asks :meth:`HipTarget.dot_layouts` which dots go to matrix cores (MFMA on gfx908/
+gfx90a/gfx942/gfx950, WMMA on gfx11 wave32); the rest stay on the FMA path.
 """
 from __future__ import annotations
 
 from ...elf import amdgpu_metadata, link_shared, read_elf
 from ...errors import BackendError
+from ..arguments import device_of
 from ...gpu.lowering import lower_module_text
 from ...gpu.passes.verify_gir import verify_gir
 from ...gpu.pipeline import gpu_passes
-from . import codegen, loader, resources
+from . import codegen, driver, launcher, resources
 from .arch import parse_arch
 from .target import HipTarget
 
-#: the architecture accelerate-dot is given: below every matrix-unit generation
+#: the NVIDIA generation accelerate-dot is given: none (the target's own ``dot_layouts`` decides instead)
 NO_MATRIX_UNITS = 0
 MAX_THREADS = 1024
+#: what ``Target("hip")`` compiles for when no architecture is named and no AMD GPU is present
+DEFAULT_ARCH = "gfx942"
 
 
 def param_kind(t) -> str:
@@ -30,10 +32,14 @@ def param_kind(t) -> str:
 
 class HIPBackend:
     name = "hip"
+    #: option defaults for passes run one by one (tilec-opt -p): accelerate-dot alone cannot reach this target's
+    #: ``dot_layouts``, so it keeps dots on the FMA path rather than choose NVIDIA layouts
+    pass_defaults = {"arch": NO_MATRIX_UNITS}
 
     def __init__(self, target):
         self.target = target
-        self.arch = parse_arch(target.arch if target.arch is not None else "gfx942", target.warp_size)
+        arch = target.arch if target.arch is not None else (driver.current_arch() or DEFAULT_ARCH)
+        self.arch = parse_arch(arch, target.warp_size)
         self.warp_size = self.arch.warp_size
 
     # -- options -----------------------------------------------------------------------------------------
@@ -54,13 +60,21 @@ class HIPBackend:
                                f"{MAX_THREADS} on {self.arch.name}, got {nw!r}")
         if not isinstance(opts["num_stages"], int) or opts["num_stages"] < 1:
             raise BackendError(f"num_stages must be a positive int, got {opts['num_stages']!r}")
+        if opts.get("matrix_instr_nonkdim", 0) not in (0, 16, 32):
+            raise BackendError(f"matrix_instr_nonkdim must be 0 (choose), 16 or 32, got "
+                               f"{opts['matrix_instr_nonkdim']!r}")
         opts["debug"] = bool(opts["debug"])
         opts["arch"] = self.arch.name if not self.arch.features else f"{self.arch.name}:{self.arch.features}"
         return opts
 
     # -- passes and stages ---------------------------------------------------------------------------------
     def passes(self, options: dict):
-        return gpu_passes(options["num_warps"], self.warp_size, NO_MATRIX_UNITS, options["num_stages"])
+        target = self.gpu_target(options)
+        return gpu_passes(options["num_warps"], self.warp_size, NO_MATRIX_UNITS, options["num_stages"],
+                          dot_layouts=target.dot_layouts)
+
+    def gpu_target(self, options: dict) -> HipTarget:
+        return HipTarget(self.arch, nonk_dim=options.get("matrix_instr_nonkdim", 0) or 0)
 
     verifier = staticmethod(verify_gir)
 
@@ -86,7 +100,7 @@ class HIPBackend:
         return module
 
     def make_llir(self, module, metadata, options):
-        return lower_module_text(module, options, HipTarget(self.arch))
+        return lower_module_text(module, options, self.gpu_target(options))
 
     def make_amdgcn(self, llir, metadata, options):
         text = codegen.llir_to_amdgcn(llir, self.arch)
@@ -104,19 +118,19 @@ class HIPBackend:
                                f"(found: {[k.get('.name') for k in kernels]})")
         res = resources.from_metadata(entry)
         metadata.update(res)
-        metadata["num_regs"] = res.get("num_vgprs", 0)
-        metadata["spill_stores"] = res.get("vgpr_spills", 0) + res.get("sgpr_spills", 0)
-        metadata["occupancy"] = resources.occupancy(self.arch, res.get("num_vgprs", 0), res.get("num_agprs", 0))
+        metadata.update(resources.common_figures(res, self.arch))
         return so
 
     # -- launch ------------------------------------------------------------------------------------------
     def load(self, asm: dict, metadata: dict):
-        return loader.load(asm, metadata)
+        return launcher.make_launcher(asm, metadata)
 
     @staticmethod
     def convert_arg(value):
+        """Arguments go to the launcher unchanged: it reads pointers from tensors/arrays per launch."""
         return value
 
     @staticmethod
-    def arg_kind(value):
-        return None
+    def arg_kind(value) -> str | None:
+        """'hip' for values in AMD GPU memory (torch ROCm tensors, DLPack ROCm tensors); None otherwise."""
+        return "hip" if device_of(value) == "hip" else None

@@ -3,9 +3,10 @@
 f32 uses the LLVM intrinsics the AMDGPU backend lowers itself to accurate instruction sequences (exp, exp2, log,
 log2, sqrt, fma, rounding); where it has none (it reports "no libcall available" for tan, tanh, atan, ...) or
 only a short hardware approximation (sin, cos, pow), the functions are range reductions and polynomials.
-f16 is computed in f32 and rounded. f64 supports what LLVM lowers exactly (sqrt, floor, ceil, trunc, round);
-other f64 transcendentals raise a BackendError: LLVM aborts the whole process on f64 sin/cos/pow for AMDGPU,
-so they must never reach it.
+f16 is computed in f32 and rounded. f64 uses what LLVM lowers exactly (sqrt, floor, ceil, trunc, round) and
+the generic GPU layer's polynomial library (``tilec/gpu/lowering/mathlib64.py``: exp, log, sin, cos, tanh, atan2,
+pow, erf, ...). LLVM aborts the whole process on f64 sin/cos/pow intrinsics for
+AMDGPU, so those never reach it.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as _call, mangle
 from ...errors import BackendError
+from ...gpu.lowering import mathlib64
 from ...gpu.lowering.types import F32, F64, I32
 
 LOG2E = 1.4426950408889634
@@ -95,6 +97,8 @@ def _atan(b, t):
 
 
 def atan2(b, y, x):
+    if y.type == F64:
+        return mathlib64.atan2(b, y, x)
     if y.type != F32:
         return _via_f32(b, "atan2", lambda yy, xx: atan2(b, yy, xx), y, x)
     ay, ax = _f(b, "fabs", y), _f(b, "fabs", x)
@@ -111,6 +115,8 @@ def atan2(b, y, x):
 def pow_(b, x, y):
     """C pow: |x|**y from exp2/log2, the sign from an odd integer y, NaN for a negative base with a non-integer
     exponent; pow(x, 0) = pow(1, y) = 1 and pow(-1, +-inf) = 1."""
+    if x.type == F64:
+        return mathlib64.pow_(b, x, y)
     if x.type != F32:
         return _via_f32(b, "pow", lambda xx, yy: pow_(b, xx, yy), x, y)
     ax = _f(b, "fabs", x)
@@ -191,4 +197,6 @@ def unary(b, name: str, x):
         return _call(b, f"llvm.{EXACT_ANY[name]}.{mangle(t)}", t, [x])
     if t == F64 and name == "rsqrt":
         return b.fdiv(ir.Constant(F64, 1.0), _call(b, "llvm.sqrt.f64", F64, [x]))
+    if t == F64 and name in mathlib64.UNARY:
+        return mathlib64.UNARY[name](b, x)
     return _via_f32(b, name, lambda v: unary(b, name, v), x)

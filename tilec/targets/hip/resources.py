@@ -31,11 +31,21 @@ def from_metadata(kernel: dict) -> dict:
     return {name: int(kernel[key]) for key, name in KEYS.items() if key in kernel}
 
 
+def common_figures(res: dict, arch: Arch) -> dict:
+    """The metadata every backend fills, in the units the CUDA backend uses: ``num_regs`` (VGPRs per thread),
+    ``spill_stores`` (bytes a thread spills to scratch: 4 per spilled VGPR; SGPR spills go to VGPR lanes, not
+    memory, and stay a count in ``sgpr_spills``), ``stack_bytes`` (the scratch a work-item uses), plus the
+    register-limited ``occupancy``."""
+    return {"num_regs": res.get("num_vgprs", 0), "spill_stores": 4 * res.get("vgpr_spills", 0),
+            "stack_bytes": res.get("scratch_bytes", 0),
+            "occupancy": occupancy(arch, res.get("num_vgprs", 0), res.get("num_agprs", 0))}
+
+
 def occupancy(arch: Arch, vgprs: int, agprs: int = 0) -> int:
     """Wavefronts per SIMD that the vector registers allow (LDS and work-group limits aside): an estimate from
     the register file sizes and allocation granules of each generation."""
     if arch.family == 9:
-        unified = arch.name in ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
+        unified = arch.name in ("gfx90a", "gfx942", "gfx950")
         total, granule, max_waves = (512, 8, 8) if unified else (256, 4, 10)
         used = (-(-vgprs // 4) * 4 + agprs) if unified else max(vgprs, agprs)
     else:

@@ -1,7 +1,7 @@
 """AMD's side of the GPU lowering contract (:class:`tilec.gpu.target.GpuTarget`): AMDGPU work-item ids,
-barriers, ``ds_bpermute`` shuffles, plain (branch-predicated) vector global accesses, the math library and
-traps. Matrix cores are not used yet: the backend runs accelerate-dot with architecture 0, so every dot stays
-on the FMA path and :meth:`GpuTarget.lower_dot` is never asked for.
+barriers, ``ds_bpermute`` shuffles, plain (branch-predicated) vector global accesses, the math library,
+traps, and matrix cores: :meth:`dot_layouts` picks an MFMA/WMMA instruction the processor has (or none: FMA)
+and :meth:`lower_dot` emits it.
 """
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from ...codegen.intrinsics import call as intrinsic
 from ...errors import BackendError
 from ...gpu.lowering.types import I32, VOID
 from ...gpu.target import GpuTarget
-from . import amdgpu, math as amd_math
+from . import amdgpu, math as amd_math, matrix_dot, matrix_instructions
+from ...gpu.passes.accelerate_dot import in_chain
 from .arch import Arch, parse_arch
 
 TRIPLE = "amdgcn-amd-amdhsa"
@@ -30,9 +31,21 @@ class HipTarget(GpuTarget):
     shared_address_space = 3
     math = amd_math
 
-    def __init__(self, arch: Arch | str = "gfx942", warp_size: int | None = None):
+    def __init__(self, arch: Arch | str = "gfx942", warp_size: int | None = None, nonk_dim: int = 0):
         self.arch = arch if isinstance(arch, Arch) else parse_arch(arch, warp_size)
         self.warp_size = self.arch.warp_size
+        self.nonk_dim = nonk_dim  # Triton's matrix_instr_nonkdim: 16 or 32 forces the MFMA tile, 0 chooses
+
+    def dot_layouts(self, op, num_warps):
+        instr = matrix_instructions.select(self.arch, op, self.nonk_dim)
+        if instr is None:
+            return None
+        M, N = op.acc.type.shape
+        rows_only = in_chain(op) and M // instr.m_dim >= num_warps
+        return matrix_instructions.layouts(instr, M, N, num_warps, rows_only)
+
+    def lower_dot(self, lowering, op):
+        matrix_dot.lower(lowering, op, self.arch)
 
     def kernel_attributes(self, num_threads: int, func=None) -> dict:
         # the register allocator budgets for the real work-group size (its default assumes up to 1024)
