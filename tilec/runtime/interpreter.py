@@ -296,6 +296,7 @@ def check(jitfn, values, options=None, debug=False, launching=True):
     """The compile-time part of a launch: specialise, check the kernel as the compiler would (once per
     specialisation: whatever compiled code refuses — syntax, types, shapes, names — is refused here too, with the
     same located message, before any program runs) and refuse read-only memory for the parameters it writes.
+    A function without readable source (made by ``exec`` from a string) is run unchecked, as Python runs it.
     Only the IR is built (no optimisation, no code generation); dots of any size stay allowed, as the
     interpreter runs them; a warmup (``launching=False``) leaves memory alone, as a compiled one does. Returns the
     specialised source."""
@@ -304,7 +305,11 @@ def check(jitfn, values, options=None, debug=False, launching=True):
     except (TypeError, ValueError, OverflowError) as e:
         raise type(e)(f"{jitfn.__name__}: {e}") from None
     opts = _semantic_options(options or {}, debug)
-    done = jitfn.source.__dict__.setdefault("checked_variants", {})  # new source text: checked afresh
+    try:
+        source = jitfn.source
+    except CompilationError:  # a function made by exec from a string: nothing to check, it runs as it is
+        return src
+    done = source.__dict__.setdefault("checked_variants", {})  # new source text: checked afresh
     k = (key, tuple(sorted(opts.items())))
     written = done.get(k)
     if written is None:
