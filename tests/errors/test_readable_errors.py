@@ -47,3 +47,25 @@ def test_compile_error_is_short_and_located(tmp_path, launch):
 def test_debug_keeps_the_whole_chain(tmp_path):
     err = _run(tmp_path, "k[(1,)](x, 16, BLOCK=16)", debug=True)
     assert "direct cause" in err and "broadcast_shapes" in err
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+def test_cause_is_the_language_rule_that_failed(interpret, monkeypatch):
+    """``e.__cause__`` is the bare error the rule raised (programs written for Triton read it there), though the
+    displayed chain stays cut."""
+    import numpy as np
+    import tilec
+    import tilec.language as tl
+    monkeypatch.setenv("TILEC_DEBUG", "0")
+
+    def bad_axis(x_ptr, N: tl.constexpr):
+        t = tl.expand_dims(tl.arange(0, N), 2)
+        tl.store(x_ptr + tl.arange(0, N), tl.sum(t, axis=0))
+
+    k = tilec.jit(bad_axis, interpret=interpret)
+    with pytest.raises(tilec.CompilationError) as ei:
+        k[(1,)](np.zeros(8, np.float32), 8)
+    cause = ei.value.__cause__
+    assert isinstance(cause, ValueError) and "invalid axis 2" in str(cause)
+    assert cause.__traceback__ is None and cause.__cause__ is None
+    assert ei.value.reason is cause
