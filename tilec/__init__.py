@@ -11,6 +11,8 @@ from .compiler import ASTSource, Target, default_target
 from .pipeline import CompiledKernel, compile_source
 from .runtime.jit import JITFunction, jit
 from .runtime.autotuner import Config, autotune, heuristics
+from .runtime.allocation import set_allocator
+from .runtime.tensor_descriptor import TensorDescriptor
 from . import testing
 from .targets.cuda import array as cuda
 
@@ -36,4 +38,5 @@ def next_power_of_2(n: int) -> int:
 
 __all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", "TilecError", "BackendError",
            "LaunchError", "compile", "Target",
-           "ASTSource", "register_backend", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing", "cuda"]
+           "ASTSource", "register_backend", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing", "cuda",
+           "set_allocator", "TensorDescriptor"]

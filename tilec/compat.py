@@ -154,6 +154,7 @@ def _triton_package() -> dict:
             "Config": autotuner.Config, "KernelInterface": autotuner.KernelInterface,
             "CompilationError": errors.CompilationError, "OutOfResources": errors.LaunchError,
             "TritonError": errors.TilecError, "reinterpret": reinterpret, "TensorWrapper": TensorWrapper,
+            "set_allocator": tilec.set_allocator,
             "__version__": TRITON_VERSION, "__tilec_version__": tilec.__version__}
 
 
@@ -200,9 +201,12 @@ _MODULES = {
     "triton.compiler": (None, _compiler, True),
     "triton.compiler.errors": (None, _errors, False),
     "triton.errors": (None, _errors, False),
+    "triton.tools": (None, None, True),
+    "triton.tools.tensor_descriptor": (None, lambda: {"TensorDescriptor": tilec.TensorDescriptor}, False),
+    "triton.runtime._allocation": ("tilec.runtime.allocation", None, False),
 }
 # submodules reachable as attributes without an import statement (``triton.language``, ``tl.extra.cuda``, ...)
-_EAGER_CHILDREN = {"triton": ("language", "testing", "runtime", "compiler"), "triton.language": ("math", "extra", "core"),
+_EAGER_CHILDREN = {"triton": ("language", "testing", "runtime", "compiler", "tools"), "triton.language": ("math", "extra", "core"),
                    "triton.language.extra": ("cuda", "libdevice"), "triton.language.extra.cuda": ("libdevice",)}
 
 

@@ -8,7 +8,7 @@ stored. Every backend gets them for free; a backend with TMA can pattern-match t
 """
 from __future__ import annotations
 
-from .core import builtin, current, tensor, _unwrap
+from .core import Shape, builtin, current, tensor, _unwrap
 
 
 class tensor_descriptor:
@@ -17,7 +17,7 @@ class tensor_descriptor:
 
     def __init__(self, base, shape, strides, block_shape, padding):
         self.base, self.shape, self.strides = base, tuple(shape), tuple(strides)
-        self.block_shape, self.padding = tuple(block_shape), padding
+        self.block_shape, self.padding = Shape(block_shape), padding  # compares equal to a list, as Triton's
 
     def __tilec_flatten__(self):
         return [self.base, *self.shape, *self.strides], (self.block_shape, self.padding)
@@ -38,6 +38,7 @@ class tensor_descriptor:
         if len(offsets) != len(self.block_shape):
             raise ValueError(f"a {len(self.block_shape)}-d tensor descriptor needs {len(self.block_shape)} offsets, "
                              f"got {len(offsets)}")
+        _check_row_bytes(self.block_shape, self.dtype)
         order = tuple(reversed(range(len(self.block_shape))))
         return s.make_block_ptr(self.base, self.shape, self.strides, offsets, self.block_shape, order)
 
@@ -57,6 +58,14 @@ class tensor_descriptor:
         return f"tensor_descriptor<{list(self.block_shape)}, {self.dtype}>"
 
 
+def _check_row_bytes(block_shape, elem_ty):
+    """A TMA box moves at least 16 bytes per row; kept on every backend (and for descriptors made on the host)."""
+    elem_bytes = max(elem_ty.primitive_bitwidth // 8, 1)
+    if block_shape[-1] * elem_bytes < 16:
+        raise ValueError(f"Descriptor block shape must have at least 16 bytes in the last dimension, but got "
+                         f"{block_shape[-1]} * {elem_bytes} = {block_shape[-1] * elem_bytes} bytes")
+
+
 @builtin
 def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):
     """A descriptor of the ``shape``/``strides`` tensor at ``base``, moving ``block_shape`` blocks."""
@@ -71,10 +80,7 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
         raise ValueError(f"make_tensor_descriptor: shape, strides and block_shape need {n} entries each, got "
                          f"{len(shape)}, {len(strides)} and {n}")
     s.check_block_shape(block_shape)
-    elem_bytes = max(base.dtype.element_ty.primitive_bitwidth // 8, 1)
-    if block_shape[-1] * elem_bytes < 16:  # a TMA box moves at least 16 bytes per row; kept on every backend
-        raise ValueError(f"Descriptor block shape must have at least 16 bytes in the last dimension, but got "
-                         f"{block_shape[-1]} * {elem_bytes} = {block_shape[-1] * elem_bytes} bytes")
+    _check_row_bytes(block_shape, base.dtype.element_ty)
     last = _unwrap(strides[-1])
     if not isinstance(last, tensor) and last != 1:
         raise ValueError(f"make_tensor_descriptor: the last dimension must be contiguous (stride 1), got {last}")

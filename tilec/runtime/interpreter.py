@@ -26,8 +26,10 @@ from ..language import core as tlc
 from ..language.core import tensor, type_from_signature, use_semantic
 from ..language.semantic import Semantic
 from ..frontend.tir_builder import TirBuilder
+from ..frontend.values import Packed
 from ..passes.inline import InlineAll
 from ..passes.pointer_origins import written_params
+from . import aggregates
 
 
 class Value:
@@ -327,15 +329,21 @@ def run(jitfn, grid, values, debug=False, options=None):
     sem_options = _semantic_options(options or {}, debug)
     memory = Memory()
     tb = TirBuilder()
+    def arg(name, v):
+        if (src.attrs.get(name) or {}).get("equal_to_1"):
+            return 1  # compiled as the constant 1, a Python int that adopts its partner's type: so here too
+        return _arg_tensor(src.signature[name], v, memory, tb)
+
     args = []
     for p, v in zip(jitfn.params, values):
         sig = src.signature.get(p.name, "constexpr")
-        if sig == "constexpr":
-            args.append(src.constexprs.get(p.name, v))
-        elif (src.attrs.get(p.name) or {}).get("equal_to_1"):
-            args.append(1)  # compiled as the constant 1, a Python int that adopts its partner's type: so here too
-        else:
-            args.append(_arg_tensor(sig, v, memory, tb))
+        if sig != "constexpr":
+            args.append(arg(p.name, v))
+            continue
+        c = src.constexprs.get(p.name, v)
+        if isinstance(c, Packed):  # a tuple or descriptor argument, rebuilt from its leaves as compiled code does
+            c = c.rebuild({n: arg(n, x) for n, x in zip(aggregates.leaf_names(p.name, v), aggregates.leaves(v))})
+        args.append(c)
     fn = interpreted_function(jitfn)
     # nested ranges, not itertools.product (which would first build a tuple of every index along each axis)
     for z, y, x in ((z, y, x) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])):
