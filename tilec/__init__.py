@@ -14,6 +14,7 @@ from .pipeline import CompiledKernel, compile_source
 from .runtime.jit import JITFunction, jit
 from .runtime.autotuner import Config, autotune, heuristics
 from .targets.allocator import set_allocator
+from .runtime.tensor_descriptor import TensorDescriptor
 from . import testing
 from .targets.cuda import array as cuda
 
@@ -40,7 +41,7 @@ def next_power_of_2(n: int) -> int:
 __all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "CompilationError", "TilecError", "BackendError",
            "LaunchError", "compile", "Target",
            "ASTSource", "register_backend", "language", "constexpr", "__version__", "autotune", "heuristics", "Config", "testing", "cuda",
-           "set_allocator"]
+           "set_allocator", "TensorDescriptor"]
 
 if _os.environ.get("TILEC_DUMP_HTML"):  # pass-by-pass pages of everything this process compiles, written at exit
     # found by name, as backends and pass packages are: the tools sit above the package they look into

@@ -154,6 +154,7 @@ def _triton_package() -> dict:
             "Config": autotuner.Config, "KernelInterface": autotuner.KernelInterface,
             "CompilationError": errors.CompilationError, "OutOfResources": errors.LaunchError,
             "TritonError": errors.TilecError, "reinterpret": reinterpret, "TensorWrapper": TensorWrapper,
+            "set_allocator": tilec.set_allocator,
             "__version__": TRITON_VERSION, "__tilec_version__": tilec.__version__}
 
 
@@ -203,9 +204,11 @@ _MODULES = {
     "triton.tools": ("tilec.tools", None, True),
     "triton.tools.compile": ("tilec.tools.compile", None, False),
     "triton.tools.link": ("tilec.tools.link", None, False),
+    "triton.tools.tensor_descriptor": (None, lambda: {"TensorDescriptor": tilec.TensorDescriptor}, False),
+    "triton.runtime._allocation": ("tilec.targets.allocator", None, False),
 }
 # submodules reachable as attributes without an import statement (``triton.language``, ``tl.extra.cuda``, ...)
-_EAGER_CHILDREN = {"triton": ("language", "testing", "runtime", "compiler"), "triton.language": ("math", "extra", "core"),
+_EAGER_CHILDREN = {"triton": ("language", "testing", "runtime", "compiler", "tools"), "triton.language": ("math", "extra", "core"),
                    "triton.language.extra": ("cuda", "libdevice"), "triton.language.extra.cuda": ("libdevice",)}
 
 

@@ -17,6 +17,21 @@ class CompilationError(TilecError):
         self.error_message = message  # Triton's attribute name for the same text
         super().__init__(self._format())
 
+    #: the error a language rule raised (``ValueError("invalid axis 3")``, ...), kept by :func:`for_user` when it
+    #: cuts the chain: programs written for Triton read it as ``e.__cause__``
+    reason: BaseException | None = None
+
+    @property
+    def __cause__(self):
+        """The chained cause, or once :func:`for_user` has cut the chain, the bare ``reason``. Python's own
+        traceback display reads the chain beneath this attribute, so the message a user sees stays short."""
+        own = BaseException.__cause__.__get__(self)
+        return own if own is not None else self.reason
+
+    @__cause__.setter
+    def __cause__(self, value):
+        BaseException.__cause__.__set__(self, value)
+
     def _format(self) -> str:
         if self.file is None:
             return self.message
@@ -59,8 +74,16 @@ def located(file, line, col, message: str) -> str:
 
 def for_user(e: BaseException) -> BaseException:
     """``e`` ready to reach the user: its internal traceback and chained internal exceptions dropped, so the
-    located message follows the user's own launch line directly (``TILEC_DEBUG=1`` keeps everything)."""
+    located message follows the user's own launch line directly (``TILEC_DEBUG=1`` keeps everything). A
+    compilation error keeps the error that started it, bare, as its ``reason`` (read as ``__cause__``)."""
     if os.environ.get("TILEC_DEBUG", "0") in ("", "0"):
+        if isinstance(e, CompilationError) and e.__cause__ is not None:
+            root = e.__cause__
+            while isinstance(root, CompilationError) and root.__cause__ is not None:
+                root = root.__cause__
+            root.__traceback__ = None
+            root.__cause__ = root.__context__ = None
+            e.reason = root
         e.__traceback__ = None
         e.__cause__ = None
         e.__suppress_context__ = True

@@ -83,3 +83,25 @@ def test_runtime_errors_of_debug_builds_are_short_and_located(tmp_path, interpre
     assert f"user_kernel.py:{line}:" in lines[-3] and "in program (" in lines[-3]
     if error is None:
         assert "x must be non-negative" in lines[-3]
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+def test_cause_is_the_language_rule_that_failed(interpret, monkeypatch):
+    """``e.__cause__`` is the bare error the rule raised (programs written for Triton read it there), though the
+    displayed chain stays cut."""
+    import numpy as np
+    import tilec
+    import tilec.language as tl
+    monkeypatch.setenv("TILEC_DEBUG", "0")
+
+    def bad_axis(x_ptr, N: tl.constexpr):
+        t = tl.expand_dims(tl.arange(0, N), 2)
+        tl.store(x_ptr + tl.arange(0, N), tl.sum(t, axis=0))
+
+    k = tilec.jit(bad_axis, interpret=interpret)
+    with pytest.raises(tilec.CompilationError) as ei:
+        k[(1,)](np.zeros(8, np.float32), 8)
+    cause = ei.value.__cause__
+    assert isinstance(cause, ValueError) and "invalid axis 2" in str(cause)
+    assert cause.__traceback__ is None and cause.__cause__ is None
+    assert ei.value.reason is cause

@@ -1,5 +1,6 @@
-"""Host-side names Triton programs use: ``@jit(repr=...)`` kernel names, ``triton.TritonError`` and
-``triton.reinterpret`` through the compatibility layer."""
+"""Host-side names Triton programs use: ``@jit(repr=...)`` kernel names, ``triton.TritonError``,
+``triton.reinterpret``, ``triton.set_allocator`` and ``triton.tools.tensor_descriptor`` through the compatibility
+layer."""
 import numpy as np
 import pytest
 
@@ -56,3 +57,16 @@ def test_integer_arguments_past_64_bits_overflow(v):
     with pytest.raises(OverflowError, match="does not fit in 64 bits"):
         takes_int[(1,)](np.zeros(1, np.float32), v)
     takes_int[(1,)](np.zeros(1, np.float32), 2**64 - 1)
+
+
+def test_compat_exposes_set_allocator_and_host_descriptors():
+    from tilec import compat
+    compat.install()
+    try:
+        import triton
+        from triton.tools.tensor_descriptor import TensorDescriptor
+        from triton.runtime._allocation import set_allocator
+        assert TensorDescriptor is tilec.TensorDescriptor
+        assert triton.set_allocator is tilec.set_allocator is set_allocator
+    finally:
+        compat.uninstall()

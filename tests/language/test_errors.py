@@ -242,3 +242,22 @@ def sort_missing_dim(X, BLOCK: tl.constexpr):
 ], ids=["sum", "max", "argmin", "cumsum", "split", "sort"])
 def test_missing_axis(mode, kernel, match):
     expect_error(kernel, mode, match, F, BLOCK=16)
+
+
+@tilec.jit
+def inline_asm(X):
+    x = tl.load(X + tl.arange(0, 16))
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)  # <-
+    tl.store(X + tl.arange(0, 16), y)
+
+
+@tilec.jit
+def inline_asm_bad_dtype(X):
+    x = tl.load(X + tl.arange(0, 16))
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype="int32", is_pure=True, pack=1)  # <-
+    tl.store(X + tl.arange(0, 16), y)
+
+
+def test_inline_asm_is_refused_with_its_reason(mode):
+    expect_error(inline_asm, mode, "inline GPU assembly has no meaning on the CPU", np.zeros(16, np.int32))
+    expect_error(inline_asm_bad_dtype, mode, "dtype must be a tl dtype", np.zeros(16, np.int32))

@@ -283,3 +283,30 @@ def test_num_threads_follows_the_launch(warps):
     out = np.zeros(512, np.int32)
     fill_threads[(1,)](out, num_warps=warps)
     assert out.sum() == warps * 32 and out[:warps * 32].all()
+
+
+@tilec.jit
+def float_literals(F32, F64, X, Y, N: tl.constexpr):
+    big = 1e50
+    tiny = 1e-40
+    normal = 0.1
+    tl.static_assert(big.dtype == tl.float64)
+    tl.static_assert(tiny.dtype == tl.float64)
+    tl.static_assert(normal.dtype == tl.float32)
+    tl.static_assert(float("inf").dtype == tl.float32)
+    tl.store(F64, big)
+    tl.store(F64 + 1, tiny)
+    tl.store(F32, normal)
+    o = tl.arange(0, N)
+    y = tl.load(X + o) * 1e-40  # a weak scalar still adopts the tensor's type
+    tl.static_assert(y.dtype == tl.float32)
+    tl.store(Y + o, y)
+
+
+def test_float_literals_outside_float32_range_are_float64(mode):
+    f32, f64 = np.zeros(1, np.float32), np.zeros(2, np.float64)
+    x = rng(5).standard_normal(16).astype(np.float32) * np.float32(1e10)
+    y = np.zeros(16, np.float32)
+    launch(float_literals, (1,), mode, f32, f64, x, y, N=16)
+    assert f64[0] == 1e50 and f64[1] == 1e-40 and f32[0] == np.float32(0.1)
+    np.testing.assert_allclose(y, x * np.float32(1e-40), rtol=1e-6, atol=0)

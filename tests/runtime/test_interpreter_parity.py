@@ -115,3 +115,24 @@ def test_warmup_runs_nothing_in_either_mode(monkeypatch):
     assert not out.any()
     tilec.jit(writes_ones.fn, interpret=False)[(1,)](out)  # breakpoint() compiles (to nothing)
     assert (out == 1).all()
+
+
+_EXEC_SOURCE = '''
+@tilec.jit(interpret=True)
+def made_by_exec(x_ptr, out_ptr, n, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * 3 + 1 if B > 1 else x, mask=mask)
+'''
+
+
+def test_interpreter_runs_a_kernel_without_readable_source():
+    """A kernel built by ``exec`` from a string has no source to check: the interpreter runs it as Python does."""
+    ns: dict = {}
+    exec(_EXEC_SOURCE, {"tilec": tilec, "tl": tl}, ns)
+    x = np.random.default_rng(0).standard_normal(13).astype(np.float32)
+    out = np.zeros(16, np.float32)
+    ns["made_by_exec"][(1,)](x, out, 13, B=16)
+    np.testing.assert_allclose(out[:13], x * 3 + 1, rtol=1e-6)
+    assert (out[13:] == 0).all()

@@ -205,6 +205,13 @@ def parse_signature(fn, signature, constexprs, attrs):
     runtime = []
     for p in params:
         if p.name in constexprs:
+            packed = constexprs[p.name]
+            if isinstance(packed, Packed):  # a tuple or descriptor argument: its leaves are runtime parameters
+                for kind, hole in packed.spec:
+                    if kind == "arg":
+                        if hole not in typed:
+                            raise CompilationError(f"{fn.__name__}: no type given for parameter '{hole}'")
+                        runtime.append(_runtime_param(fn, hole, typed[hole], attrs))
             continue
         if p.is_constexpr or (p.name not in typed and p.has_default):
             if p.has_default:
@@ -213,28 +220,32 @@ def parse_signature(fn, signature, constexprs, attrs):
             raise CompilationError(f"{fn.__name__}: constexpr parameter '{p.name}' has no value")
         if p.name not in typed:
             raise CompilationError(f"{fn.__name__}: no type given for parameter '{p.name}'")
-        t = typed[p.name]
-        div, eq1 = 1, False
-        if isinstance(t, str):
-            t, _, suffix = t.partition(":")
-            if suffix:
-                if suffix == "16":
-                    div = 16
-                elif suffix == "1":
-                    eq1 = True
-                else:
-                    raise CompilationError(f"{fn.__name__}: unknown specialisation ':{suffix}' for '{p.name}'")
-            try:
-                t = type_from_signature(t)
-            except ValueError as e:
-                raise CompilationError(f"{fn.__name__}: parameter '{p.name}': {e}") from None
-        elif not isinstance(t, dtype):
-            raise CompilationError(f"{fn.__name__}: bad type {t!r} for parameter '{p.name}'")
-        a = attrs.get(p.name) or {}
-        div = int(a.get("divisibility", div))
-        eq1 = bool(a.get("equal_to_1", eq1))
-        runtime.append((p.name, t, div, eq1))
+        runtime.append(_runtime_param(fn, p.name, typed[p.name], attrs))
     return runtime, constexprs
+
+
+def _runtime_param(fn, name, t, attrs):
+    """(name, tl type, divisibility, equal_to_1) of a runtime parameter typed ``t`` in a signature."""
+    div, eq1 = 1, False
+    if isinstance(t, str):
+        t, _, suffix = t.partition(":")
+        if suffix:
+            if suffix == "16":
+                div = 16
+            elif suffix == "1":
+                eq1 = True
+            else:
+                raise CompilationError(f"{fn.__name__}: unknown specialisation ':{suffix}' for '{name}'")
+        try:
+            t = type_from_signature(t)
+        except ValueError as e:
+            raise CompilationError(f"{fn.__name__}: parameter '{name}': {e}") from None
+    elif not isinstance(t, dtype):
+        raise CompilationError(f"{fn.__name__}: bad type {t!r} for parameter '{name}'")
+    a = attrs.get(name) or {}
+    div = int(a.get("divisibility", div))
+    eq1 = bool(a.get("equal_to_1", eq1))
+    return (name, t, div, eq1)
 
 
 def generate(src, options=None) -> ModuleOp:

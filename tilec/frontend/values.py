@@ -92,8 +92,9 @@ def describe(structure) -> str:
 
 
 class Packed:
-    """A callee argument holding tensors inside a tuple/aggregate: its structure and, per leaf, either
-    ``("arg", parameter name)`` or ``("static", number)``. Part of the callee's specialisation key."""
+    """A callee argument (or a kernel's tuple/descriptor argument) holding tensors inside a tuple/aggregate: its
+    structure and, per leaf, either ``("arg", parameter name)`` or ``("static", number)``. Part of the callee's
+    specialisation key."""
     __slots__ = ("structure", "spec")
 
     def __init__(self, structure, spec):
@@ -105,6 +106,9 @@ class Packed:
 
     def __hash__(self):
         return hash(len(self.spec))
+
+    def __repr__(self):  # part of the disk cache key: the structure and the parameter names, never an address
+        return f"Packed({self.structure!r}, {self.spec!r})"
 
     def rebuild(self, scope_vars):
         """The value inside the callee: parameters (popped from ``scope_vars``) and static leaves."""

@@ -21,6 +21,7 @@ from .random import (randint, randint4x, rand, rand4x, randn, randn4x, umulhi, p
 from .descriptor import (tensor_descriptor, make_tensor_descriptor, load_tensor_descriptor,  # noqa: F401
                          store_tensor_descriptor)
 from .scaled_dot import dot_scaled  # noqa: F401
+from .inline_asm import inline_asm_elementwise  # noqa: F401
 from . import semantic, standard, core  # noqa: F401
 
 

@@ -9,7 +9,7 @@ pointer tile and mask as a block pointer with every dimension checked for the ot
 """
 from __future__ import annotations
 
-from .core import builtin, current, tensor, _unwrap
+from .core import Shape, builtin, current, tensor, _unwrap
 
 
 class tensor_descriptor:
@@ -18,7 +18,7 @@ class tensor_descriptor:
 
     def __init__(self, base, shape, strides, block_shape, padding):
         self.base, self.shape, self.strides = base, tuple(shape), tuple(strides)
-        self.block_shape, self.padding = tuple(block_shape), padding
+        self.block_shape, self.padding = Shape(block_shape), padding  # compares equal to a list, as Triton's
 
     def __tilec_flatten__(self):
         return [self.base, *self.shape, *self.strides], (self.block_shape, self.padding)
@@ -33,35 +33,46 @@ class tensor_descriptor:
     def dtype(self):
         return self.base.dtype.element_ty
 
-    def _block_ptr(self, offsets):
-        s = current()
+    def _dims(self, s):
+        """Shape and strides as the i64 scalars the descriptor ops take (a host descriptor's may arrive as Python
+        ints: a stride of 1 is specialised to the constant, as any ``== 1`` argument)."""
+        from . import core as tlc
+        return ([s.cast(s.to_tensor(_unwrap(v)), tlc.int64) for v in self.shape],
+                [s.cast(s.to_tensor(_unwrap(v)), tlc.int64) for v in self.strides])
+
+    def _offsets(self, offsets):
+        """One offset per dimension; the block's rows must hold 16 bytes (TMA's rule, host descriptors too)."""
         offsets = [_unwrap(o) for o in _unwrap(offsets)]
         if len(offsets) != len(self.block_shape):
             raise ValueError(f"a {len(self.block_shape)}-d tensor descriptor needs {len(self.block_shape)} offsets, "
                              f"got {len(offsets)}")
-        order = tuple(reversed(range(len(self.block_shape))))
-        return s.make_block_ptr(self.base, self.shape, self.strides, offsets, self.block_shape, order)
+        _check_row_bytes(self.block_shape, self.dtype)
+        return offsets
 
     @builtin
     def load(self, offsets):
         s = current()
-        offsets = [_unwrap(o) for o in _unwrap(offsets)]
-        if len(offsets) != len(self.block_shape):
-            raise ValueError(f"a {len(self.block_shape)}-d tensor descriptor needs {len(self.block_shape)} offsets, "
-                             f"got {len(offsets)}")
-        return s.descriptor_load(self.base, self.shape, self.strides, offsets, self.block_shape, self.padding)
+        offsets = self._offsets(offsets)
+        shape, strides = self._dims(s)
+        return s.descriptor_load(self.base, shape, strides, offsets, self.block_shape, self.padding)
 
     @builtin
     def store(self, offsets, value):
         s = current()
-        offsets = [_unwrap(o) for o in _unwrap(offsets)]
-        if len(offsets) != len(self.block_shape):
-            raise ValueError(f"a {len(self.block_shape)}-d tensor descriptor needs {len(self.block_shape)} offsets, "
-                             f"got {len(offsets)}")
-        return s.descriptor_store(self.base, self.shape, self.strides, offsets, self.block_shape, value)
+        offsets = self._offsets(offsets)
+        shape, strides = self._dims(s)
+        return s.descriptor_store(self.base, shape, strides, offsets, self.block_shape, value)
 
     def __repr__(self):
         return f"tensor_descriptor<{list(self.block_shape)}, {self.dtype}>"
+
+
+def _check_row_bytes(block_shape, elem_ty):
+    """A TMA box moves at least 16 bytes per row; kept on every backend (and for descriptors made on the host)."""
+    elem_bytes = max(elem_ty.primitive_bitwidth // 8, 1)
+    if block_shape[-1] * elem_bytes < 16:
+        raise ValueError(f"Descriptor block shape must have at least 16 bytes in the last dimension, but got "
+                         f"{block_shape[-1]} * {elem_bytes} = {block_shape[-1] * elem_bytes} bytes")
 
 
 @builtin
@@ -78,10 +89,7 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
         raise ValueError(f"make_tensor_descriptor: shape, strides and block_shape need {n} entries each, got "
                          f"{len(shape)}, {len(strides)} and {n}")
     s.check_block_shape(block_shape)
-    elem_bytes = max(base.dtype.element_ty.primitive_bitwidth // 8, 1)
-    if block_shape[-1] * elem_bytes < 16:  # a TMA box moves at least 16 bytes per row; kept on every backend
-        raise ValueError(f"Descriptor block shape must have at least 16 bytes in the last dimension, but got "
-                         f"{block_shape[-1]} * {elem_bytes} = {block_shape[-1] * elem_bytes} bytes")
+    _check_row_bytes(block_shape, base.dtype.element_ty)
     last = _unwrap(strides[-1])
     if not isinstance(last, tensor) and last != 1:
         raise ValueError(f"make_tensor_descriptor: the last dimension must be contiguous (stride 1), got {last}")

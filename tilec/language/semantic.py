@@ -46,8 +46,16 @@ def scalar_type_of(v):
             return tlc.uint64
         raise ValueError(f"integer {v} does not fit in 64 bits")
     if isinstance(v, numbers.Real):
-        return tlc.float32
+        # float32 unless float32 would lose the value: a finite non-zero magnitude outside float32's normal range
+        # (1e50, 1e-40) is float64, as in Triton
+        a = abs(float(v))
+        if a == 0.0 or a != a or a == float("inf") or _F32_NORMAL[0] <= a <= _F32_NORMAL[1]:
+            return tlc.float32
+        return tlc.float64
     raise TypeError(f"cannot use {type(v).__name__} value {v!r} as a tensor")
+
+
+_F32_NORMAL = (2.0 ** -126, (2 - 2.0 ** -23) * 2.0 ** 127)
 
 
 def _fits(value, ty) -> bool:

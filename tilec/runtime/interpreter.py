@@ -27,10 +27,11 @@ from ..language import core as tlc
 from ..language.core import tensor, type_from_signature, use_semantic
 from ..language.semantic import Semantic
 from ..frontend.tir_builder import TirBuilder
+from ..frontend.values import Packed
 from ..passes.inline import InlineAll
 from ..passes.pointer_origins import written_params
 from ..targets.extent import byte_extent
-from . import interp_bounds
+from . import aggregates, interp_bounds
 
 
 class Value:
@@ -309,6 +310,7 @@ def check(jitfn, values, options=None, debug=False, launching=True):
     """The compile-time part of a launch: specialise, check the kernel as the compiler would (once per
     specialisation: whatever compiled code refuses — syntax, types, shapes, names — is refused here too, with the
     same located message, before any program runs) and refuse read-only memory for the parameters it writes.
+    A function without readable source (made by ``exec`` from a string) is run unchecked, as Python runs it.
     Only the IR is built (no optimisation, no code generation); dots of any size stay allowed, as the
     interpreter runs them; a warmup (``launching=False``) leaves memory alone, as a compiled one does. Returns the
     specialised source."""
@@ -317,7 +319,11 @@ def check(jitfn, values, options=None, debug=False, launching=True):
     except (TypeError, ValueError, OverflowError) as e:
         raise type(e)(f"{jitfn.__name__}: {e}") from None
     opts = _semantic_options(options or {}, debug)
-    done = jitfn.source.__dict__.setdefault("checked_variants", {})  # new source text: checked afresh
+    try:
+        source = jitfn.source
+    except CompilationError:  # a function made by exec from a string: nothing to check, it runs as it is
+        return src
+    done = source.__dict__.setdefault("checked_variants", {})  # new source text: checked afresh
     k = (key, tuple(sorted(opts.items())))
     written = done.get(k)
     if written is None:
@@ -335,15 +341,21 @@ def run(jitfn, grid, values, debug=False, options=None):
     sem_options = _semantic_options(options or {}, debug)
     memory = Memory()
     tb = TirBuilder()
+    def arg(name, v):
+        if (src.attrs.get(name) or {}).get("equal_to_1"):
+            return 1  # compiled as the constant 1, a Python int that adopts its partner's type: so here too
+        return _arg_tensor(src.signature[name], v, memory, tb, name)
+
     args = []
     for p, v in zip(jitfn.params, values):
         sig = src.signature.get(p.name, "constexpr")
-        if sig == "constexpr":
-            args.append(src.constexprs.get(p.name, v))
-        elif (src.attrs.get(p.name) or {}).get("equal_to_1"):
-            args.append(1)  # compiled as the constant 1, a Python int that adopts its partner's type: so here too
-        else:
-            args.append(_arg_tensor(sig, v, memory, tb, p.name))
+        if sig != "constexpr":
+            args.append(arg(p.name, v))
+            continue
+        c = src.constexprs.get(p.name, v)
+        if isinstance(c, Packed):  # a tuple or descriptor argument, rebuilt from its leaves as compiled code does
+            c = c.rebuild({n: arg(n, x) for n, x in zip(aggregates.leaf_names(p.name, v), aggregates.leaves(v))})
+        args.append(c)
     fn = interpreted_function(jitfn)
     # nested ranges, not itertools.product (which would first build a tuple of every index along each axis)
     for z, y, x in ((z, y, x) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])):

@@ -24,7 +24,7 @@ from ..frontend.function import PLAIN_PARAMETERS_ONLY, KernelFunction
 from ..frontend.source import replace_source
 from ..language.core import constexpr, dtype, tensor
 from ..pipeline import compile_source
-from . import interpreter
+from . import aggregates, interpreter
 from .args import KEYERS, TOO_WIDE, describer, host_value, probe
 from ..targets import arguments
 from ..targets.grid import normalize_grid
@@ -182,12 +182,16 @@ class JITFunction(KernelFunction):
                     raise TypeError(f"{self.__name__}: constexpr parameter '{p.name}' needs a compile-time value "
                                     f"(number, bool, str, None, tl dtype or @jit function), got {type(v).__name__}")
                 constexprs[p.name] = v
+            elif aggregates.is_aggregate(v):  # a tuple or descriptor: its structure specialises, its leaves run
+                constexprs[p.name], holes = aggregates.pack(p.name, v, p.specialize)
+                runtime_params += [h for h, _ in holes]
+                runtime_vals += [x for _, x in holes]
             else:
                 runtime_params.append(p)
                 runtime_vals.append(v)
         key, sig, attrs = describe(runtime_params, runtime_vals)
         ckey = (key, tuple((k, _hashable(v)) for k, v in constexprs.items()))
-        sig = {p.name: sig.get(p.name, "constexpr") for p in params}
+        sig = dict({p.name: sig.get(p.name, "constexpr") for p in params}, **sig)
         return ckey, runtime_vals, ASTSource(self, sig, constexprs, attrs)
 
     def run(self, *args, grid, warmup=False, **kwargs):
@@ -252,8 +256,8 @@ class JITFunction(KernelFunction):
         the same before running)."""
         if not written:
             return
-        runtime = [values[i] for i in self._runtime_idx]
-        names = [self._names[i] for i in self._runtime_idx]
+        runtime = aggregates.expand(values[i] for i in self._runtime_idx)
+        names = [n for i in self._runtime_idx for n in aggregates.leaf_names(self._names[i], values[i])]
         for j in written:
             if j < len(runtime):
                 info = arguments.inspect(runtime[j])
@@ -269,7 +273,7 @@ class JITFunction(KernelFunction):
         g = _grid3(grid, self.__name__)
         if g is not None:
             kernel.launcher(g, [v if type(v) not in _NP_SCALARS else host_value(v) for v in
-                                (values[i] for i in self._runtime_idx) if v is not None])
+                                aggregates.expand(values[i] for i in self._runtime_idx) if v is not None])
         return kernel
 
     def _fast_key(self, values):
@@ -309,7 +313,7 @@ class JITFunction(KernelFunction):
                 _, _, src = self.specialize(values)
                 opts = {k: v for k, v in options.items() if k != "target"}
                 opts["debug"] = self.debug_enabled(opts.get("debug"))
-                kernel = compile_source(src, options.get("target") or target_for(values), opts)
+                kernel = compile_source(src, options.get("target") or target_for(aggregates.expand(values)), opts)
                 self.cache[okey] = kernel
         return kernel
 

@@ -138,11 +138,16 @@ def cast(b: ir.IRBuilder, src_t, dst_t, x, rounding="rtne"):
         return b.inttoptr(x, ld)
     if s.is_float and d.is_float:
         if d.name == "bf16":
+            if rounding == "rtz" and s.name != "bf16":
+                return _bf16_rtz(b, x if ls == F32 else (b.fpext(x, F32) if _width(ls) < 32 else
+                                                       _narrow_rtz(b, x, F32)))
             y = x if ls == F32 else (b.fpext(x, F32) if _width(ls) < 32 else b.fptrunc(x, F32))
             return round_bf16(b, y)
         if ls == ld:
             return x
-        return b.fpext(x, ld) if _width(ls) < _width(ld) else b.fptrunc(x, ld)
+        if _width(ls) < _width(ld):
+            return b.fpext(x, ld)
+        return _narrow_rtz(b, x, ld) if rounding == "rtz" else b.fptrunc(x, ld)
     if s.is_float:  # float -> int
         if d.is_bool:
             return b.fcmp_unordered("!=", x, ir.Constant(ls, 0.0))
@@ -160,6 +165,26 @@ def cast(b: ir.IRBuilder, src_t, dst_t, x, rounding="rtne"):
     if ls.width > ld.width:
         return b.trunc(x, ld)
     return b.sext(x, ld) if s.is_signed else b.zext(x, ld)
+
+
+def _narrow_rtz(b: ir.IRBuilder, x, ld):
+    """``x`` narrowed to float type ``ld`` rounding toward zero: the nearest-even result, stepped one ulp toward
+    zero (its integer code minus one) where it came out larger in magnitude than ``x``. Finite values past the
+    largest finite one so become it, not infinity; NaN and infinities pass as they are."""
+    y = b.fptrunc(x, ld)
+    fabs = f"llvm.fabs.{mangle(x.type)}"
+    grew = b.fcmp_ordered(">", _intrinsic(b, fabs, x.type, [b.fpext(y, x.type)]), _intrinsic(b, fabs, x.type, [x]))
+    it = ir.IntType(_width(ld))
+    stepped = b.bitcast(b.sub(b.bitcast(y, it), ir.Constant(it, 1)), ld)
+    return b.select(grew, stepped, y)
+
+
+def _bf16_rtz(b: ir.IRBuilder, v):
+    """An f32 register value rounded toward zero to bf16 (kept in f32): the low 16 bits cleared, except that NaN
+    keeps the nearest-even path's quiet NaN (clearing could leave an infinity)."""
+    i32 = ir.IntType(32)
+    cut = b.bitcast(b.and_(b.bitcast(v, i32), ir.Constant(i32, 0xFFFF0000)), F32)
+    return b.select(b.fcmp_unordered("uno", v, v), round_bf16(b, v), cut)
 
 
 def _width(t):
