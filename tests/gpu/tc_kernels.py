@@ -132,6 +132,20 @@ def desc_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, strid
 
 
 @tilec.jit
+def host_desc_matmul_kernel(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                            BLOCK_K: tl.constexpr):
+    """The matmul over descriptors made on the host (``TensorDescriptor.from_tensor``): their bases, shapes and
+    strides arrive as parameters, so the copy engine can take them as it takes in-kernel ones."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+        b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+
+
+@tilec.jit
 def desc_attn_kernel(Q, K, V, Out, sm_scale, Z_H, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
                      BLOCK_N: tl.constexpr):
     """Attention forward with K and V through descriptors over the flattened [Z*H*N_CTX, D] tensors: V goes
