@@ -38,14 +38,16 @@ def launch(kernel, grid, mode, *args, **constexprs):
                 return TensorWrapper(cuda_array.from_numpy(a.base), a.dtype)
             return a
         args = [to_device(a) for a in host]
-    kernel[grid](*args, **constexprs)
-    if mode == "cuda":
-        cuda_array.synchronize()
-        for h, d in zip(host, args):
-            if isinstance(h, np.ndarray):
-                h[...] = d.numpy().reshape(h.shape)
-            elif isinstance(h, TensorWrapper) and isinstance(h.base, np.ndarray):
-                h.base[...] = d.base.numpy().reshape(h.base.shape)
+    try:
+        kernel[grid](*args, **constexprs)
+    finally:  # also after a launch that raised (a debug build's BoundsError): what the grid did is copied back
+        if mode == "cuda":
+            cuda_array.synchronize()
+            for h, d in zip(host, args):
+                if isinstance(h, np.ndarray):
+                    h[...] = d.numpy().reshape(h.shape)
+                elif isinstance(h, TensorWrapper) and isinstance(h.base, np.ndarray):
+                    h.base[...] = d.base.numpy().reshape(h.base.shape)
 
 
 def rng(seed=0):

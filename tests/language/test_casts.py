@@ -69,7 +69,6 @@ def rtz_kernel(X, Y, Z, BLOCK: tl.constexpr):
 
 
 def test_fp_downcast_rounding(mode, request):
-    known_bug(request, mode, ["cuda"], "CUDA backend ignores fp_downcast_rounding='rtz'")
     x = rng(11).standard_normal(64).astype(np.float32)
     y, z = np.zeros(64, np.float16), np.zeros(64, np.float16)
     launch(rtz_kernel, (1,), mode, x, y, z, BLOCK=64)
@@ -223,7 +222,6 @@ def f64_narrow_kernel(X, H, B, HZ, BLOCK: tl.constexpr):
 
 def test_f64_to_16_bit_floats(mode, request):
     """One correctly rounded step from f64 (no double rounding through f32), rtne and rtz."""
-    known_bug(request, mode, ["cuda"], "CUDA backend: bf16 casts produce LLVM IR that does not parse")
     r = rng(14)
     # values just off f16/bf16 midpoints, where rounding through f32 first would go wrong
     h = r.standard_normal(64).astype(np.float16).astype(np.float64)

@@ -103,6 +103,12 @@ def test_compare_tolerances():
     # the tolerance is relative to the array's largest magnitude: cancellation near 0 is allowed for
     big = np.array([1e4, 1e-3], np.float32)
     assert compare(big, np.array([1e4, 2e-3], np.float32), 1e-5) is None
+    # hardware that flushes subnormals (NVIDIA's float atomics): the reference's subnormals count as zeros there
+    sub = np.array([1e-45, 3.0, 2e-40], np.float32)
+    flushed = np.array([0.0, 3.0, 0.0], np.float32)
+    assert compare(sub, flushed, 0.0) is not None
+    assert compare(sub, flushed, 0.0, flush_subnormals=True) is None
+    assert compare(sub, np.array([0.0, 3.5, 0.0], np.float32), 0.0, flush_subnormals=True) is not None
 
 
 @pytest.fixture
