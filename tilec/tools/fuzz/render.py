@@ -75,6 +75,11 @@ class _Renderer:
                 return f"tl.minimum(tl.maximum({args[0]}, {float(lo)}), {float(hi)}).to(tl.{dt})"
             return f"{args[0]}.to(tl.{dt})"
         if n == "bitcast":
+            if is_float(self.info.types[id(a[0])].dtype):
+                # a NaN's bits are the hardware's own (x86 makes 0xffc00000, NVIDIA 0x7fffffff): NaNs are made one
+                # constant NaN first, whose bits every backend keeps
+                x = args[0]
+                return f"tl.where({x} == {x}, {x}, float('nan')).to(tl.{at['dtype']}, bitcast=True)"
             return f"{args[0]}.to(tl.{at['dtype']}, bitcast=True)"
         if n in ("sum", "max", "min", "cumsum"):
             axis = at.get("axis")
