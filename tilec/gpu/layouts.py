@@ -487,6 +487,13 @@ def swizzle_bytes(layout, tile_shape, eb: int) -> int:
 # ---------------------------------------------------------------------------------------------------------------
 # defaults
 # ---------------------------------------------------------------------------------------------------------------
+def holds_copies(t) -> bool:
+    """Whether threads of tile type ``t``'s layout hold copies of the same elements (a slice of a 2-d layout,
+    a tile smaller than the threads): stores and atomics then run in one owner per element."""
+    ll = t.layout.to_linear(t.shape)
+    return bool(ll.free_mask("lane") or ll.free_mask("warp"))
+
+
 def default_blocked(shape, num_warps: int, warp_size: int = 32, size_per_thread=None, order=None) -> BlockedLayout:
     """Lanes fill the fastest dimension first, then warps fill from the slowest dimension; what a shape does
     not use is broadcast. ``size_per_thread`` (e.g. from coalescing) packs elements per thread first."""

@@ -6,8 +6,9 @@ import llvmlite.ir as ir
 
 from ...errors import BackendError
 from ...ir import ops as O
+from ..layouts import holds_copies
 from ..passes.axis_info import vector_width
-from .layouts import owner_predicate, smem_ptr
+from .layouts import StagingBuffer, owner_predicate, reg_coord_values, smem_ptr
 from .registry import lowers
 from .types import I32, from_memory, llvm_type, memory_bytes, memory_type, to_memory
 from .values import ll_of, num_regs
@@ -106,7 +107,26 @@ def lower_atomic_rmw(L, op):
     lt = llvm_type(et)
     out = [L._guarded(p, lambda q=q, v=v: b.atomic_rmw(llop, q, v, order), lt)
            for q, v, p in zip(ptrs, vals, preds)]
-    L.bind(op.result, out if op.result.type.is_tile else _from_thread0(L, op, out[0]))
+    L.bind(op.result, _to_copies(L, op, out) if op.result.type.is_tile else _from_thread0(L, op, out[0]))
+
+
+def _to_copies(L, op, out):
+    """A tile atomic runs in the owner of each element only (one update per element); where other threads
+    hold copies of the element and the result is used, they get the owner's result through shared memory
+    (their own registers hold zeros)."""
+    t = op.result.type
+    if not op.result.uses or not holds_copies(t):
+        return out
+    b = L.b
+    ll = ll_of(t)
+    base = L._smem_base(op, "an atomic's result for the threads holding copies")
+    eb = memory_bytes(t.element)
+    offs = StagingBuffer(ll, ll, t.shape, eb, vector=False).offsets(L, reg_coord_values(L, ll))
+    with b.if_then(owner_predicate(L, ll)):
+        for v, o in zip(out, offs):
+            b.store(to_memory(b, t.element, v), smem_ptr(L, base, o, eb))
+    L.target.barrier(b)
+    return [from_memory(b, t.element, b.load(smem_ptr(L, base, o, eb), typ=memory_type(t.element))) for o in offs]
 
 
 def _from_thread0(L, op, v):
@@ -139,4 +159,4 @@ def lower_atomic_cas(L, op):
             return b.bitcast(r, lt)
         return b.extract_value(b.cmpxchg(q, c, v, order, fail), 0)
     out = [L._guarded(p, lambda q=q, c=c, v=v: one(q, c, v), lt) for q, c, v, p in zip(ptrs, cmps, vals, preds)]
-    L.bind(op.result, out if op.result.type.is_tile else _from_thread0(L, op, out[0]))
+    L.bind(op.result, _to_copies(L, op, out) if op.result.type.is_tile else _from_thread0(L, op, out[0]))

@@ -9,7 +9,7 @@ allocator places both, so scratch inside a pipelined loop never lands on a ring.
 """
 from __future__ import annotations
 
-from ..layouts import DotOperandLayout, MatrixUnitOperandLayout
+from ..layouts import DotOperandLayout, MatrixUnitOperandLayout, holds_copies
 from .common import Pass, elem_bytes
 from ...ir import ops as O
 
@@ -26,8 +26,11 @@ def scratch_bytes(op) -> int:
         if s.layout.to_linear(s.shape).same_threads(d.layout.to_linear(d.shape)):
             return 0
         return s.numel * elem_bytes(s)
-    if isinstance(op, (O.AtomicRMWOp, O.AtomicCASOp)) and not op.ptr.type.is_tile and op.result.uses:
-        return 16  # thread 0 runs a scalar atomic and hands its result to the others
+    if isinstance(op, (O.AtomicRMWOp, O.AtomicCASOp)) and op.result.uses:
+        if not op.ptr.type.is_tile:
+            return 16  # thread 0 runs a scalar atomic and hands its result to the others
+        t = op.result.type  # the owner of each element hands its result to the threads holding copies
+        return t.numel * elem_bytes(t) if t.layout is not None and holds_copies(t) else 0
     if isinstance(op, (O.TransOp, O.ReshapeOp)):
         s, d = op.src.type, op.result.type
         if not s.is_tile:
