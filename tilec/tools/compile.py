@@ -4,7 +4,8 @@
         -g "(n + 1023) / 1024, 1, 1" -w 4 -ns 3 -t cuda:90 -o out/add
 
 writes ``out/add.<sig-hash>.h`` and, for CUDA, ``out/add.<sig-hash>.c`` (cubin or PTX embedded,
-``load_``/``unload_`` and the launch function ``add_<sig-hash>(CUstream, args...)``), for ``-t cpu`` the host
+``load_``/``unload_`` and the launch function ``add_<sig-hash>(CUstream, args...)``), for ``-t hip:gfx942`` the
+same over the HIP runtime (hsaco embedded, ``add_<sig-hash>(hipStream_t, args...)``), for ``-t cpu`` the host
 object ``out/add.<sig-hash>.o`` (``add_<sig-hash>(args...)`` runs the grid on the calling thread).
 ``python -m tilec.tools.link out/*.h -o out/add_dispatch`` then writes a dispatcher over several of them.
 Exit status 0, or 2 with a one-line ``tilec: ...`` message for bad input (1 when the compiler itself fails).
@@ -23,7 +24,7 @@ from .targets import parse_target
 
 def _parser():
     ap = argparse.ArgumentParser(prog="python -m tilec.tools.compile",
-                                 description="Compile a @jit kernel ahead of time into C (CUDA) or a host object.")
+                                 description="Compile a @jit kernel ahead of time into C (CUDA, HIP) or a host object.")
     ap.add_argument("path", help="the Python file that defines the kernel")
     ap.add_argument("-n", "--kernel-name", required=True, help="the kernel's name in that file")
     ap.add_argument("-s", "--signature", required=True,
@@ -33,7 +34,8 @@ def _parser():
     ap.add_argument("-w", "--num-warps", type=int, default=4)
     ap.add_argument("-ns", "--num-stages", type=int, default=3)
     ap.add_argument("--debug", action="store_true", help="keep device_assert checks (as Triton's debug=True)")
-    ap.add_argument("-t", "--target", default="cpu", help="cpu (default), cuda:90, cuda:80, ...")
+    ap.add_argument("-t", "--target", default="cpu",
+                    help="cpu (default), cuda:90, cuda:80, ..., hip:gfx942, hip:gfx1100 (wave32), ...")
     ap.add_argument("-o", "--out-path", help="path prefix of the outputs (default: the out name, here)")
     ap.add_argument("-on", "--out-name", help="C name of the kernel (default: the -o basename or -n)")
     return ap
@@ -48,8 +50,8 @@ def build(a) -> list[str]:
         target, backend = parse_target(a.target)
     except ValueError as e:
         raise AOTError(str(e)) from None
-    if target.backend not in ("cpu", "cuda"):
-        raise AOTError(f"AOT output for {target.backend!r} is not supported yet (cpu, cuda)")
+    if target.backend not in ("cpu", "cuda", "hip"):
+        raise AOTError(f"AOT output for {target.backend!r} is not supported yet (cpu, cuda, hip)")
     fn = load_kernel(a.path, a.kernel_name)
     runtime, constexprs = parse_signature(fn, a.signature)
     grid = parse_grid(a.grid, runtime, constexprs)
@@ -57,8 +59,12 @@ def build(a) -> list[str]:
     out_name = a.out_name or os.path.basename(out_path) or a.kernel_name
     if not out_name.isidentifier():
         raise AOTError(f"out name {out_name!r} is not a C identifier (give -on)")
+    arch = getattr(backend, "arch", None)
+    if target.backend == "hip":
+        from .aot.hip_c import arch_name
+        arch = arch_name(backend)
     spec = KernelSpec(fn, fn.__name__, runtime, constexprs, grid, a.num_warps, a.num_stages, target.backend,
-                      getattr(backend, "arch", None), out_name, {"debug": True} if a.debug else {})
+                      arch, out_name, {"debug": True} if a.debug else {})
     warp = getattr(backend, "warp_size", 1) or 1
     src = ASTSource(fn, signature=spec.signature, constexprs=constexprs)
     try:
@@ -79,6 +85,11 @@ def build(a) -> list[str]:
         from .aot import cpu_object
         written[base + ".o"] = cpu_object.object_code(spec, compiled)
         written[base + ".h"] = cpu_object.header(spec, record)
+    elif target.backend == "hip":
+        from .aot import hip_c
+        image = hip_c.image_of(compiled)
+        written[base + ".h"] = hip_c.header(spec, record, compiled)
+        written[base + ".c"] = hip_c.source(spec, compiled, image)
     else:
         from .aot import cuda_c
         image, kind = cuda_c.image_of(compiled)

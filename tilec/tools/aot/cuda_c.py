@@ -8,12 +8,8 @@ grid from the ``-g`` expressions and launches ``32 * num_warps`` threads per blo
 """
 from __future__ import annotations
 
+from .c_bytes import bytes_literal
 from .spec import KernelSpec
-
-
-def _bytes_literal(data: bytes, per_line: int = 24) -> str:
-    rows = [", ".join(f"0x{b:02x}" for b in data[i:i + per_line]) for i in range(0, len(data), per_line)]
-    return ",\n  ".join(rows)
 
 
 def image_of(compiled) -> tuple[bytes, str]:
@@ -60,7 +56,7 @@ def source(spec: KernelSpec, compiled, image: bytes, kind: str) -> str:
 #include <stddef.h>
 
 static const unsigned char {f}_image[{len(image)}] = {{
-  {_bytes_literal(image)}
+  {bytes_literal(image)}
 }};  /* {kind} */
 
 static CUmodule {f}_module = NULL;

@@ -5,19 +5,40 @@ one) form one algorithm; the algorithms are the distinct constexpr values and la
 the dispatcher tries its specialisations most-specialised first and calls the first whose hints the arguments
 satisfy. It exports, for out name ``N``:
 
-- ``N(args..., int algo_id)`` (CUDA: ``N(CUstream, args..., int algo_id)``): the chosen algorithm;
+- ``N(args..., int algo_id)`` (CUDA: ``N(CUstream, args..., int algo_id)``, HIP: ``N(hipStream_t, ...)``): the
+  chosen algorithm;
 - ``N_default(args...)``: algorithm 0; ``N_get_num_algos()``: how many there are;
-- CUDA only: ``load_N()`` / ``unload_N()`` over every specialisation.
+- CUDA and HIP: ``load_N()`` / ``unload_N()`` over every specialisation.
 
-No specialisation matching returns ``CUDA_ERROR_INVALID_VALUE`` (CUDA) or -1 (CPU), as does a bad ``algo_id``.
+No specialisation matching returns ``CUDA_ERROR_INVALID_VALUE`` (CUDA), ``hipErrorInvalidValue`` (HIP) or -1
+(CPU), as does a bad ``algo_id``. The specialisations of one name share a target and architecture (a code object
+loads on one only), and one dispatcher serves one GPU runtime: CUDA and HIP headers are never linked together.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+from dataclasses import dataclass
 
+from . import hip_c
 from .spec import AOTError
+
+
+@dataclass(frozen=True)
+class _Runtime:
+    """How one target's dispatchers look in C: the result type, its success and failure values, the stream
+    parameter launches take first (None on the CPU) and the include that declares them."""
+    ret: str
+    ok: str
+    fail: str
+    stream: str | None
+    include: str
+
+
+_RUNTIMES = {"cpu": _Runtime("int32_t", "0", "-1", None, ""),
+             "cuda": _Runtime("CUresult", "CUDA_SUCCESS", "CUDA_ERROR_INVALID_VALUE", "CUstream", "#include <cuda.h>\n"),
+             "hip": _Runtime("hipError_t", "hipSuccess", "hipErrorInvalidValue", "hipStream_t", hip_c.INCLUDE)}
 
 _RECORD = re.compile(r"^// tilec-aot (\{.*\})\s*$", re.M)
 
@@ -35,12 +56,27 @@ def read_header(path: str) -> dict:
         rec = json.loads(m.group(1))
     except json.JSONDecodeError:
         raise AOTError(f"{path}: its tilec-aot record is damaged") from None
+    if rec.get("target") not in _RUNTIMES:
+        raise AOTError(f"{path}: unknown target {rec.get('target')!r} in its tilec-aot record")
     rec["header"] = os.path.basename(path)
     return rec
 
 
+def _where(r: dict) -> str:
+    return r["target"] + (f":{r['arch']}" if r.get("arch") is not None else "")
+
+
 def group(records: list) -> dict:
-    """name -> its records; every specialisation of a name must take the same C parameters on one target."""
+    """name -> its records; every specialisation of a name must take the same C parameters on one target and
+    architecture, and CUDA and HIP specialisations never meet in one dispatcher."""
+    gpu = {}
+    for r in records:
+        if _RUNTIMES[r["target"]].stream is not None:
+            gpu.setdefault(r["target"], r)
+    if len(gpu) > 1:
+        a, b = gpu.values()
+        raise AOTError(f"{a['header']} is for {_where(a)} and {b['header']} for {_where(b)}: CUDA and HIP kernels "
+                       "cannot share a dispatcher (link each target's headers separately)")
     out: dict = {}
     for r in records:
         out.setdefault(r["name"], []).append(r)
@@ -48,8 +84,8 @@ def group(records: list) -> dict:
         first = rs[0]
         shape = [(p["name"], p["ctype"]) for p in first["params"]]
         for r in rs[1:]:
-            if r["target"] != first["target"]:
-                raise AOTError(f"{name}: {r['header']} is for {r['target']}, {first['header']} for {first['target']}")
+            if _where(r) != _where(first):
+                raise AOTError(f"{name}: {r['header']} is for {_where(r)}, {first['header']} for {_where(first)}")
             if [(p["name"], p["ctype"]) for p in r["params"]] != shape:
                 raise AOTError(f"{name}: {r['header']} and {first['header']} take different parameters")
         funcs = [r["func"] for r in rs]
@@ -58,10 +94,11 @@ def group(records: list) -> dict:
     return out
 
 
-def _condition(p: dict, cuda: bool) -> str | None:
+def _condition(p: dict, int_ptr: bool) -> str | None:
+    """The C test of ``p``'s hint; ``int_ptr``: pointers are integers (CUdeviceptr), not ``void *``."""
     if p["hint"] == 16:
         if p["kind"] == "ptr":
-            return f"((uintptr_t){p['name']} % 16 == 0)" if not cuda else f"({p['name']} % 16 == 0)"
+            return f"((uintptr_t){p['name']} % 16 == 0)" if not int_ptr else f"({p['name']} % 16 == 0)"
         return f"({p['name']} % 16 == 0)"
     if p["hint"] == 1:
         return f"({p['name']} == 1)"
@@ -77,26 +114,27 @@ def _algos(rs: list) -> list:
 
 def _one(name: str, rs: list) -> tuple[list, list]:
     """(declarations, definitions) of the dispatcher for ``name``."""
-    cuda = rs[0]["target"] == "cuda"
+    rt = _RUNTIMES[rs[0]["target"]]
+    gpu, int_ptr = rt.stream is not None, rs[0]["target"] == "cuda"
     params = ", ".join(f"{p['ctype']} {p['name']}" for p in rs[0]["params"])
     names = ", ".join(p["name"] for p in rs[0]["params"])
-    ret, fail = ("CUresult", "CUDA_ERROR_INVALID_VALUE") if cuda else ("int32_t", "-1")
-    lead, lead_args = ("CUstream stream", "stream") if cuda else ("", "")
+    ret, fail = rt.ret, rt.fail
+    lead, lead_args = (f"{rt.stream} stream", "stream") if gpu else ("", "")
     full = ", ".join(x for x in (lead, params) if x)
     call_args = ", ".join(x for x in (lead_args, names) if x)
     algos = _algos(rs)
     decls = [f"/* {name}: {len(rs)} specialisation(s) in {len(algos)} algorithm(s) */",
              f"{ret} {name}({full + ', ' if full else ''}int algo_id);",
              f"{ret} {name}_default({full or 'void'});", f"int {name}_get_num_algos(void);"]
-    if cuda:
-        decls += [f"CUresult load_{name}(void);", f"CUresult unload_{name}(void);"]
+    if gpu:
+        decls += [f"{ret} load_{name}(void);", f"{ret} unload_{name}(void);"]
     body = []
     for i, algo in enumerate(algos):
         body.append(f"/* {name} algorithm {i}: {algo[0]['algo']} */")
         body.append(f"static {ret} {name}_algo{i}({full or 'void'}) {{")
         conds = []
         for r in algo:
-            conds = [c for c in (_condition(p, cuda) for p in r["params"]) if c]
+            conds = [c for c in (_condition(p, int_ptr) for p in r["params"]) if c]
             call = f"return {r['func']}({call_args});"
             body.append(f"  if ({' && '.join(conds)}) {call}" if conds else f"  {call}")
             if not conds:
@@ -108,19 +146,19 @@ def _one(name: str, rs: list) -> tuple[list, list]:
     body += [f"  case {i}: return {name}_algo{i}({call_args});" for i in range(len(algos))]
     body.append(f"  default: return {fail};\n  }}\n}}\n")
     body.append(f"{ret} {name}_default({full or 'void'}) {{ return {name}({call_args}{', ' if call_args else ''}0); }}\n")
-    if cuda:
-        body.append(f"CUresult load_{name}(void) {{\n  CUresult err;")
-        body += [f"  if ((err = load_{r['func']}()) != CUDA_SUCCESS) return err;" for r in rs]
-        body.append("  return CUDA_SUCCESS;\n}\n")
-        body.append(f"CUresult unload_{name}(void) {{\n  CUresult err = CUDA_SUCCESS, e;")
-        body += [f"  if ((e = unload_{r['func']}()) != CUDA_SUCCESS) err = e;" for r in rs]
+    if gpu:
+        body.append(f"{ret} load_{name}(void) {{\n  {ret} err;")
+        body += [f"  if ((err = load_{r['func']}()) != {rt.ok}) return err;" for r in rs]
+        body.append(f"  return {rt.ok};\n}}\n")
+        body.append(f"{ret} unload_{name}(void) {{\n  {ret} err = {rt.ok}, e;")
+        body += [f"  if ((e = unload_{r['func']}()) != {rt.ok}) err = e;" for r in rs]
         body.append("  return err;\n}\n")
     return decls, body
 
 
 def write(groups: dict, out_name: str) -> tuple[str, str]:
     """(header, source) of the dispatchers for every out name in ``groups``, named ``out_name``.h/.c."""
-    cuda = any(rs[0]["target"] == "cuda" for rs in groups.values())
+    includes = "".join(sorted({_RUNTIMES[rs[0]["target"]].include for rs in groups.values()}))
     decls, body = [], [f"/* generated by python -m tilec.tools.link; see {out_name}.h */", f'#include "{out_name}.h"']
     body += [f'#include "{r["header"]}"' for rs in groups.values() for r in rs]
     body.append("")
@@ -128,9 +166,8 @@ def write(groups: dict, out_name: str) -> tuple[str, str]:
         d, b = _one(name, rs)
         decls += d
         body += b
-    inc = "#include <cuda.h>\n" if cuda else ""
     header = (f"/* dispatchers over tilec AOT kernels: {', '.join(groups)}; written by python -m tilec.tools.link */"
-              f"\n#pragma once\n{inc}#include <stdbool.h>\n#include <stdint.h>\n\n"
+              f"\n#pragma once\n{includes}#include <stdbool.h>\n#include <stdint.h>\n\n"
               "#ifdef __cplusplus\nextern \"C\" {\n#endif\n" + "\n".join(decls) +
               "\n#ifdef __cplusplus\n}\n#endif\n")
     return header, "\n".join(body)

@@ -86,7 +86,7 @@ class KernelSpec:
     def describe(self) -> dict:
         """The header's ``// tilec-aot`` record (what ``tilec.tools.link`` reads)."""
         return {"name": self.out_name, "func": self.func_name, "kernel": self.kernel_name, "target": self.target,
-                "algo": self.algo, "grid": self.grid,
+                "arch": None if self.arch is None else str(self.arch), "algo": self.algo, "grid": self.grid,
                 "params": [{"name": p.name, "ctype": p.ctype, "kind": p.kind, "hint": p.hint} for p in self.params]}
 
 
