@@ -37,7 +37,8 @@ class _Runtime:
 
 
 _RUNTIMES = {"cpu": _Runtime("int32_t", "0", "-1", None, ""),
-             "cuda": _Runtime("CUresult", "CUDA_SUCCESS", "CUDA_ERROR_INVALID_VALUE", "CUstream", "#include <cuda.h>\n"),
+             "cuda": _Runtime("CUresult", "CUDA_SUCCESS", "CUDA_ERROR_INVALID_VALUE", "CUstream",
+                              "#include <cuda.h>\n"),
              "hip": _Runtime("hipError_t", "hipSuccess", "hipErrorInvalidValue", "hipStream_t", hip_c.INCLUDE)}
 
 _RECORD = re.compile(r"^// tilec-aot (\{.*\})\s*$", re.M)
