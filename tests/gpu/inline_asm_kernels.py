@@ -106,6 +106,12 @@ def make_packed_i8():
     return packed_i8, [x, np.zeros_like(x), x.size], {"BLOCK": 512}, (2,), (1,), (x & 0x1F,)
 
 
+def make_packed_i8_short():
+    """Fewer bytes per thread than ``pack``: each run is padded, its extra results dropped."""
+    x = _rng().integers(0, 256, 1000).astype(np.uint8)
+    return packed_i8, [x, np.zeros_like(x), x.size], {"BLOCK": 64}, (16,), (1,), (x & 0x1F,)
+
+
 def make_packed_i8_to_f32():
     x = _rng().integers(0, 256, 512).astype(np.uint8)
     return packed_i8_to_f32, [x, np.zeros(512, np.float32)], {"BLOCK": 512}, (1,), (1,), (x.astype(np.float32),)
@@ -135,6 +141,7 @@ def make_lane_clock():
 
 
 #: name -> maker: (kernel, args, constexprs, grid, indices of the outputs among args, their numpy references)
-CASES = {"shl3": make_shl3, "packed_i8": make_packed_i8, "packed_i8_to_f32": make_packed_i8_to_f32,
+CASES = {"shl3": make_shl3, "packed_i8": make_packed_i8, "packed_i8_short": make_packed_i8_short,
+         "packed_i8_to_f32": make_packed_i8_to_f32,
          "sum_and_diff": make_sum_and_diff, "half2_fma": make_half2_fma, "f16_scalar_regs": make_f16_scalar_regs,
          "lane_clock": make_lane_clock}

@@ -41,6 +41,9 @@ def test_packed_bytes_share_a_register(arch):
     # 512 bytes over 128 threads: 4 per thread, one packed call
     ptx = compiled("packed_i8", arch).asm["ptx"]
     assert count(ptx, r"and\.b32\s+%r\d+, %r\d+, 0x1F1F1F1F;") == 1
+    # 64 bytes over 128 threads: one per thread, still one call (padded)
+    ptx = compiled("packed_i8_short", arch).asm["ptx"]
+    assert count(ptx, r"and\.b32\s+%r\d+, %r\d+, 0x1F1F1F1F;") == 1
     ptx = compiled("packed_i8_to_f32", arch).asm["ptx"]
     assert count(ptx, r"cvt\.rn\.f32\.u8") == 4
 
