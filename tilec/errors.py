@@ -72,6 +72,16 @@ def located(file, line, col, message: str) -> str:
     return f"{head}\n    {text}\n    {' ' * max(0, (col or 1) - 1)}^"
 
 
+def at_op(op, message: str) -> CompilationError:
+    """A compile error at ``op``'s kernel line (its ``loc``), for a backend refusing what the kernel asks of it:
+    the user sees the line, not the backend."""
+    loc = op.loc
+    if loc is None:
+        return CompilationError(message)
+    import linecache
+    return CompilationError(message, loc.file, loc.line, loc.col, linecache.getline(loc.file, loc.line) or None)
+
+
 def for_user(e: BaseException) -> BaseException:
     """``e`` ready to reach the user: its internal traceback and chained internal exceptions dropped, so the
     located message follows the user's own launch line directly (``TILEC_DEBUG=1`` keeps everything). A

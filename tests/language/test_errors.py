@@ -251,6 +251,15 @@ def inline_asm(X):
     tl.store(X + tl.arange(0, 16), y)
 
 
+def test_inline_asm_is_refused_off_the_gpu(mode):
+    """The CPU backend and the interpreter refuse GPU assembly at its line; a GPU target compiles it."""
+    if mode == "cuda":
+        pytest.skip("CUDA runs inline PTX (tests/gpu/test_inline_asm_run.py)")
+    where = "on the CPU backend" if mode == "cpu" else "in the interpreter"
+    err = expect_error(inline_asm, mode, "inline GPU assembly has no meaning on the host", np.zeros(16, np.int32))
+    assert where in str(err)
+
+
 @tilec.jit
 def inline_asm_bad_dtype(X):
     x = tl.load(X + tl.arange(0, 16))
@@ -258,6 +267,49 @@ def inline_asm_bad_dtype(X):
     tl.store(X + tl.arange(0, 16), y)
 
 
-def test_inline_asm_is_refused_with_its_reason(mode):
-    expect_error(inline_asm, mode, "inline GPU assembly has no meaning on the CPU", np.zeros(16, np.int32))
-    expect_error(inline_asm_bad_dtype, mode, "dtype must be a tl dtype", np.zeros(16, np.int32))
+@tilec.jit
+def inline_asm_too_few_inputs(X):
+    x = tl.load(X + tl.arange(0, 16))
+    y = tl.inline_asm_elementwise("add.s32 $0, $1, $2;", "=r,r", [x, x], dtype=tl.int32, is_pure=True,  # <-
+                                  pack=1)
+    tl.store(X + tl.arange(0, 16), y)
+
+
+@tilec.jit
+def inline_asm_packed_count(X):
+    x = tl.load(X + tl.arange(0, 16))
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=2)  # <-
+    tl.store(X + tl.arange(0, 16), y)
+
+
+@tilec.jit
+def inline_asm_pack_not_dividing(X):
+    x = tl.load(X + tl.arange(0, 16))
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=32)  # <-
+    tl.store(X + tl.arange(0, 16), y)
+
+
+@tilec.jit
+def inline_asm_bad_string(X):
+    x = tl.load(X + tl.arange(0, 16))
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "r,=r", [x], dtype=tl.int32, is_pure=True, pack=1)  # <-
+    tl.store(X + tl.arange(0, 16), y)
+
+
+@tilec.jit
+def inline_asm_runtime_purity(X):
+    x = tl.load(X + tl.arange(0, 16))
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=x, pack=1)  # <-
+    tl.store(X + tl.arange(0, 16), y)
+
+
+@pytest.mark.parametrize("kernel,match", [
+    (inline_asm_bad_dtype, "dtype must be a tl dtype"),
+    (inline_asm_too_few_inputs, "name 1 inputs, but 2 argument(s) take 2"),
+    (inline_asm_packed_count, "name 1 outputs, but 1 result(s) (pack=2) take 2"),
+    (inline_asm_pack_not_dividing, "pack=32 does not divide the 16 elements"),
+    (inline_asm_bad_string, "output constraint '=r' after an input"),
+    (inline_asm_runtime_purity, "is_pure must be a compile-time bool"),
+], ids=["dtype", "inputs", "packed-outputs", "pack-divides", "order", "purity"])
+def test_inline_asm_misuse_is_located(mode, kernel, match):
+    expect_error(kernel, mode, match, np.zeros(16, np.int32))

@@ -18,7 +18,8 @@ def _op_class(name):
 
 
 class TirBuilder:
-    """Implements the Semantic builder protocol (``constant``, ``create``, ``reduce``) on an IR Builder."""
+    """Implements the Semantic builder protocol (``constant``, ``create``, ``reduce``, ``scan``, ``inline_asm``) on an
+    IR Builder."""
 
     def __init__(self, builder: Builder | None = None):
         self.ir = builder or Builder()
@@ -68,4 +69,10 @@ class TirBuilder:
             self.ir.yield_(*outs)
         op = self.ir.create(irops.ScanOp, srcs, [s.type for s in srcs], {"axis": axis, "reverse": reverse},
                             regions=[Region([body])])
+        return list(op.results)
+
+    def inline_asm(self, asm, constraints, operands, types, pure, pack):
+        cls = irops.InlineAsmOp if pure else irops.InlineAsmSideEffectOp
+        op = self.ir.create(cls, operands, [self.to_ir(t) for t in types],
+                            {"asm": asm, "constraints": constraints, "pack": pack})
         return list(op.results)

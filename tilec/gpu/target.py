@@ -153,6 +153,17 @@ class GpuTarget(ABC):
         ``op.result``). Targets without matrix units never get such layouts."""
         raise BackendError(f"the {self.name} backend has no matrix-unit dot")
 
+    # -- inline assembly (optional: a target without registers to offer refuses ``inline_asm``) ----------------
+    #: register constraint letter -> what it holds, for messages; empty: the target takes no inline assembly
+    inline_asm_registers: dict = {}
+
+    def inline_asm_operand(self, code: str, bits: int):
+        """The LLVM type an inline-assembly operand with register constraint ``code`` takes for a value of
+        ``bits`` bits (one element, or several packed), or None when that register cannot hold it. An integer
+        type wider than ``bits`` gets the value zero-extended (results: truncated). Return only pairings this
+        target's LLVM backend accepts: a constraint it cannot allocate can abort LLVM."""
+        return None
+
     @abstractmethod
     def trap(self, b) -> None:
         """Abort the kernel (a failing ``device_assert``)."""

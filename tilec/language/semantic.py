@@ -7,7 +7,9 @@ the IR code generator (``tilec.frontend.tir_builder.TirBuilder``) and a future n
 - ``b.create(opname, operands, ty, **attrs)`` -> handle of the op's single result (``ty`` None: no result);
 - ``b.reduce(srcs, axis, result_types, combine)`` -> handles; ``combine(acc_handles, x_handles)`` builds the
   combine function with this same Semantic and returns handles;
-- ``b.scan(srcs, axis, reverse, combine)`` -> handles, the same way for inclusive scans.
+- ``b.scan(srcs, axis, reverse, combine)`` -> handles, the same way for inclusive scans;
+- ``b.inline_asm(asm, constraints, operands, types, pure, pack)`` -> handles of target assembly's results (a
+  builder that cannot run assembly refuses it here).
 
 Errors are ``TypeError``/``ValueError`` with a user-facing message; the code generator attaches the location.
 """
@@ -1044,6 +1046,31 @@ class Semantic:
             if not isinstance(v, int) or v < 1:
                 raise TypeError(f"{kind} values must be positive compile-time ints, got {v!r}")
         return tensor(self.b.create("hint", [x.handle], x.type, **{kind: values}), x.type)
+
+    def inline_asm(self, asm: str, constraints: str, args, dtypes, is_pure: bool, pack: int):
+        """``tl.inline_asm_elementwise``: the arguments broadcast to one shape (no type promotion, as in Triton),
+        the results take that shape; the constraint string must name every operand the packing gives
+        (``ir/asm_operands.py``). Returns one tensor per dtype."""
+        from ..ir.asm_operands import check_counts, check_packing, parse_constraints
+        xs = [self.to_tensor(a) for a in args]
+        shape = ()
+        for x in xs:
+            shape = self.broadcast_shapes(shape, x.shape)
+        xs = [self.broadcast_to(x, shape) for x in xs]
+        numel = 1
+        for d in shape:
+            numel *= d
+        if numel % pack:
+            raise ValueError(f"inline_asm_elementwise: pack={pack} does not divide the {numel} elements of "
+                             f"shape {list(shape)}")
+        bits = lambda t: 64 if t.is_ptr() else 8 if t.is_bool() else t.primitive_bitwidth  # noqa: E731
+        for t in [x.dtype for x in xs] + list(dtypes):
+            check_packing(bits(t), pack, repr(t))
+        c = parse_constraints(constraints)
+        check_counts(c, [bits(x.dtype) for x in xs], [bits(t) for t in dtypes], pack, constraints)
+        tys = [block_type(t, shape) if shape else t for t in dtypes]
+        handles = self.b.inline_asm(asm, c.llvm(), [x.handle for x in xs], tys, bool(is_pure), pack)
+        return [tensor(h, t) for h, t in zip(handles, tys)]
 
     def debug_enabled(self) -> bool:
         """``device_assert`` is checked only in debug builds: ``debug=True`` (jit or launch) or TILEC_DEBUG=1."""

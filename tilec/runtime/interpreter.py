@@ -97,6 +97,13 @@ class EvalBuilder:
             return None
         return Value(res[0], t, interp_bounds.propagate(opname, operands) if self.debug and t.is_ptr else None)
 
+    def inline_asm(self, asm, constraints, operands, types, pure, pack):
+        """Assembly is written for a GPU; the interpreter runs kernels on the host, with numpy."""
+        raise NotImplementedError(
+            "tl.inline_asm_elementwise is not supported in the interpreter: inline GPU assembly has no meaning "
+            "on the host; run the kernel on a GPU target, or write the operation with tl functions (or "
+            "tl.map_elementwise)")
+
     @staticmethod
     def _typed(arr, elt):
         return Value(arr, TileType(arr.shape, elt) if arr.shape else elt)
@@ -388,7 +395,7 @@ def run(jitfn, grid, values, debug=False, options=None):
                 raise located from e
 
 
-_USER_ERRORS = (TypeError, ValueError, IndexError, AttributeError, AssertionError)
+_USER_ERRORS = (TypeError, ValueError, IndexError, AttributeError, AssertionError, NotImplementedError)
 _TILEC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

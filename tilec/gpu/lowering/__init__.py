@@ -8,7 +8,7 @@ flow becomes basic blocks with one phi per carried register. Everything a vendor
 :class:`tilec.gpu.target.GpuTarget`.
 
 Files: ``function.py`` (per-kernel state), ``registry.py`` (op class -> lowering), one file per op family
-(``elementwise``, ``movement``, ``memory``, ``shared``, ``reduce``, ``dot``, ``control``, ``debug``), ``layouts.py``
+(``elementwise``, ``inline_asm``, ``movement``, ``memory``, ``shared``, ``reduce``, ``dot``, ``control``, ``debug``), ``layouts.py``
 (thread coordinates, register remapping, shared-memory shuffles), ``types.py`` + ``scalar.py`` (the GPU register
 model: LLVM types of tir types, scalar op semantics).
 """
@@ -20,7 +20,7 @@ import llvmlite.ir as ir
 
 from ...codegen import debuginfo
 from ...errors import BackendError
-from . import control, debug, dot, elementwise, memory, movement, reduce, shared, tma  # noqa: F401  (they register lowerings)
+from . import control, debug, dot, elementwise, inline_asm, memory, movement, reduce, shared, tma  # noqa: F401  (they register lowerings)
 from .function import FuncLowering
 
 

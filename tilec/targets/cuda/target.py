@@ -41,6 +41,21 @@ class CudaTarget(GpuTarget):
             attrs["nvvm.minctasm"] = "1"
         return attrs
 
+    # NVPTX's register classes for inline PTX: .b16/.b32/.b64 integers, .f32 and .f64 floats
+    inline_asm_registers = {"h": "16-bit register", "r": "32-bit register", "l": "64-bit register",
+                            "f": "f32 register", "d": "f64 register"}
+    _ASM_INT = {"h": 16, "r": 32, "l": 64}
+
+    def inline_asm_operand(self, code: str, bits: int):
+        if code in self._ASM_INT:
+            width = self._ASM_INT[code]
+            return ir.IntType(width) if bits <= width else None
+        if code == "f":
+            return ir.FloatType() if bits == 32 else None
+        if code == "d":
+            return ir.DoubleType() if bits == 64 else None
+        return None
+
     def thread_id(self, b):
         return nvvm.sreg(b, "tid.x")
 

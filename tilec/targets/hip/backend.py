@@ -13,7 +13,7 @@ from ..arguments import device_of
 from ...gpu.lowering import lower_module_text
 from ...gpu.passes.verify_gir import verify_gir
 from ...gpu.pipeline import gpu_passes
-from . import codegen, driver, launcher, resources
+from . import assembler, codegen, driver, launcher, resources
 from .arch import parse_arch
 from .target import HipTarget
 
@@ -87,7 +87,7 @@ class HIPBackend:
         return [("gir", lambda m, md: self.make_gir(m, md, options)),
                 ("llir", llir),
                 ("amdgcn", lambda s, md: self.make_amdgcn(s, md, options)),
-                ("hsaco", lambda s, md: self.make_hsaco(state["llir"], md, options))]
+                ("hsaco", lambda s, md: self.make_hsaco(state["llir"], md, options, s))]
 
     def make_gir(self, module, metadata, options):
         kernel = next((f for f in module.funcs if f.attrs.get("kernel")), None)
@@ -107,8 +107,12 @@ class HIPBackend:
         res = resources.from_assembly(text)
         return resources.comment_block(metadata.get("name", "kernel"), res, self.arch) + text
 
-    def make_hsaco(self, llir, metadata, options):
-        obj = codegen.llir_to_object(llir, self.arch)
+    def make_hsaco(self, llir, metadata, options, amdgcn=None):
+        if assembler.has_inline_asm(llir):  # LLVM here cannot assemble it into an object (assembler.py)
+            obj = assembler.assemble(amdgcn if amdgcn is not None else codegen.llir_to_amdgcn(llir, self.arch),
+                                     self.arch)
+        else:
+            obj = codegen.llir_to_object(llir, self.arch)
         so = link_shared(obj)
         kernels = amdgpu_metadata(read_elf(so)).get("amdhsa.kernels", [])
         name = metadata.get("name")

@@ -56,6 +56,15 @@ class HipTarget(GpuTarget):
                                     ir.Constant(I32, CODE_OBJECT_VERSION)])
         module.add_named_metadata("llvm.module.flags", flag)
 
+    # element values are per lane, so only vector registers hold them (a scalar register would need the value
+    # uniform across the wave); 16-bit and narrower values take a whole 32-bit VGPR
+    inline_asm_registers = {"v": "vector register (32 or 64 bits)"}
+
+    def inline_asm_operand(self, code: str, bits: int):
+        if code != "v" or bits > 64:
+            return None
+        return ir.IntType(32 if bits <= 32 else 64)
+
     def thread_id(self, b):
         return amdgpu.workitem_id(b)
 
