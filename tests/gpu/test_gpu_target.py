@@ -116,3 +116,21 @@ def test_wave64_target_lowers_to_valid_llvm(case, num_warps):
     assert "and i32 %" in text and ", 63" in text and ("lshr i32 %" in text and ", 6" in text)
     if case in ("softmax", "cumsum_argmax", "layer_norm_f16"):
         assert "w.shfl" in text  # cross-lane reductions go through the target's shuffle
+
+
+def test_a_target_without_inline_asm_registers_refuses_it_at_the_line():
+    """``inline_asm`` is lowered only with the registers a target names; Wave64 names none."""
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def asm_kernel(X, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        y = tl.inline_asm_elementwise("mov $0, $1", "=r,r", [tl.load(X + offs)], dtype=tl.int32, is_pure=True,
+                                      pack=1)
+        tl.store(X + offs, y)
+    m = tir(asm_kernel, [np.zeros(256, np.int32)], BLOCK=256)
+    run_gpu_passes(m, 4, warp_size=64)
+    with pytest.raises(tilec.CompilationError, match="not supported on the wave64 backend") as e:
+        lower_module_text(m, {"num_warps": 4}, Wave64())
+    assert e.value.line is not None and "inline_asm_elementwise" in e.value.source_line
