@@ -30,9 +30,7 @@ def _record():
 
 
 # Kernels of the suite that hit a known CUDA backend bug (tests/language marks the same cases known_bug on CUDA).
-KNOWN_CUDA_BUGS = {
-    ("test_casts", "fp8_kernel"): "fp8 casts produce LLVM IR that does not parse",
-}
+KNOWN_CUDA_BUGS: dict = {}
 
 
 def _unsupported(err) -> bool:

@@ -6,7 +6,7 @@ import pytest
 
 import tilec
 import tilec.language as tl
-from langhelp import known_bug, launch, rng
+from langhelp import launch, rng
 
 
 @tilec.jit
@@ -84,19 +84,25 @@ def test_bitwise_on_floats_names_the_operands():
 
 @tilec.jit
 def fp8_abs(X, Z, N: tl.constexpr):
-    o = tl.arange(0, N)
-    tl.store(Z + o, tl.abs(tl.load(X + o)))
+    o = tl.arange(0, 512)
+    m = o < N
+    tl.store(Z + o, tl.abs(tl.load(X + o, mask=m)), mask=m)
 
 
 @pytest.mark.parametrize("fp8", [tl.float8e5, tl.float8e4nv])
-def test_fp8_abs_clears_the_sign_bit(request, mode, fp8):
+def test_fp8_abs_clears_the_sign_bit(mode, fp8):
+    """Every code, in a shuffled non-power-of-two block: a number's code loses its sign bit; a NaN stays a NaN
+    with the sign clear (the interpreter and the GPUs store every NaN as 0x7F, the CPU keeps its other bits)."""
     from tilec.language.reinterpret import reinterpret
-    known_bug(request, mode, ["cuda"], "fp8 memory access is not supported by the GPU backends yet")
-    r = rng(23)
-    bits = r.integers(0, 256, 64).astype(np.uint8)
-    out = np.zeros(64, np.uint8)
-    launch(fp8_abs, (1,), mode, reinterpret(bits, fp8), reinterpret(out, fp8), N=64)
-    np.testing.assert_array_equal(out, bits & 0x7F)
+    from tilec.ir import types as T
+    from tilec.ir.numerics import decode
+    bits = rng(23).permutation(np.concatenate([np.arange(256), np.arange(44)])).astype(np.uint8)
+    out = np.zeros(300, np.uint8)
+    launch(fp8_abs, (1,), mode, reinterpret(bits, fp8), reinterpret(out, fp8), N=300)
+    ir_type = T.f8e5m2 if fp8 == tl.float8e5 else T.f8e4m3
+    nan = np.isnan(decode(bits, ir_type))
+    np.testing.assert_array_equal(out[~nan], bits[~nan] & 0x7F)
+    assert (out[nan] < 0x80).all() and np.isnan(decode(out[nan], ir_type)).all()
 
 
 @tilec.jit

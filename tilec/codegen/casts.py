@@ -10,7 +10,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ..ir import types as T
-from . import llvm_types as LT
+from . import fp8, llvm_types as LT
 from .intrinsics import call as icall
 
 
@@ -112,7 +112,7 @@ def widen_to_f32(b, v, t: T.Type, w: int = 1):
     """A 16-bit float or fp8 code as f32 (exact). bf16 is widened with integer ops: it is f32's upper half, and
     LLVM's own bf16 conversions flush subnormals on some hosts."""
     if t.element.name in LT.FP8:
-        return _fp8_decode(b, v, t.element, w)
+        return fp8.decode(b, v, t.element, w)
     if t.element == T.bf16:
         i16, i32 = LT.vec(ir.IntType(16), w), LT.vec(LT.I32, w)
         bits = b.zext(v if v.type == i16 else b.bitcast(v, i16), i32)
@@ -123,7 +123,7 @@ def widen_to_f32(b, v, t: T.Type, w: int = 1):
 def narrow_from_f32(b, v, t: T.Type, w: int = 1):
     """f32 -> f16/bf16/fp8 rounding to nearest even; bf16 with integer ops (subnormals kept, NaN stays quiet)."""
     if t.element.name in LT.FP8:
-        return _fp8_encode(b, v, t.element, "rtne", w)
+        return fp8.encode(b, v, t.element, "rtne", w)
     if t.element != T.bf16:
         return b.fptrunc(v, LT.vec(LT.scalar_type(t.element), w))
     i32 = LT.vec(LT.I32, w)
@@ -143,75 +143,12 @@ def _f32_to_bf16_rtz(b, v, w):
     return b.trunc(hi, LT.vec(ir.IntType(16), w))
 
 
-# -- fp8 (e4m3 "fn": no infinities, saturating; e5m2: IEEE-like), as i8 codes -----------------------------------
-def _fp8_format(e):
-    """(exponent bits, mantissa bits, bias, has infinities)."""
-    return (4, 3, 7, False) if e.name == "f8e4m3" else (5, 2, 15, True)
-
-
-def _fp8_decode(b, v, e, w):
-    """fp8 codes -> exact f32 values."""
-    eb, mb, bias, has_inf = _fp8_format(e)
-    i32, f32 = LT.vec(LT.I32, w), LT.vec(LT.F32, w)
-    c = lambda x: LT.const(LT.I32, x, w)  # noqa: E731
-    code = b.zext(v, i32)
-    sign = b.shl(b.and_(code, c(0x80)), c(24))
-    ef = b.and_(b.lshr(code, c(mb)), c((1 << eb) - 1))
-    mf = b.and_(code, c((1 << mb) - 1))
-    normal = b.or_(b.shl(b.add(ef, c(127 - bias)), c(23)), b.shl(mf, c(23 - mb)))
-    sub = b.fmul(b.uitofp(mf, f32), LT.const(LT.F32, 2.0 ** (1 - bias - mb), w))
-    mag = b.select(b.icmp_unsigned("==", ef, c(0)), b.bitcast(sub, i32), normal)
-    top = b.icmp_unsigned("==", ef, c((1 << eb) - 1))
-    if has_inf:
-        special = b.select(b.icmp_unsigned("==", mf, c(0)), c(0x7F800000), c(0x7FC00000))
-        mag = b.select(top, special, mag)
-    else:
-        mag = b.select(b.and_(top, b.icmp_unsigned("==", mf, c((1 << mb) - 1))), c(0x7FC00000), mag)
-    return b.bitcast(b.or_(mag, sign), f32)
-
-
-def _fp8_encode(b, v, e, rounding, w):
-    """f32 -> fp8 codes, to nearest even (or toward zero): e4m3 saturates at +-448 (infinities too), e5m2
-    overflows to infinity under rtne; NaN -> 0x7F."""
-    eb, mb, bias, has_inf = _fp8_format(e)
-    i32, f32 = LT.vec(LT.I32, w), LT.vec(LT.F32, w)
-    c = lambda x: LT.const(LT.I32, x, w)  # noqa: E731
-    bits = b.bitcast(v, i32)
-    sign = b.and_(b.lshr(bits, c(24)), c(0x80))
-    mag = b.and_(bits, c(0x7FFFFFFF))
-    a = b.bitcast(mag, f32)
-    drop = 23 - mb
-    if rounding == "rtz":
-        r = b.lshr(mag, c(drop))
-    else:
-        r = b.lshr(b.add(mag, b.add(c((1 << (drop - 1)) - 1), b.and_(b.lshr(mag, c(drop)), c(1)))), c(drop))
-    normal = b.sub(r, c((127 - bias) << mb))
-    scaled = b.fmul(a, LT.const(LT.F32, 2.0 ** (bias - 1 + mb), w))
-    rounded = icall(b, "llvm.trunc" if rounding == "rtz" else "llvm.roundeven", f32, [scaled], (f32,))
-    sub = b.fptoui(rounded, i32)
-    small = b.fcmp_ordered("<", a, LT.const(LT.F32, 2.0 ** (1 - bias), w))
-    code = b.select(small, sub, normal)
-    top_code = ((1 << eb) - 1) << mb  # e5m2: infinity; e4m3: 448 is top_code | 6
-    if has_inf:
-        limit = c(top_code - 1 if rounding == "rtz" else top_code)
-        code = b.select(b.icmp_signed(">", code, limit), limit, code)
-        inf_in = b.icmp_unsigned("==", mag, c(0x7F800000))
-        code = b.select(inf_in, c(top_code), code)
-    else:
-        limit = c(top_code | ((1 << mb) - 2))
-        code = b.select(b.icmp_signed(">", code, limit), limit, code)
-    code = b.or_(code, sign)
-    nan = b.fcmp_unordered("uno", v, v)
-    code = b.select(nan, c(0x7F), code)
-    return b.trunc(code, LT.vec(LT.I8, w))
-
-
 def _fp8_cast(b, v, s, d, rounding, w):
     """Casts into or out of fp8 go through f32 (exact from fp8; f64 sources round to odd first)."""
     if s.name in LT.FP8:
-        x = _fp8_decode(b, v, s, w)
+        x = fp8.decode(b, v, s, w)
         if d.name in LT.FP8:
-            return _fp8_encode(b, x, d, rounding, w)
+            return fp8.encode(b, x, d, rounding, w)
         if d == T.f32:
             return x
         if d.bits > 32:
@@ -221,7 +158,7 @@ def _fp8_cast(b, v, s, d, rounding, w):
         v = _to_f32_odd(b, v, w) if rounding != "rtz" else cast(b, v, T.f64, T.f32, "rtz", w)
     elif s.bits == 16:
         v = widen_to_f32(b, v, s, w)
-    return _fp8_encode(b, v, d, rounding, w)
+    return fp8.encode(b, v, d, rounding, w)
 
 
 def bitcast(b, v, src: T.Type, dst: T.Type, w: int = 1):

@@ -8,8 +8,16 @@ from ...ir import ops as O
 from . import scalar
 from .layouts import reg_coord_values
 from .registry import lowers
-from .types import I32, constant, from_memory, llvm_type, memory_type, to_memory
+from .types import FP8, I32, constant, from_memory, llvm_type, memory_type, round_fp8, to_memory
 from .values import ll_of, num_regs
+
+
+def _in_format(b, et, fn):
+    """``fn`` whose f32 results are rounded to ``et`` when it is fp8: the registers then always hold values of
+    the format, as the evaluator's (each op rounds once, and a later cast or compare sees what it would)."""
+    if et.name not in FP8:
+        return fn
+    return lambda *xs: round_fp8(b, et, fn(*xs))
 
 
 @lowers(O.BinaryOp, O.UnaryOp)
@@ -19,9 +27,11 @@ def lower_elementwise(L, op):
     et = op.operands[0].type.element
     if name in O.BINARY_OPS:
         contract = L.options.get("enable_fp_fusion", True) is not False
-        return L._map(op, lambda x, y: scalar.binary(b, name, et, x, y, op.attrs, contract, L.target.math))
+        return L._map(op, _in_format(b, et, lambda x, y: scalar.binary(b, name, et, x, y, op.attrs, contract,
+                                                                       L.target.math)))
     if name in O.UNARY_OPS:
-        return L._map(op, lambda x: scalar.unary(b, name, et, x, L.target.math))
+        fn = lambda x: scalar.unary(b, name, et, x, L.target.math)  # noqa: E731
+        return L._map(op, fn if name == "neg" else _in_format(b, et, fn))
     raise BackendError(f"the {L.target.name} backend cannot lower '{name}' yet")
 
 
@@ -58,7 +68,7 @@ def lower_bitcast(L, op):
 @lowers(O.FmaOp)
 def lower_fma(L, op):
     et = op.a.type.element
-    L._map(op, lambda x, y, z: scalar.fma(L.b, et, x, y, z))
+    L._map(op, _in_format(L.b, et, lambda x, y, z: scalar.fma(L.b, et, x, y, z)))
 
 
 @lowers(O.AddPtrOp)

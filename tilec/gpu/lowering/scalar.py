@@ -10,7 +10,7 @@ import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as _intrinsic, mangle
 from ...errors import BackendError
-from .types import F32, I64, llvm_type, round_bf16
+from .types import F32, F64, FP8, I64, llvm_type, round_bf16, round_fp8
 
 
 def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = False, math=None):
@@ -137,6 +137,8 @@ def cast(b: ir.IRBuilder, src_t, dst_t, x, rounding="rtne"):
         if s.is_ptr:
             return b.ptrtoint(x, ld)
         return b.inttoptr(x, ld)
+    if d.name in FP8:
+        return x if s == d else round_fp8(b, dst_t, _f32_for_fp8(b, s, x, rounding), rounding)
     if s.is_float and d.is_float:
         if d.name == "bf16":
             if rounding == "rtz" and s.name != "bf16":
@@ -166,6 +168,22 @@ def cast(b: ir.IRBuilder, src_t, dst_t, x, rounding="rtne"):
     if ls.width > ld.width:
         return b.trunc(x, ld)
     return b.sext(x, ld) if s.is_signed else b.zext(x, ld)
+
+
+def _f32_for_fp8(b: ir.IRBuilder, s, x, rounding):
+    """The f32 value an fp8 cast rounds (as on the CPU): exact from 8/16-bit floats, f64 and integers (through
+    f64) rounded to odd so that the second rounding to fp8 is the only one (f32 keeps far more than the two extra
+    bits that needs); toward zero throughout for ``rtz``."""
+    if not s.is_float:
+        x = b.sitofp(x, F64) if s.is_signed else b.uitofp(x, F64)
+    elif x.type != F64:
+        return x if x.type == F32 else b.fpext(x, F32)
+    z = _narrow_rtz(b, x, F32)
+    if rounding == "rtz":
+        return z
+    inexact = b.fcmp_ordered("!=", b.fpext(z, F64), x)
+    i32 = ir.IntType(32)
+    return b.select(inexact, b.bitcast(b.or_(b.bitcast(z, i32), ir.Constant(i32, 1)), F32), z)
 
 
 def _narrow_rtz(b: ir.IRBuilder, x, ld):

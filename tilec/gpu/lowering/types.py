@@ -2,7 +2,10 @@
 
 bf16 has no llvmlite type: bf16 values live in f32 registers (exact, since bf16 is a truncated f32) and only
 become 16-bit patterns at memory boundaries (:func:`to_memory` / :func:`from_memory`). fp8 likewise lives in
-f32 registers with an 8-bit memory form.
+f32 registers, always holding a value of its format (:func:`round_fp8`), with its 8-bit code in memory. The codes
+convert as on the CPU (``tilec/codegen/fp8.py``) by integer operations every GPU has, so no target needs an fp8
+instruction (those that exist saturate where Triton's e5m2 overflows to infinity, and have no rtz). Like the
+evaluator, a NaN's code in memory is 0x7F whatever code it was loaded from.
 This register model differs from tilec/codegen/llvm_types.py (the CPU's: 16-bit codes for bf16, i8 codes for fp8), so only the
 byte sizes are shared.
 """
@@ -10,8 +13,10 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen import fp8
 from ...codegen.llvm_types import byte_size
 from ...errors import BackendError
+from ...ir.numerics import quantize
 from ...ir.types import PointerType, ScalarType
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
@@ -22,6 +27,7 @@ VOID = ir.VoidType()
 
 _BY_NAME = {"i1": I1, "i8": I8, "i16": I16, "i32": I32, "i64": I64, "u8": I8, "u16": I16, "u32": I32,
             "u64": I64, "f16": F16, "bf16": F32, "f32": F32, "f64": F64, "f8e4m3": F32, "f8e5m2": F32}
+FP8 = frozenset({"f8e4m3", "f8e5m2"})
 _MEMORY = {"bf16": I16, "f8e4m3": I8, "f8e5m2": I8, "i1": I8}
 
 
@@ -57,6 +63,8 @@ def constant(t, value):
         return ir.Constant(lt, v)
     if isinstance(lt, ir.PointerType):
         return ir.Constant(lt, None)
+    if t.element.name in FP8:  # the format's value, as the evaluator rounds it
+        value = quantize(float(value), t.element)
     return ir.Constant(lt, float(value))
 
 
@@ -73,8 +81,8 @@ def to_memory(b: ir.IRBuilder, t, v):
         isnan = b.fcmp_unordered("uno", v, v)
         out = b.trunc(b.lshr(rounded, ir.Constant(I32, 16)), I16)
         return b.select(isnan, ir.Constant(I16, 0x7FC0), out)  # the canonical quiet NaN
-    if name.startswith("f8"):
-        raise BackendError("fp8 memory access is not supported by the GPU backends yet")
+    if name in FP8:
+        return fp8.encode(b, v, t.element)
     return v
 
 
@@ -84,8 +92,8 @@ def from_memory(b: ir.IRBuilder, t, v):
         return b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
     if name == "bf16":
         return b.bitcast(b.shl(b.zext(v, I32), ir.Constant(I32, 16)), F32)
-    if name.startswith("f8"):
-        raise BackendError("fp8 memory access is not supported by the GPU backends yet")
+    if name in FP8:
+        return fp8.decode(b, v, t.element)
     return v
 
 
@@ -93,3 +101,9 @@ def round_bf16(b: ir.IRBuilder, v):
     """An f32 register value rounded to the nearest bf16 (kept in f32)."""
     bf16 = ScalarType("bf16")
     return from_memory(b, bf16, to_memory(b, bf16, v))
+
+
+def round_fp8(b: ir.IRBuilder, t, v, rounding: str = "rtne"):
+    """An f32 register value rounded to fp8 type ``t`` (kept in f32): through its code, so saturation, infinities
+    and NaN follow the one encoding."""
+    return fp8.decode(b, fp8.encode(b, v, t.element, rounding), t.element)

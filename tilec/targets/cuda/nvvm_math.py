@@ -3,8 +3,10 @@
 f32 is computed directly: ``ex2.approx.ftz`` for exponentials (2 ulp; subnormal results flush to zero), an own range-reduced log (the hardware
 ``lg2.approx`` loses relative accuracy near 1, which log1p/pow/expm1 need), Taylor polynomials where a formula
 cancels (tanh, erf, expm1 near 0), sin/cos by Cody-Waite reduction to [-pi/4, pi/4] and polynomials (accurate
-to a few ulp for |x| up to ~1e5; ``sin.approx`` is only good to ~1e-5 relative). f16 is computed in f32 and rounded. f64 supports only what LLVM lowers exactly
-(sqrt, floor, ceil, trunc, rint); other f64 transcendentals raise a BackendError rather than lose precision.
+to a few ulp for |x| up to ~1e5; ``sin.approx`` is only good to ~1e-5 relative). f16 and f64 come from the generic
+GPU layer (``tilec/gpu/lowering/mathlib.py``): f16 through these f32 functions, f64 from LLVM's exact intrinsics
+and the polynomial library ``mathlib64`` (NVPTX has no f64 transcendental instructions; ptxas fuses none of its
+``.rn`` arithmetic, so the double-double steps stay exact).
 """
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ import math
 import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as _call, mangle
-from ...errors import BackendError
-from ...gpu.lowering.types import F32, F64, I32
+from ...gpu.lowering.mathlib import GpuMath
+from ...gpu.lowering.types import F32, I32
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
@@ -124,9 +126,7 @@ def _atan(b, t):
     return b.select(inv, b.fsub(_c(math.pi / 2), r), r)
 
 
-def atan2(b, y, x):
-    if y.type != F32:
-        return _via_f32(b, lambda yy, xx: atan2(b, yy, xx), y, x)
+def _atan2_f32(b, y, x):
     ay, ax = _fabs(b, y), _fabs(b, x)
     r = _atan(b, b.fdiv(ay, ax))
     r = b.select(b.fcmp_ordered("==", ax, _c(0.0)), b.select(b.fcmp_ordered("==", ay, _c(0.0)), _c(0.0),
@@ -138,11 +138,9 @@ def atan2(b, y, x):
     return _call(b, "llvm.copysign.f32", F32, [r, y])
 
 
-def pow_(b, x, y):
+def _pow_f32(b, x, y):
     """C pow: |x|**y from exp2/log, the sign from an odd integer y, NaN for a negative base with a non-integer
     exponent; pow(x, 0) = pow(1, y) = 1 and pow(-1, +-inf) = 1."""
-    if x.type != F32:
-        return _via_f32(b, lambda xx, yy: pow_(b, xx, yy), x, y)
     ax = _fabs(b, x)
     r = exp2(b, b.fmul(y, b.fmul(log(b, ax), _c(LOG2E))))
     neg = b.icmp_signed("<", b.bitcast(x, I32), ir.Constant(I32, 0))
@@ -190,14 +188,6 @@ def _sincos(b, x, cos: bool):
     return b.select(inf, _c(math.nan), v)
 
 
-def _via_f32(b, fn, *args):
-    t = args[0].type
-    if t == F64:
-        raise BackendError("this f64 math function is not supported by the CUDA backend yet")
-    r = fn(*[b.fpext(a, F32) for a in args])
-    return b.fptrunc(r, t)
-
-
 F32_TABLE = {
     "exp": exp,
     "exp2": exp2,
@@ -219,19 +209,5 @@ F32_TABLE = {
     "trunc": lambda b, x: _call(b, "llvm.trunc.f32", F32, [x]),
     "round": lambda b, x: _call(b, "llvm.round.f32", F32, [x]),  # half away from zero
 }
-EXACT_ANY = {"sqrt": "sqrt", "sqrt_rn": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
-             "round": "round"}
-
-
-def unary(b, name: str, x):
-    t = x.type
-    if t == F32:
-        fn = F32_TABLE.get(name)
-        if fn is None:
-            raise BackendError(f"the CUDA backend has no '{name}'")
-        return fn(b, x)
-    if name in EXACT_ANY:
-        return _call(b, f"llvm.{EXACT_ANY[name]}.{mangle(t)}", t, [x])
-    if t == F64 and name == "rsqrt":
-        return b.fdiv(ir.Constant(F64, 1.0), _call(b, "llvm.sqrt.f64", F64, [x]))
-    return _via_f32(b, lambda v: unary(b, name, v), x)
+LIBRARY = GpuMath("CUDA", F32_TABLE, _pow_f32, _atan2_f32)
+unary, pow_, atan2 = LIBRARY.unary, LIBRARY.pow_, LIBRARY.atan2

@@ -26,7 +26,7 @@ class CudaTarget(GpuTarget):
     warp_size = 32
     kernel_calling_convention = "ptx_kernel"
     shared_address_space = 3
-    math = nvvm_math
+    math = nvvm_math.LIBRARY
 
     def __init__(self, arch: int = 80):
         self.arch = arch

@@ -3,9 +3,9 @@
 f32 uses the LLVM intrinsics the AMDGPU backend lowers itself to accurate instruction sequences (exp, exp2, log,
 log2, sqrt, fma, rounding); where it has none (it reports "no libcall available" for tan, tanh, atan, ...) or
 only a short hardware approximation (sin, cos, pow), the functions are range reductions and polynomials.
-f16 is computed in f32 and rounded. f64 uses what LLVM lowers exactly (sqrt, floor, ceil, trunc, round) and
-the generic GPU layer's polynomial library (``tilec/gpu/lowering/mathlib64.py``: exp, log, sin, cos, tanh, atan2,
-pow, erf, ...). LLVM aborts the whole process on f64 sin/cos/pow intrinsics for
+f16 and f64 come from the generic GPU layer (``tilec/gpu/lowering/mathlib.py``): f16 through these f32 functions,
+f64 from what LLVM lowers exactly (sqrt, floor, ceil, trunc, round) and the polynomial library ``mathlib64``
+(exp, log, sin, cos, tanh, atan2, pow, erf, ...). LLVM aborts the whole process on f64 sin/cos/pow intrinsics for
 AMDGPU, so those never reach it.
 """
 from __future__ import annotations
@@ -14,10 +14,9 @@ import math
 
 import llvmlite.ir as ir
 
-from ...codegen.intrinsics import call as _call, mangle
-from ...errors import BackendError
-from ...gpu.lowering import mathlib64
-from ...gpu.lowering.types import F32, F64, I32
+from ...codegen.intrinsics import call as _call
+from ...gpu.lowering.mathlib import EXACT_ANY, GpuMath  # noqa: F401  (EXACT_ANY: the f64 functions LLVM lowers)
+from ...gpu.lowering.types import F32, I32
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
@@ -96,11 +95,7 @@ def _atan(b, t):
     return b.select(inv, b.fsub(_c(math.pi / 2), r), r)
 
 
-def atan2(b, y, x):
-    if y.type == F64:
-        return mathlib64.atan2(b, y, x)
-    if y.type != F32:
-        return _via_f32(b, "atan2", lambda yy, xx: atan2(b, yy, xx), y, x)
+def _atan2_f32(b, y, x):
     ay, ax = _f(b, "fabs", y), _f(b, "fabs", x)
     r = _atan(b, b.fdiv(ay, ax))
     r = b.select(b.fcmp_ordered("==", ax, _c(0.0)), b.select(b.fcmp_ordered("==", ay, _c(0.0)), _c(0.0),
@@ -112,13 +107,9 @@ def atan2(b, y, x):
     return _f(b, "copysign", r, y)
 
 
-def pow_(b, x, y):
+def _pow_f32(b, x, y):
     """C pow: |x|**y from exp2/log2, the sign from an odd integer y, NaN for a negative base with a non-integer
     exponent; pow(x, 0) = pow(1, y) = 1 and pow(-1, +-inf) = 1."""
-    if x.type == F64:
-        return mathlib64.pow_(b, x, y)
-    if x.type != F32:
-        return _via_f32(b, "pow", lambda xx, yy: pow_(b, xx, yy), x, y)
     ax = _f(b, "fabs", x)
     r = _f(b, "exp2", b.fmul(y, _f(b, "log2", ax)))
     neg = b.icmp_signed("<", b.bitcast(x, I32), ir.Constant(I32, 0))
@@ -153,13 +144,6 @@ def _sincos(b, x, cos: bool):
     return b.select(b.fcmp_ordered("==", _f(b, "fabs", x), _c(math.inf)), _c(math.nan), v)
 
 
-def _via_f32(b, name, fn, *args):
-    t = args[0].type
-    if t == F64:
-        raise BackendError(f"f64 {name} is not supported by the HIP backend yet")
-    return b.fptrunc(fn(*[b.fpext(a, F32) for a in args]), t)
-
-
 F32_TABLE = {
     "exp": exp,
     "exp2": lambda b, x: _f(b, "exp2", x),
@@ -181,22 +165,5 @@ F32_TABLE = {
     "trunc": lambda b, x: _f(b, "trunc", x),
     "round": lambda b, x: _f(b, "round", x),  # half away from zero
 }
-#: exact in every precision, lowered by LLVM for f64 too
-EXACT_ANY = {"sqrt": "sqrt", "sqrt_rn": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
-             "round": "round"}
-
-
-def unary(b, name: str, x):
-    t = x.type
-    if t == F32:
-        fn = F32_TABLE.get(name)
-        if fn is None:
-            raise BackendError(f"'{name}' is not supported by the HIP backend")
-        return fn(b, x)
-    if name in EXACT_ANY:
-        return _call(b, f"llvm.{EXACT_ANY[name]}.{mangle(t)}", t, [x])
-    if t == F64 and name == "rsqrt":
-        return b.fdiv(ir.Constant(F64, 1.0), _call(b, "llvm.sqrt.f64", F64, [x]))
-    if t == F64 and name in mathlib64.UNARY:
-        return mathlib64.UNARY[name](b, x)
-    return _via_f32(b, name, lambda v: unary(b, name, v), x)
+LIBRARY = GpuMath("HIP", F32_TABLE, _pow_f32, _atan2_f32)
+unary, pow_, atan2 = LIBRARY.unary, LIBRARY.pow_, LIBRARY.atan2

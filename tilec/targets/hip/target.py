@@ -29,7 +29,7 @@ class HipTarget(GpuTarget):
     data_layout = DATA_LAYOUT
     kernel_calling_convention = "amdgpu_kernel"
     shared_address_space = 3
-    math = amd_math
+    math = amd_math.LIBRARY
 
     def __init__(self, arch: Arch | str = "gfx942", warp_size: int | None = None, nonk_dim: int = 0):
         self.arch = arch if isinstance(arch, Arch) else parse_arch(arch, warp_size)
