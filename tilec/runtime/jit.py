@@ -82,6 +82,7 @@ class JITFunction(KernelFunction):
         self._fast_cache: dict = {}
         self._param_set = frozenset(p.name for p in self.params)
         self._binder = _make_binder(self)  # unused while ``interpret`` is set
+        self._last_launcher = None
 
     # -- source and hashing -------------------------------------------------------------------------------------
     def _unsafe_update_src(self, new_src: str):
@@ -142,7 +143,12 @@ class JITFunction(KernelFunction):
 
     # -- launching ------------------------------------------------------------------------------------------------
     def __getitem__(self, grid):
-        return KernelLauncher(self, grid)
+        # a loop launching with the same grid object gets the same (immutable) launcher back, unbuilt
+        last = self._last_launcher
+        if last is not None and last.grid is grid:
+            return last
+        last = self._last_launcher = KernelLauncher(self, grid)
+        return last
 
     def _bind(self, args, kwargs):
         """Values of every parameter in order (defaults applied); clear errors naming the kernel."""
