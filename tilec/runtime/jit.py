@@ -27,6 +27,7 @@ from ..pipeline import compile_source
 from . import aggregates, interpreter
 from .args import KEYERS, TOO_WIDE, describer, host_value, probe
 from ..targets import arguments
+from ..targets.arguments import _NPY_WRITEABLE, array_words
 from ..targets.grid import normalize_grid
 from .specialize import describe, hashable as _hashable
 
@@ -402,6 +403,25 @@ def {name}({params}):
 """
 
 
+def _probe_source(i, name):
+    """The binder's probe of specialised parameter ``name``: the two common kinds written out in place (numpy
+    arrays through the word view of memory, ``args.py: _probe_ndarray_words``; i32 ints, ``args.py: _key_int``),
+    so that they cost no call; everything else through ``args.probe``. Same keys as those functions."""
+    if array_words is None:
+        return f"        _tl_k{i}, _tl_h{i} = _tl_probe({name})"
+    _, data, flags = array_words
+    return f"""\
+        if type({name}) is _tl_nd:
+            _tl_i = id({name}) >> 3
+            _tl_h{i} = _tl_W[_tl_i + {data}]
+            _tl_k{i} = ({name}.dtype, _tl_h{i} & 15 == 0, _tl_W[_tl_i + {flags}] & {_NPY_WRITEABLE} != 0)
+        elif type({name}) is int and -2147483648 <= {name} <= 2147483647:
+            _tl_h{i} = {name}
+            _tl_k{i} = "i32:1" if {name} == 1 else ("i32:16" if {name} % 16 == 0 else "i32")
+        else:
+            _tl_k{i}, _tl_h{i} = _tl_probe({name})"""
+
+
 def _tuple(items):
     return "".join(f"{x}, " for x in items)
 
@@ -419,7 +439,7 @@ def _make_binder(jf):
         return None
     ns = {"_tl_cache": jf._fast_cache, "_tl_K": KEYERS, "_tl_kn": _key_nospec, "_tl_miss": jf._fast_miss,
           "_tl_grid3": _grid3}
-    ns["_tl_probe"] = probe
+    ns.update(_tl_probe=probe, _tl_nd=np.ndarray, _tl_W=array_words and array_words[0])
     decl, key, probes, host = [], [], [], {}
     for i, p in enumerate(jf.params):
         if p.has_default:
@@ -430,7 +450,7 @@ def _make_binder(jf):
         if p.is_constexpr:
             key.append(p.name)
         elif p.specialize:  # probed once: the key, and (host launchers) the array's address
-            probes.append(f"        _tl_k{i}, _tl_h{i} = _tl_probe({p.name})")
+            probes.append(_probe_source(i, p.name))
             key.append(f"_tl_k{i}")
             host[i] = f"_tl_h{i}"
         else:

@@ -150,6 +150,7 @@ class Launcher:
         self.fn = _WORKER_T(self.engine.address)
         self.run = _RUN_T(self.engine.addresses[0])
         self.run_block = _RUN_BLOCK_T(self.engine.addresses[0])
+        self.asserts = "tilec_cpu_assert" in llir   # only then can a launch record assertion failures
         kinds = metadata[PARAM_KINDS_KEY]
         try:
             fmt = "".join(_FMT[k] for k in kinds)
@@ -195,13 +196,14 @@ class Launcher:
         failures = runtime.failures
         if total == 1:  # one program: nothing to measure or share, one call on this thread
             with self.lock:
-                before = len(failures)
+                if self.asserts:
+                    before = len(failures)
                 try:
                     struct.pack_into(self.fmt, self.buf, 0, 1, 1, 1, self.scratch0, *values)
                 except struct.error:
                     self._pack(1, 1, 1, self.scratch0, values)
                 self.run_block(self.buf)
-                if len(failures) > before:
+                if self.asserts and len(failures) > before:
                     self._raise_failures(failures, before)
             return
         with self.lock:
