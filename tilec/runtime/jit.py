@@ -24,7 +24,7 @@ from ..frontend.function import PLAIN_PARAMETERS_ONLY, KernelFunction
 from ..frontend.source import replace_source
 from ..language.core import constexpr, dtype, tensor
 from ..pipeline import compile_source
-from . import aggregates, interpreter
+from . import aggregates, compile_ahead, interpreter
 from .args import KEYERS, TOO_WIDE, describer, host_value, probe
 from ..targets import arguments
 from ..targets.arguments import _NPY_WRITEABLE, array_words
@@ -314,6 +314,13 @@ class JITFunction(KernelFunction):
         return kernel if kernel is not None else self._compile(values, options, key)
 
     def _compile(self, values, options, okey):
+        found = compile_ahead.recording()
+        if found is not None:  # the autotuner gathering what its configs need: recorded, compiled later
+            _, _, src = self.specialize(values)
+            opts = {k: v for k, v in options.items() if k != "target"}
+            opts["debug"] = self.debug_enabled(opts.get("debug"))
+            found.append((self, src, options.get("target") or target_for(aggregates.expand(values)), opts))
+            return None
         with self._lock:
             kernel = self.cache.get(okey)
             if kernel is None:
