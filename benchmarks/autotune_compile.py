@@ -1,5 +1,5 @@
-"""Compile wall time of an autotuner's 8 configs (a 64x64 matmul, ``tune_kernels.py``), each run in a fresh
-kernel cache, with compile workers off and on, alternating:
+"""Compile wall time of an autotuner's 8 configs (a 128x128 matmul, tiles of 32 and 64: ``tune_kernels.py``),
+each run in a fresh process and kernel cache, with compile workers off and on, alternating:
 
     python benchmarks/autotune_compile.py [--runs 3] [--workers 1]
 
@@ -17,9 +17,9 @@ import time
 ONE = """
 import time, numpy as np
 from tune_kernels import tuned_matmul
-a = np.random.rand(64, 64).astype(np.float32); c = np.empty((64, 64), np.float32)
+a = np.random.rand(128, 128).astype(np.float32); c = np.empty((128, 128), np.float32)
 t0 = time.perf_counter()
-tuned_matmul.warmup(a, a, c, 64, 64, 64, grid=(1,))
+tuned_matmul.warmup(a, a, c, 128, 128, 128, grid=(1,))
 print(time.perf_counter() - t0)
 """
 

@@ -16,5 +16,5 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK:
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
 
 
-CONFIGS = [Config({"BM": bm, "BN": bn, "BK": bk}) for bm in (16, 32) for bn in (16, 32) for bk in (16, 32)]
+CONFIGS = [Config({"BM": bm, "BN": bn, "BK": bk}) for bm in (32, 64) for bn in (32, 64) for bk in (32, 64)]
 tuned_matmul = tilec.autotune(CONFIGS, key=["M", "N", "K"], warmup=1, rep=5)(matmul)
