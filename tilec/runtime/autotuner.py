@@ -269,8 +269,8 @@ class Autotuner(KernelInterface):
         """The configs' variants compiled in parallel processes, where that pays (``compile_ahead.py``): a dry run
         of each config's warmup finds what the timing loop would compile. Anything that goes wrong here is left
         to the timing loop, which compiles in this process and handles failures as always."""
-        if compile_ahead.recording() is not None:  # an autotuner inside another's dry run: nothing to do
-            return
+        if compile_ahead.recording() is not None or getattr(self.base_fn, "interpret", False):
+            return  # an autotuner inside another's dry run, or nothing compiled at all
         with compile_ahead.collecting() as found:
             for config in pruned:
                 try:
