@@ -121,7 +121,8 @@ def run_batch(batch: list, n: int):
     goes to whichever claims it first, so this process compiles while the workers start and none waits idle."""
     from ..pipeline import _compile_source  # the timing loop's cache hit tells the compile observers
     from .compile_worker import claim
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p or os.getcwd() for p in sys.path))
+    # a worker starts no workers of its own (importing a kernel's module may tune something)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p or os.getcwd() for p in sys.path), **{ENV: "0"})
     with tempfile.TemporaryDirectory(prefix="tilec-compile-") as folder:
         with open(os.path.join(folder, "jobs"), "wb") as f:
             pickle.dump([job for _, job in batch], f)
