@@ -85,7 +85,7 @@ def reachable(fn) -> bool:
     if not module or module == "__main__" or "<" in qualname:
         return False
     mod = sys.modules.get(module)
-    return mod is not None and getattr(mod, "__spec__", None) is not None and getattr(mod, "__file__", None)
+    return mod is not None and getattr(mod, "__spec__", None) is not None and bool(getattr(mod, "__file__", None))
 
 
 def _job(fn, src, target, options):
