@@ -51,6 +51,11 @@ def _entry(key: str) -> str:
     return os.path.join(cache_dir(), key[:2], key)
 
 
+def contains(key: str) -> bool:
+    """Whether an entry for ``key`` is stored (not checked: ``load`` still verifies it)."""
+    return enabled() and os.path.isfile(os.path.join(_entry(key), "metadata.json"))
+
+
 def _digest(data) -> str:
     return hashlib.sha256(data if isinstance(data, (bytes, bytearray)) else data.encode()).hexdigest()
 

@@ -73,11 +73,16 @@ class CompiledKernel:
 
     def __getitem__(self, grid):
         runtime = self.metadata.get("runtime_params")
+        every = self.metadata.get("num_params", -1) if runtime is not None else -1
+        if runtime is not None and every == len(runtime):
+            every = -1  # no constexprs: nothing is ever dropped
+        name = self.name
 
         def launch(*args):
-            if runtime is not None and len(args) == self.metadata.get("num_params", -1) != len(runtime):
+            if len(args) == every:
                 args = [args[i] for i in runtime]
-            return self.run(grid, list(args))
+            g = normalize_grid(grid, name)
+            return self.launcher(g, list(args)) if g is not None else None
         return launch
 
     @property

@@ -9,6 +9,7 @@ import tilec.language as tl
 from tilec.errors import LaunchError
 from tilec.runtime import args as A
 from tilec.targets import arguments
+from tilec.runtime.jit import _probe_source
 from tilec.targets.cpu import launcher as CL
 
 
@@ -68,3 +69,26 @@ def test_a_value_that_does_not_fit_is_named():
         k.run((1,), [out, 2 ** 70, 1.0])
     with pytest.raises(LaunchError, match="does not fit a f32"):
         k.run((1,), [out, 8, "x"])
+
+
+def test_the_binders_inline_probes_give_the_keyers_keys():
+    """The launch binder writes the probes of arrays and i32 ints out in place: same keys, same addresses."""
+    ns = {}
+    exec(compile("def f(v):\n    try:\n" + _probe_source(0, "v") + "\n    except KeyError:\n        return None\n"
+                 "    return _tl_k0, _tl_h0\n", "<probe>", "exec"),
+         {"_tl_probe": A.probe, "_tl_nd": np.ndarray, "_tl_W": arguments.array_words and arguments.array_words[0]},
+         ns)
+    for a in _arrays():
+        assert ns["f"](a) == (A._key_ndarray(a), a.__array_interface__["data"][0])
+    for v in (0, 1, 16, -16, 7, 2**31 - 1, -2**31, 2**31, 2**40, -2**40, True, 1.5):
+        assert ns["f"](v) == A.probe(v)
+
+
+def test_a_grid_of_plain_ints_takes_the_short_way_to_the_same_answer():
+    from tilec.targets.grid import normalize_grid
+    for g in [(1,), (7,), (2**31 - 1,), (3, 65535), (2, 3, 4), (1, 1, 65535)]:
+        assert normalize_grid(g) == (g + (1, 1))[:3]
+    assert normalize_grid((0,)) is None and normalize_grid((4, 0, 2)) is None
+    for bad in [(2**31,), (1, 65536), (1, 1, 65536), (-1,), (1, -2), (True,), (1.0,), ()]:
+        with pytest.raises(ValueError):
+            normalize_grid(bad)

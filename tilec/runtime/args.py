@@ -188,10 +188,18 @@ def _probe_ndarray_slow(a):
         return _key_ndarray(a), a
 
 
+def _probe_ndarray_words(a):
+    i = id(a) >> 3
+    address = _words[i + _DATA]
+    return (a.dtype, address & 15 == 0, _words[i + _FLAGS] & _WRITEABLE != 0), address
+
+
 # type -> probe(v) = (launch-cache key, what a host launcher takes for it): for numpy arrays the address, read once
 # per launch for both the key's alignment bit and the launch (reading it is most of a small launch's cost).
-PROBES = {np.ndarray: _probe_ndarray if arguments.array_head is not None else _probe_ndarray_slow}
+PROBES = {np.ndarray: _probe_ndarray_words if arguments.array_words is not None
+          else _probe_ndarray if arguments.array_head is not None else _probe_ndarray_slow}
 _head, _WRITEABLE = arguments.array_head, arguments._NPY_WRITEABLE
+_words, _DATA, _FLAGS = arguments.array_words or (None, 0, 0)
 
 
 def probe(v):

@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 from .. import cache
+from . import compile_ahead
 from ..compiler import default_target
 from ..errors import BackendError, CompilationError, LaunchError
 from ..testing import do_bench as default_bench
@@ -264,6 +265,25 @@ class Autotuner(KernelInterface):
         t = self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
         return list(t) if isinstance(t, (list, tuple)) else [t, t, t]
 
+    def _compile_ahead(self, args, kwargs, pruned):
+        """The configs' variants compiled in parallel processes, where that pays (``compile_ahead.py``): a dry run
+        of each config's warmup finds what the timing loop would compile. Anything that goes wrong here is left
+        to the timing loop, which compiles in this process and handles failures as always."""
+        if compile_ahead.recording() is not None or getattr(self.base_fn, "interpret", False):
+            return  # an autotuner inside another's dry run, or nothing compiled at all
+        with compile_ahead.collecting() as found:
+            for config in pruned:
+                try:
+                    self._check_conflicts(config, kwargs)
+                    current = dict(kwargs, **self._launch_kwargs(config))
+                    self.fn.run(*args, **{**current, "warmup": True})
+                except Exception:  # noqa: BLE001  (reported by the timing loop, in order)
+                    pass
+        try:
+            compile_ahead.compile_ahead(found)
+        except Exception:  # noqa: BLE001  (workers are only a speed-up)
+            pass
+
     # -- results kept on disk (cache_results=True) ------------------------------------------------------------
     def _disk_path(self, key, pruned):
         """One file per (kernel source, tuning key, candidate configs, target): any change retunes."""
@@ -308,6 +328,7 @@ class Autotuner(KernelInterface):
             return pruned[0]
         progress = _progress_enabled() and len(pruned) > 1
         t0 = time.perf_counter()
+        self._compile_ahead(args, kwargs, pruned)
         timings, errors = {}, []
         for i, config in enumerate(pruned):
             try:
@@ -373,7 +394,10 @@ class Autotuner(KernelInterface):
         """Compile every (pruned) config without launching."""
         self.nargs = dict(zip(self.arg_names, args))
         out = []
-        for config in self.prune_configs(kwargs):
+        pruned = self.prune_configs(kwargs)
+        if len(pruned) > 1:
+            self._compile_ahead(args, kwargs, pruned)
+        for config in pruned:
             out.append(self.fn.warmup(*args, **kwargs, **self._launch_kwargs(config)))
         self.nargs = None
         return out

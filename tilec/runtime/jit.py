@@ -1,15 +1,17 @@
 """``@tilec.jit`` and ``JITFunction``: binding launch arguments, specialising, caching compiled kernels, and
 launching ``fn[grid](*args, **constexprs_and_options)``.
 
-The per-launch path is kept small: a binder generated once per kernel with the kernel's own signature (so
-Python binds the arguments in C) forms a key from one cheap per-type keyer call per runtime argument
-(``args.py``), finds the compiled variant's launcher with one dict lookup and calls it. Anything the binder does
-not recognise (a new argument type, a bad call) falls back to the general path, which reports errors and
-compiles.
+The per-launch path is kept small: ``fn[grid]`` is the binder with the grid bound (``functools.partial``: no
+Python frame in between), a function generated once per kernel with the kernel's own signature (so Python binds
+the arguments in C). It forms a key from the arguments (numpy arrays and i32 ints probed in place, other kinds by
+one per-type keyer call, ``args.py``), finds the compiled variant's launcher with one dict lookup and calls it.
+Anything the binder does not recognise (a new argument type, a missing or unknown argument) goes to the general
+path, which reports errors and compiles.
 """
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import inspect
 import os
@@ -24,9 +26,10 @@ from ..frontend.function import PLAIN_PARAMETERS_ONLY, KernelFunction
 from ..frontend.source import replace_source
 from ..language.core import constexpr, dtype, tensor
 from ..pipeline import compile_source
-from . import aggregates, interpreter
+from . import aggregates, compile_ahead, interpreter
 from .args import KEYERS, TOO_WIDE, describer, host_value, probe
 from ..targets import arguments
+from ..targets.arguments import _NPY_WRITEABLE, array_words
 from ..targets.grid import normalize_grid
 from .specialize import describe, hashable as _hashable
 
@@ -39,7 +42,7 @@ _EMPTY = inspect.Parameter.empty
 
 
 class KernelLauncher:
-    """``fn[grid]``: holds the grid until the call."""
+    """``fn[grid]`` for kernels without a binder (or interpreted): holds the grid until the call."""
     __slots__ = ("fn", "grid")
 
     def __init__(self, fn, grid):
@@ -142,7 +145,25 @@ class JITFunction(KernelFunction):
 
     # -- launching ------------------------------------------------------------------------------------------------
     def __getitem__(self, grid):
-        return KernelLauncher(self, grid)
+        # a loop launching with the same grid object gets the same launcher back, unbuilt
+        last = self._last_launcher
+        if last is not None and last[0] is grid:
+            return last[1]
+        if self._binder is not None and not self.interpret:  # the binder itself, no Python frame in between
+            launcher = functools.partial(self._binder, grid)
+        else:
+            launcher = KernelLauncher(self, grid)
+        self._last_launcher = (grid, launcher)
+        return launcher
+
+    @property
+    def interpret(self) -> bool:
+        return self._interpret_on
+
+    @interpret.setter
+    def interpret(self, on):
+        self._interpret_on = on
+        self._last_launcher = None  # launchers choose the binder or the interpreter when made
 
     def _bind(self, args, kwargs):
         """Values of every parameter in order (defaults applied); clear errors naming the kernel."""
@@ -232,6 +253,21 @@ class JITFunction(KernelFunction):
             return kernel
         return self._launch(kernel, grid, values)
 
+    def _general_launch(self, grid, extra, kw, values, options):
+        """The binder's call that is not a plain one (a missing or unknown argument, too many): the general path
+        binds it again from what the binder received, with tilec's own messages."""
+        if extra:  # every parameter was given positionally, and more
+            args, kwargs = tuple(values) + tuple(extra), dict(kw)
+        else:
+            args = ()
+            kwargs = {n: v for n, v in zip(self._names, values) if v is not _MISSING}
+            kwargs.update(kw)
+        kwargs.update({o: v for o, v in zip(LAUNCH_OPTIONS, options) if v is not None})
+        try:
+            return self._run(args, grid, False, kwargs)
+        except _LOCATED as e:
+            raise for_user(e)
+
     def _fast_miss(self, fkey, grid, values, options):
         """The binder's miss: the general path finds (or compiles) the variant; the binder's key then maps to its
         launcher. ``fkey`` is None when some argument has no cheap keyer (it is then never cached)."""
@@ -307,6 +343,13 @@ class JITFunction(KernelFunction):
         return kernel if kernel is not None else self._compile(values, options, key)
 
     def _compile(self, values, options, okey):
+        found = compile_ahead.recording()
+        if found is not None:  # the autotuner gathering what its configs need: recorded, compiled later
+            _, _, src = self.specialize(values)
+            opts = {k: v for k, v in options.items() if k != "target"}
+            opts["debug"] = self.debug_enabled(opts.get("debug"))
+            found.append((self, src, options.get("target") or target_for(aggregates.expand(values)), opts))
+            return None
         with self._lock:
             kernel = self.cache.get(okey)
             if kernel is None:
@@ -372,13 +415,18 @@ def _key_nospec(v):
 
 _BINDER = """
 def {name}({params}):
+    if _tl_extra or _tl_kw{missing}:  # not a plain call: the general path binds it and names what is wrong
+        return _tl_general(_tl_grid, _tl_extra, _tl_kw, ({values}), ({option_values}))
     _tl_key = None
     try:
 {probes}
         _tl_key = ({key})
         _tl_launch, _tl_sel, _tl_kernel, _tl_host = _tl_cache[_tl_key]
-    except (KeyError, TypeError, ValueError):
-        return _tl_miss(_tl_key, _tl_grid, ({values}), ({option_values}))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        try:
+            return _tl_miss(_tl_key, _tl_grid, ({values}), ({option_values}))
+        except _tl_LOCATED as e:
+            raise _tl_for_user(e)
     _tl_g = _tl_grid
     if type(_tl_g) is tuple and len(_tl_g) == 1 and type(_tl_g[0]) is int and 0 < _tl_g[0] <= 2147483647:
         _tl_g = (_tl_g[0], 1, 1)
@@ -391,9 +439,34 @@ def {name}({params}):
     _tl_args = [{host_runtime}] if _tl_host else [{runtime}]
     if _tl_sel is not None:
         _tl_args = [_tl_args[i] for i in _tl_sel]
-    _tl_launch(_tl_g, _tl_args)
+    try:
+        _tl_launch(_tl_g, _tl_args)
+    except _tl_LOCATED as e:
+        raise _tl_for_user(e)
     return _tl_kernel
 """
+
+#: the binder's default for a parameter without one: seen, the call goes to the general path (which names it)
+_MISSING = object()
+
+
+def _probe_source(i, name):
+    """The binder's probe of specialised parameter ``name``: the two common kinds written out in place (numpy
+    arrays through the word view of memory, ``args.py: _probe_ndarray_words``; i32 ints, ``args.py: _key_int``),
+    so that they cost no call; everything else through ``args.probe``. Same keys as those functions."""
+    if array_words is None:
+        return f"        _tl_k{i}, _tl_h{i} = _tl_probe({name})"
+    _, data, flags = array_words
+    return f"""\
+        if type({name}) is _tl_nd:
+            _tl_i = id({name}) >> 3
+            _tl_h{i} = _tl_W[_tl_i + {data}]
+            _tl_k{i} = ({name}.dtype, _tl_h{i} & 15 == 0, _tl_W[_tl_i + {flags}] & {_NPY_WRITEABLE} != 0)
+        elif type({name}) is int and -2147483648 <= {name} <= 2147483647:
+            _tl_h{i} = {name}
+            _tl_k{i} = "i32:1" if {name} == 1 else ("i32:16" if {name} % 16 == 0 else "i32")
+        else:
+            _tl_k{i}, _tl_h{i} = _tl_probe({name})"""
 
 
 def _tuple(items):
@@ -413,25 +486,28 @@ def _make_binder(jf):
         return None
     ns = {"_tl_cache": jf._fast_cache, "_tl_K": KEYERS, "_tl_kn": _key_nospec, "_tl_miss": jf._fast_miss,
           "_tl_grid3": _grid3}
-    ns["_tl_probe"] = probe
-    decl, key, probes, host = [], [], [], {}
+    ns.update(_tl_probe=probe, _tl_nd=np.ndarray, _tl_W=array_words and array_words[0], _tl_M=_MISSING,
+              _tl_general=jf._general_launch, _tl_LOCATED=_LOCATED, _tl_for_user=for_user)
+    decl, key, probes, host, missing = [], [], [], {}, []
     for i, p in enumerate(jf.params):
         if p.has_default:
             ns[f"_tl_d{i}"] = p.default
             decl.append(f"{p.name}=_tl_d{i}")
         else:
-            decl.append(p.name)
+            decl.append(f"{p.name}=_tl_M")
+            missing.append(f" or {p.name} is _tl_M")
         if p.is_constexpr:
             key.append(p.name)
         elif p.specialize:  # probed once: the key, and (host launchers) the array's address
-            probes.append(f"        _tl_k{i}, _tl_h{i} = _tl_probe({p.name})")
+            probes.append(_probe_source(i, p.name))
             key.append(f"_tl_k{i}")
             host[i] = f"_tl_h{i}"
         else:
             key.append(f"_tl_kn({p.name})")
     names = [p.name for p in jf.params]
     src = _BINDER.format(
-        name=jf.__name__, params=", ".join(["_tl_grid", *decl, "*", *(f"{o}=None" for o in LAUNCH_OPTIONS)]),
+        name=jf.__name__, missing="".join(missing),
+        params=", ".join(["_tl_grid", *decl, "*_tl_extra", *(f"{o}=None" for o in LAUNCH_OPTIONS), "**_tl_kw"]),
         key=_tuple(key + list(LAUNCH_OPTIONS)), values=_tuple(names), option_values=_tuple(LAUNCH_OPTIONS),
         named=", ".join(f"{n!r}: {n}" for n in names),
         runtime=", ".join(names[i] for i in jf._runtime_idx),

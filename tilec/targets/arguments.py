@@ -253,6 +253,35 @@ def _head_reader():
 array_head = _head_reader()
 
 
+def _word_reader():
+    """``(words, data, flags)``: a read-only view of the process's memory as 8-byte words, and the word indices,
+    relative to ``id(a) >> 3``, of an exact ndarray's data pointer and flags. Indexing it reads both fields with
+    no object built per read (``array_head`` builds one), for the launch path's probe of every array argument.
+    None where the layout is not the one assumed (64-bit little-endian, fields on word boundaries, checked against
+    numpy's own answers as ``array_head`` is)."""
+    if array_head is None or sys.byteorder != "little" or ctypes.sizeof(ctypes.c_void_p) != 8:
+        return None
+    data, flags = _ArrayHead.data.offset, _ArrayHead.flags.offset
+    if data % 8 or flags % 8:
+        return None
+    try:
+        words = memoryview((ctypes.c_char * (2**62)).from_address(0)).cast("B").cast("Q").toreadonly()
+        base = np.arange(8, dtype=np.float32)
+        ro = base.copy()
+        ro.flags.writeable = False
+        for a in (base, base[2:], base[::2], np.zeros(0, np.int8), base.reshape(2, 4).T, ro):
+            i = id(a)
+            if i % 8 or (words[(i >> 3) + data // 8] != (a.__array_interface__["data"][0] or 0)
+                         or (words[(i >> 3) + flags // 8] & _NPY_WRITEABLE != 0) != a.flags.writeable):
+                return None
+    except Exception:  # noqa: BLE001  (any surprise: use array_head)
+        return None
+    return words, data // 8, flags // 8
+
+
+array_words = _word_reader()
+
+
 def numpy_address(a) -> int:
     """The data address of a numpy array. A writable contiguous array is read through the buffer protocol,
     several times cheaper than ``a.ctypes.data`` or ``__array_interface__`` (both build objects on every call,

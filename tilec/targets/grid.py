@@ -13,6 +13,21 @@ MAX_GRID = (2**31 - 1, 65535, 65535)
 
 def normalize_grid(grid, name: str = "kernel"):
     """``grid`` as a 3-tuple of ints, or None when it has no programs; ValueError for anything else."""
+    if type(grid) is tuple:  # the common case, plain ints in range, without the general checks
+        n = len(grid)
+        if n == 1:
+            d = grid[0]
+            if type(d) is int and 0 < d <= 2147483647:
+                return (d, 1, 1)
+        elif n == 2:
+            d, e = grid
+            if type(d) is int and type(e) is int and 0 < d <= 2147483647 and 0 < e <= 65535:
+                return (d, e, 1)
+        elif n == 3:
+            d, e, f = grid
+            if (type(d) is int and type(e) is int and type(f) is int and 0 < d <= 2147483647 and 0 < e <= 65535
+                    and 0 < f <= 65535):
+                return grid
     dims = (grid,) if not isinstance(grid, (tuple, list)) else tuple(grid)
     if not 1 <= len(dims) <= 3:
         raise ValueError(f"{name}: the grid must have 1 to 3 dimensions, got {grid!r}")
