@@ -36,7 +36,7 @@ def _record():
     from tilec import pipeline
 
     def observe(src, target, options, kernel):
-        if target.backend == "cpu":
+        if target.backend == "cpu" and "ir_override" not in options:  # a stage file is for one backend only
             _seen.setdefault(kernel.metadata["hash"], (src, dict(options)))
 
     pipeline.COMPILE_OBSERVERS.append(observe)
