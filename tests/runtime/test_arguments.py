@@ -212,3 +212,31 @@ def test_cuda_launcher_refuses_host_memory():
     with pytest.raises(LaunchError, match=r"move it with \.cuda\(\)"):
         launcher((1, 1, 1), [torch.zeros(4), 1, None])
     assert calls == []
+
+
+@tilec.jit
+def _copy_2d(x_ptr, y_ptr, n0, n1, sx0, sx1, sy0, sy1, B0: tl.constexpr, B1: tl.constexpr):
+    r = tl.arange(0, B0)[:, None]
+    c = tl.arange(0, B1)[None, :]
+    m = (r < n0) & (c < n1)
+    tl.store(y_ptr + r * sy0 + c * sy1, tl.load(x_ptr + r * sx0 + c * sx1, mask=m), mask=m)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float8_e4m3fn", "float8_e5m2", "bool", "uint8", "int64"])
+def test_torch_tensors_of_every_dtype_and_stride_in_the_interpreter_and_compiled(dtype):
+    """The interpreter takes what the compiled path takes: torch tensors of any dtype (bf16, fp8, bool, unsigned)
+    and stride (a transposed, sliced view), writing back into the caller's tensor."""
+    torch = pytest.importorskip("torch")
+    dt = getattr(torch, dtype, None)
+    if dt is None:
+        pytest.skip(f"this torch has no {dtype}")
+    g = torch.Generator().manual_seed(7)
+    base = (torch.randn(13, 22, generator=g) * 4)
+    src = (base > 0) if dtype == "bool" else base.abs().to(dt) if dtype == "uint8" else base.to(dt)
+    x = src.t()[3:17:2]  # 7 x 13, strided both ways
+    for interpret in (True, False):
+        y = torch.zeros(20, 9, dtype=dt).t()[:, 1:]  # 9 x 19 view: write a 7 x 13 corner
+        tilec.jit(_copy_2d.fn, interpret=interpret)[(1,)](x, y, 7, 13, *x.stride(), *y.stride(), B0=8, B1=16)
+        assert torch.equal(y[:7, :13].view(torch.uint8) if dt.itemsize == 1 and dtype != "bool" else y[:7, :13],
+                           x.view(torch.uint8) if dt.itemsize == 1 and dtype != "bool" else x), (dtype, interpret)
+        assert not y[7:].to(torch.float32).any() and not y[:, 13:].to(torch.float32).any()
