@@ -104,6 +104,32 @@ def test_bfloat16(mode, request):
 
 
 @tilec.jit
+def bf16_chain_kernel(X, Y, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    v = tl.load(X + o).to(tl.bfloat16)
+    for i in range(3):
+        v = v * 1.0078125 + 0.37
+        v = v - 0.1
+    tl.store(Y + o, v.to(tl.float32))
+
+
+def test_bfloat16_arithmetic_rounds_every_op(mode):
+    """bf16 values stay bf16 through arithmetic: each op's result is rounded to bf16 (on the GPU too, where
+    they live in f32 registers), so a chain agrees with a step-by-step bf16 emulation."""
+    x = (rng(19).standard_normal(128) * 300).astype(np.float32)
+    y = np.zeros(128, np.float32)
+    launch(bf16_chain_kernel, (1,), mode, x, y, BLOCK=128)
+
+    def r(a):  # round float32 values to bfloat16 (kept as float32)
+        return (bf16_rne(np.asarray(a, np.float32)).astype(np.uint32) << 16).view(np.float32)
+    v = r(x)
+    for _ in range(3):
+        v = r(r(v * np.float32(1.0078125)) + np.float32(0.37))
+        v = r(v - np.float32(0.1))
+    np.testing.assert_array_equal(y, v)
+
+
+@tilec.jit
 def fp8_kernel(X, Bits, Back, FP8: tl.constexpr, BLOCK: tl.constexpr):
     o = tl.arange(0, BLOCK)
     b = tl.load(X + o).to(FP8)

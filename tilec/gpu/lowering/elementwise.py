@@ -8,16 +8,24 @@ from ...ir import ops as O
 from . import scalar
 from .layouts import reg_coord_values
 from .registry import lowers
-from .types import FP8, I32, constant, from_memory, llvm_type, memory_type, round_fp8, to_memory
+from .types import FP8, I32, constant, from_memory, llvm_type, memory_type, round_bf16, round_fp8, to_memory
 from .values import ll_of, num_regs
 
 
-def _in_format(b, et, fn):
-    """``fn`` whose f32 results are rounded to ``et`` when it is fp8: the registers then always hold values of
-    the format, as the evaluator's (each op rounds once, and a later cast or compare sees what it would)."""
-    if et.name not in FP8:
+_EXACT = frozenset({"max", "min", "abs", "neg"})  # of values of the format, a value of the format
+
+
+def _in_format(b, et, fn, name=""):
+    """``fn`` whose f32 results are rounded to ``et`` when it is fp8 or bf16 (both live in f32 registers): the
+    registers then always hold values of the format, as the evaluator's (each op rounds once, and a later cast
+    or compare sees what it would)."""
+    if name in _EXACT:
         return fn
-    return lambda *xs: round_fp8(b, et, fn(*xs))
+    if et.name in FP8:
+        return lambda *xs: round_fp8(b, et, fn(*xs))
+    if et.name == "bf16":
+        return lambda *xs: round_bf16(b, fn(*xs))
+    return fn
 
 
 @lowers(O.BinaryOp, O.UnaryOp)
@@ -28,10 +36,10 @@ def lower_elementwise(L, op):
     if name in O.BINARY_OPS:
         contract = L.options.get("enable_fp_fusion", True) is not False
         return L._map(op, _in_format(b, et, lambda x, y: scalar.binary(b, name, et, x, y, op.attrs, contract,
-                                                                       L.target.math)))
+                                                                       L.target.math), name))
     if name in O.UNARY_OPS:
         fn = lambda x: scalar.unary(b, name, et, x, L.target.math)  # noqa: E731
-        return L._map(op, fn if name == "neg" else _in_format(b, et, fn))
+        return L._map(op, _in_format(b, et, fn, name))
     raise BackendError(f"the {L.target.name} backend cannot lower '{name}' yet")
 
 
