@@ -1012,11 +1012,14 @@ class TensormapCreateOp(Operation):
 class TmaCopyOp(Operation):
     """Start copying the block at ``coords`` (one i32 per dimension, outermost first; out-of-bounds elements
     are filled) of the tensor that descriptor ``desc`` describes into stage ``index`` of ``buffer``, when
-    ``pred``; one thread issues it and announces its bytes to stage ``index`` of ``barriers``, whose phase
-    then completes when they have all arrived. Rows wider than the swizzle span go as one copy per column
+    ``pred``; one thread issues it and announces ``announce`` bytes (-1: its own) to stage ``index`` of
+    ``barriers``, whose phase then completes when they have all arrived: copies sharing a barrier let the first
+    announce all their bytes and the others 0. Rows wider than the swizzle span go as one copy per column
     block of the buffer's layout."""
     name = "tma_copy"
     operand_names = ("buffer", "index", "barriers", "desc", "pred", "*coords")
+    attr_types = {"announce": int}
+    attr_defaults = {"announce": -1}
     traits = frozenset({"reads", "writes"})
 
     def verify_(self):

@@ -214,13 +214,13 @@ class SoftwarePipeline(Pass):
         b = Builder()
         b.set_insertion_point_before(loop)
         b.loc = loop.loc
-        bufs, tma = [], {}  # tma: id(descriptor load) -> (descriptor address, its stage barriers)
+        bufs, tma = [], {}  # tma: id(descriptor load) -> (descriptor address, stage barriers, bytes it announces)
         for ld, lay in loads:
             if isinstance(ld, O.DescriptorLoadOp):
                 smem, swizzle = self.tma_layout(ld)
                 t = ld.result.type
                 bufs.append(b.create(O.LocalAllocOp, [], [SharedBufferType((S,) + t.shape, t.element, smem)]).result)
-                tma[id(ld)] = self.descriptor(b, ld, smem, swizzle, S)
+                tma[id(ld)] = self.descriptor(b, ld, smem, swizzle)
                 continue
             pt = ld.ptr.type
             smem = shared_for_operand(pt.shape, _order_of(pt), pointee_bytes(pt))
@@ -234,6 +234,16 @@ class SoftwarePipeline(Pass):
         loads = [loads[j] for j in order]
         bufs = [bufs[j] for j in order]
         L = len(loads)
+        # tensor copies first needed at the same place share one barrier per stage: the group's first copy
+        # announces all of the group's bytes, and one wait covers them (a barrier each costs a wait and an
+        # arrive per iteration)
+        for j, (ld, _) in enumerate(loads):
+            if id(ld) in tma and not isinstance(tma[id(ld)], tuple):
+                group = [g for g, _ in loads[j:] if id(g) in tma and first[id(g)] == first[id(ld)]]
+                bars = self.stage_barriers(b, S)
+                total = sum(g.result.type.numel * g.result.type.element.bytes for g in group)
+                for g in group:
+                    tma[id(g)] = (tma[id(g)], bars, total if g is ld else 0)
         # prologue: iterations 0 .. S-2 into stages 0 .. S-2
         state = {a: loop.inits[args.index(a)] for a in closure}
         for s in range(S - 1):
@@ -271,9 +281,8 @@ class SoftwarePipeline(Pass):
             at = Builder()
             at.set_insertion_point_before(users[0])
             at.loc = users[0].loc
-            for ld, _ in loads[j:k + 1]:
-                if id(ld) in tma:
-                    at.create(O.MBarrierWaitOp, [tma[id(ld)][1], rd, phase], [])
+            for bars in dict.fromkeys(tma[id(ld)][1] for ld, _ in loads[j:k + 1] if id(ld) in tma):
+                at.create(O.MBarrierWaitOp, [bars, rd, phase], [])
             last_cp = [cp_group[id(ld)] for ld, _ in loads[:k + 1] if id(ld) in cp_group]
             if any(id(ld) in cp_group for ld, _ in loads[j:k + 1]):
                 waits.append(at.create(O.AsyncWaitOp, [], [], {"pending": 0, "group": last_cp[-1],
@@ -313,16 +322,16 @@ class SoftwarePipeline(Pass):
         b.set_insertion_point_after(new_loop)
         b.create(O.AsyncWaitOp, [], [], {"pending": 0})
         b.create(O.BarrierOp, [], [])  # every thread's last reads are done before the bytes are reused
-        for _, bars in tma.values():
+        rings = list(dict.fromkeys(bars for _, bars, _ in tma.values()))
+        for bars in rings:
             b.create(O.MBarrierInvalOp, [bars], [])
-        for buf in bufs + [bars for _, bars in tma.values()]:
+        for buf in bufs + rings:
             b.create(O.LocalDeallocOp, [buf], [])
         return new_loop
 
     @staticmethod
-    def descriptor(b, ld, smem, swizzle, S):
-        """Before the loop: the copy engine's descriptor of ``ld``'s tensor (boxes one column block wide) and
-        ``S`` initialised stage barriers."""
+    def descriptor(b, ld, smem, swizzle):
+        """Before the loop: the copy engine's descriptor of ``ld``'s tensor (boxes one column block wide)."""
         t = ld.result.type
         box = (t.shape[0], smem.block_cols(t.shape))
         func = ld
@@ -331,9 +340,14 @@ class SoftwarePipeline(Pass):
         slot = sum(1 for o in func.walk() if isinstance(o, O.TensormapCreateOp))
         desc = b.create(O.TensormapCreateOp, [ld.base, *ld.shape, *ld.strides], [i64],
                         {"box": box, "swizzle": swizzle, "padding": ld.attrs["padding"], "slot": slot}).result
+        return desc
+
+    @staticmethod
+    def stage_barriers(b, S):
+        """``S`` initialised barriers, one per stage, for the tensor copies first needed at one place."""
         bars = b.create(O.LocalAllocOp, [], [SharedBufferType((S, 1), i64, SharedLayout(1, 1, 1, (0,)))]).result
         b.create(O.MBarrierInitOp, [bars], [])
-        return desc, bars
+        return bars
 
     @staticmethod
     def copies(b, loads, bufs, body, mapping, cond, stage, tma):
@@ -341,9 +355,9 @@ class SoftwarePipeline(Pass):
         ``cond``, each committed as its own group; ``tma_copy`` of every descriptor load's block."""
         for (ld, _), buf in zip(loads, bufs):
             if id(ld) in tma:
-                desc, bars = tma[id(ld)]
+                desc, bars, announce = tma[id(ld)]
                 coords = [_clone(o, body, mapping, b) for o in ld.offsets]
-                b.create(O.TmaCopyOp, [buf, stage, bars, desc, cond, *coords], [])
+                b.create(O.TmaCopyOp, [buf, stage, bars, desc, cond, *coords], [], {"announce": announce})
                 continue
             ptr = _clone(ld.ptr, body, mapping, b)
             t = ld.ptr.type

@@ -165,15 +165,18 @@ def tma_copy(L, op, dst, bar, desc, pred, coords):
     blocks = shape[-1] // w
     block_bytes = bt.tile_numel // blocks * eb
     n = len(shape)
-    # warp 0 (an index ptxas sees is warp-uniform), one lane of it chosen by elect.sync: ptxas then issues
-    # each copy once, without a loop over the lanes a per-thread predicate would select
+    # warp 0 (an index ptxas sees is warp-uniform), one lane of it chosen by an unpredicated elect.sync and
+    # the warp's condition: ptxas then issues each copy once as a uniform instruction (an elect.sync under a
+    # predicate made it loop over the lanes around every copy)
     warp0 = b.icmp_unsigned("==", nvvm.warp_uniform(b, L.warp), _c(0))
     go = b.zext(b.and_(warp0, pred), I32)
     inner = list(reversed(coords))  # innermost first
     args = [go, bar, desc]
-    lines = ["{", ".reg .pred w, p;", "setp.ne.b32 w, $0, 0;", "setp.ne.b32 p, 0, 0;",
-             "@w elect.sync _|p, 0xffffffff;",
-             f"@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {bt.tile_numel * eb};"]
+    announce = op.attrs.get("announce", -1)
+    announce = bt.tile_numel * eb if announce < 0 else announce
+    lines = ["{", ".reg .pred w, p;", "setp.ne.b32 w, $0, 0;", "elect.sync _|p, 0xffffffff;", "and.pred p, p, w;"]
+    if announce:
+        lines.append(f"@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {announce};")
     for j in range(blocks):
         k = len(args)
         args.append(b.add(dst, _c(j * block_bytes)))
@@ -202,8 +205,7 @@ def tma_store(L, op, src, desc, coords):
     go = b.zext(b.icmp_unsigned("==", nvvm.warp_uniform(b, L.warp), _c(0)), I32)
     inner = list(reversed(coords))
     args = [go, desc]
-    lines = ["{", ".reg .pred w, p;", "setp.ne.b32 w, $0, 0;", "setp.ne.b32 p, 0, 0;",
-             "@w elect.sync _|p, 0xffffffff;"]
+    lines = ["{", ".reg .pred w, p;", "setp.ne.b32 w, $0, 0;", "elect.sync _|p, 0xffffffff;", "and.pred p, p, w;"]
     for j in range(blocks):
         k = len(args)
         args.append(b.add(src, _c(j * block_bytes)))
