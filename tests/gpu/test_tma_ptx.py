@@ -31,6 +31,19 @@ def test_sm90_descriptor_loads_use_the_copy_engine(dtype):
         assert ck.metadata["spill_stores"] == 0
 
 
+def test_operands_of_one_dot_share_a_stage_barrier():
+    """A and B of the dot are copied into stages announced on one barrier (their bytes together), waited on
+    once per iteration; the lane that issues the copies is elected without a predicate (so ptxas issues each
+    copy once, not in a loop over lanes)."""
+    ck = _mm(90)
+    gir, ptx = ck.asm["gir"], ck.asm["ptx"]
+    BM, BN, BK, S = 128, 128, 64, 3
+    assert gir.count("mbarrier_init") == 1 and gir.count("mbarrier_wait") == 1
+    assert f"announce = {(BM * BK + BK * BN) * 2}" in gir and "announce = 0" in gir
+    assert ptx.count("mbarrier.arrive.expect_tx") == S  # prologue S - 1 stages, one in the loop
+    assert "@w elect.sync" not in ptx and "elect.sync _|p, 0xffffffff;" in ptx
+
+
 def test_descriptor_store_in_the_epilogue_is_a_copy_engine_store():
     ck = _mm(90, desc_store=True)  # fp32 rows of 512 bytes: four column blocks
     ptx, gir = ck.asm["ptx"], ck.asm["gir"]
