@@ -1,7 +1,8 @@
-"""A GPU target's math library (``GpuTarget.math``) from the vendor's f32 functions alone.
+"""A GPU target's math library (``GpuTarget.math``) from an f32 function table alone.
 
-Vendors differ in f32 (which hardware approximations are good enough, which intrinsics their LLVM backend lowers),
-not in the rest: f64 functions that are exact in any precision are LLVM intrinsics every GPU backend lowers
+The f32 table comes from :mod:`.mathlib32` (the formulas once, over the few primitives a vendor supplies: how it
+gets 2**x, and which of exp/log/log2 its LLVM backend lowers accurately). The rest is the same for every vendor:
+f64 functions that are exact in any precision are LLVM intrinsics every GPU backend lowers
 (sqrt, floor, ceil, trunc, round); no GPU has f64 transcendental instructions, and LLVM either has no libcall
 for them or aborts on them, so those come from :mod:`.mathlib64` (range reductions and polynomials, within
 1-4 ulp); f16 is computed in f32 and rounded once.
@@ -22,8 +23,8 @@ EXACT_ANY = {"sqrt": "sqrt", "sqrt_rn": "sqrt", "floor": "floor", "ceil": "ceil"
 
 class GpuMath:
     """``unary(b, name, x)``, ``pow_(b, x, y)`` and ``atan2(b, y, x)`` over f16/f32/f64 registers; ``name`` as in
-    ``tilec.ir.ops.UNARY_OPS``. ``f32`` maps names to the vendor's ``fn(b, x)``; ``pow_f32``/``atan2_f32`` are
-    its binary functions. What neither covers raises a BackendError naming ``backend``."""
+    ``tilec.ir.ops.UNARY_OPS``. ``f32`` maps names to ``fn(b, x)`` (``mathlib32.table``); ``pow_f32``/``atan2_f32``
+    are the binary functions. What neither covers raises a BackendError naming ``backend``."""
 
     def __init__(self, backend: str, f32: dict, pow_f32, atan2_f32):
         self.backend, self.f32 = backend, f32
