@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.fma import fma_f32_odd
 from ...errors import BackendError
 from ...ir import ops as O
 from . import scalar
@@ -75,7 +76,11 @@ def lower_bitcast(L, op):
 
 @lowers(O.FmaOp)
 def lower_fma(L, op):
+    """bf16 and fp8 live in f32 registers: their fma is rounded to odd in f32 first, so that the rounding to the
+    format is the only one (``codegen/fma.py``); f16, f32 and f64 have the hardware's one-rounding fma."""
     et = op.a.type.element
+    if et.name == "bf16" or et.name in FP8:
+        return L._map(op, _in_format(L.b, et, lambda x, y, z: fma_f32_odd(L.b, x, y, z)))
     L._map(op, _in_format(L.b, et, lambda x, y, z: scalar.fma(L.b, et, x, y, z)))
 
 
