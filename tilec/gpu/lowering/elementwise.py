@@ -38,6 +38,8 @@ def lower_elementwise(L, op):
         contract = L.options.get("enable_fp_fusion", True) is not False
         return L._map(op, _in_format(b, et, lambda x, y: scalar.binary(b, name, et, x, y, op.attrs, contract,
                                                                        L.target.math), name))
+    if name == "abs" and et.is_int and et.is_signed:
+        return L._map(op, lambda x: L.target.int_abs(b, x))
     if name in O.UNARY_OPS:
         fn = lambda x: scalar.unary(b, name, et, x, L.target.math)  # noqa: E731
         return L._map(op, _in_format(b, et, fn, name))
