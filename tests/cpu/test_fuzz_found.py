@@ -116,3 +116,31 @@ def test_max_min_order_negative_zero_below_positive_zero(dtype, n):
         tilec.jit(zero_signs.fn, interpret=interpret)[(1,)](xs, ys, np.zeros(n, dtype), np.zeros(n, dtype),
                                                             *outs[2:], n, B=64)
         assert outs[2][0] == np.inf and outs[3][0] == -np.inf, (interpret, outs[2:])
+
+
+@tilec.jit
+def trans_in_loop(x_ptr, out_ptr, n, MIX: tl.constexpr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    offs = r[:, None] * B + r[None, :]
+    x = tl.load(x_ptr + offs)
+    for i in tl.range(n):
+        if MIX:
+            x = tl.trans(x) * 2 + x  # reads both its own buffer in place and a transposed view of it
+        else:
+            x = tl.trans(x)  # the carried buffer's own transposed view
+    tl.store(out_ptr + offs, x)
+
+
+@pytest.mark.parametrize("mix", [False, True])
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_tile_transposed_into_its_own_loop_buffer(mix, n):
+    """Seeds 300947 and 303042: a carried tile's yield ``x = tl.trans(x)`` was written into the loop's buffer
+    while being read from it as a transposed view, so the second iteration saw half-overwritten elements."""
+    x = np.arange(16, dtype=np.int32).reshape(4, 4) - 5
+    want = x.copy()
+    for _ in range(n):
+        want = want.T * 2 + want if mix else want.T
+    for interpret in (True, False):
+        out = np.zeros_like(x)
+        tilec.jit(trans_in_loop.fn, interpret=interpret)[(1,)](x, out, n, MIX=mix, B=4)
+        np.testing.assert_array_equal(out, want, err_msg=f"interpret={interpret}")

@@ -16,7 +16,7 @@ BLOCK = 128
 # approximate rows (relative error bound, with an absolute floor for results near 0)
 APPROX = {"exp": 2e-6, "exp2": 2e-6, "log": 2e-6, "log2": 2e-6, "rsqrt": 2e-6, "sin": 2e-6, "cos": 2e-6,
           "tan": 1e-5, "tanh": 2e-6, "erf": 2e-6, "log1p": 2e-6, "expm1": 2e-6, "sigmoid": 2e-6, "pow": 1e-5,
-          "atan2": 2e-6, "fma": 1e-14}  # f64 fma: the evaluator rounds the product first
+          "atan2": 2e-6}
 
 
 def _inputs(elem, rng):
@@ -71,8 +71,6 @@ def _compare(name, got, exp, elem):
         assert np.array_equal(np.isnan(got), nan), f"{name}: NaN positions differ"
         g, e = got[~nan], exp[~nan]
         tol = APPROX.get(name, 0)
-        if name == "fma" and elem != f64:
-            tol = 0
         if elem in (f16, bf16) and tol:
             tol = 4e-3 if elem == f16 else 2e-2
         if tol == 0:

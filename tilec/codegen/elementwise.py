@@ -5,7 +5,7 @@ types) and ``args`` are LLVM values of one width. Semantics follow ``tilec/ir/op
 C-style integer division/remainder (by zero: 0), ``shr`` by signedness, ``max``/``min`` ignoring NaN unless
 ``propagate_nan``, ordered float comparisons except ``ne``. Division by zero and over-wide shifts are defined
 (no LLVM poison or traps), so masked-off vector lanes can never fault. f16/bf16 arithmetic is computed in f32
-and rounded once, which is exact for the basic operations.
+and rounded once, which is exact for the basic operations (fma rounds to odd in f32 first: ``codegen/fma.py``).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..ir import types as T
 from . import llvm_types as LT
 from . import casts
 from .casts import narrow_from_f32, widen_to_f32
+from .fma import fma_f32_odd
 from .intrinsics import call as icall
 from .minmax import fix_signed_zeros
 from .mathfns import UNARY_MATH, BINARY_MATH
@@ -142,8 +143,11 @@ def _select(E, a, op):
 
 
 def _fma(E, a, op):
+    """One rounding: 16-bit floats and fp8 through an f32 rounded to odd (an f32 fma would round twice)."""
     args = [promote(E, x, E.src) for x in a]
-    return demote(E, icall(E.b, "llvm.fma", args[0].type, args, (args[0].type,)), E.dst)
+    if _half(E.src):
+        return demote(E, fma_f32_odd(E.b, *args, E.w), E.dst)
+    return icall(E.b, "llvm.fma", args[0].type, args, (args[0].type,))
 
 
 def _sign_bit(E):

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+import llvmlite.ir as ir
+
+from ..codegen.intrinsics import call as intrinsic, mangle
 from ..errors import BackendError
 
 
@@ -137,6 +140,11 @@ class GpuTarget(ABC):
         raise BackendError(f"the {self.name} backend has no shared-memory barriers")
 
     # -- vendor units and libraries ---------------------------------------------------------------------------
+    def int_abs(self, b, x):
+        """``|x|`` of a signed integer register (i8 to i64), wrapping: the minimum value is its own absolute value,
+        as in numpy (``abs(int16(-32768)) == -32768``), also as seen by later compares and widenings."""
+        return intrinsic(b, f"llvm.abs.{mangle(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
+
     #: math library: an object with ``unary(b, name, x)``, ``pow_(b, x, y)`` and ``atan2(b, y, x)`` over f16/f32/
     #: f64 registers (``name`` as in ``tilec.ir.ops.UNARY_OPS``); raises BackendError for what it lacks
     math = None

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .fma import fma_f64, fma_via_f64
 from .numerics import finish, float_to_int, from_bits, round_to, to_bits, unsigned_of
 from .types import PointerType, ScalarType
 
@@ -241,8 +242,7 @@ def apply(op, args):
         elif name == "select":
             return [finish(np.where(*args), out_t)]
         elif name == "fma":
-            a, b, c = args
-            r = a.astype(np.float64) * b + c if in_t.bits < 64 else a * b + c
+            r = fma_f64(*args) if in_t.bits == 64 else fma_via_f64(*args)  # one rounding, as the hardware
         elif name == "cast":
             r = cast(args[0], op.operands[0].type, out_t, op.attrs.get("rounding", "rtne"))
         elif name == "bitcast":

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.fma import fma_f32_odd
 from ...errors import BackendError
 from ...ir import ops as O
 from . import scalar
@@ -37,6 +38,8 @@ def lower_elementwise(L, op):
         contract = L.options.get("enable_fp_fusion", True) is not False
         return L._map(op, _in_format(b, et, lambda x, y: scalar.binary(b, name, et, x, y, op.attrs, contract,
                                                                        L.target.math), name))
+    if name == "abs" and et.is_int and et.is_signed:
+        return L._map(op, lambda x: L.target.int_abs(b, x))
     if name in O.UNARY_OPS:
         fn = lambda x: scalar.unary(b, name, et, x, L.target.math)  # noqa: E731
         return L._map(op, _in_format(b, et, fn, name))
@@ -75,7 +78,11 @@ def lower_bitcast(L, op):
 
 @lowers(O.FmaOp)
 def lower_fma(L, op):
+    """bf16 and fp8 live in f32 registers: their fma is rounded to odd in f32 first, so that the rounding to the
+    format is the only one (``codegen/fma.py``); f16, f32 and f64 have the hardware's one-rounding fma."""
     et = op.a.type.element
+    if et.name == "bf16" or et.name in FP8:
+        return L._map(op, _in_format(L.b, et, lambda x, y, z: fma_f32_odd(L.b, x, y, z)))
     L._map(op, _in_format(L.b, et, lambda x, y, z: scalar.fma(L.b, et, x, y, z)))
 
 

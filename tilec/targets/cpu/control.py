@@ -34,16 +34,31 @@ def _carry(L, values, types):
 
 
 def write_tiles(L, pairs):
-    """Write yielded tile nodes into their carried buffers: ``pairs`` of (target Buf, node)."""
+    """Write yielded tile nodes into their carried buffers: ``pairs`` of (target Buf, node). A node is staged in a
+    temporary first when it reads another carried buffer (a swap) or reads its own buffer at elements other than
+    the one being written (``x = tl.trans(x)``: a view of the buffer it overwrites)."""
     pairs = [(t, v) for t, v in pairs if v is not t]
     bases = {t.base for t, _ in pairs}
     staged = []
     for t, v in pairs:
-        if isinstance(v, Node) and (v.reads & (bases - {t.base})):
+        if isinstance(v, Node) and (v.reads & (bases - {t.base}) or not reads_in_place(v, t)):
             v = _copy(L, v)
         staged.append((t, v))
     for t, v in staged:
         L.fill(t, v)
+
+
+def reads_in_place(node, target: Buf) -> bool:
+    """Whether every read ``node`` makes of ``target``'s memory is of the element a fill of ``target`` writes at
+    that point: only through elementwise ops (broadcast and expand_dims evaluate their operand at other indices)
+    and only through a view laid out as ``target`` is (a transposed or reshaped view reads other elements)."""
+    if target.base not in node.reads:
+        return True
+    if isinstance(node, Buf):
+        return node.ptr is target.ptr and node.strides == target.strides and node.shape == target.shape
+    if node.op.name in ("broadcast", "expand_dims"):
+        return False
+    return all(reads_in_place(a, target) for a in node.args if isinstance(a, Node))
 
 
 def _copy(L, buf):

@@ -21,6 +21,12 @@ _FAIL = {"monotonic": "monotonic", "acquire": "acquire", "release": "monotonic",
          "seq_cst": "seq_cst"}
 
 
+def lone_lane_stores() -> bool:
+    """Whether masked stores of narrow integers take a scalar store for a lone lane (:meth:`Mem.masked_store`):
+    on hosts with AVX-512, whose truncating masked stores LLVM 22 scalarises wrongly."""
+    return host_vector_bytes() >= 64
+
+
 class Mem:
     def __init__(self, L):
         self.L = L
@@ -90,6 +96,31 @@ class Mem:
             cat = ir.Constant(ir.VectorType(LT.I32, 2 * n), [LT.const(LT.I32, i) for i in range(2 * n)])
             parts = [b.shuffle_vector(parts[i], parts[i + 1], cat) for i in range(0, len(parts), 2)]
         return parts[0]
+
+    def masked_store(self, v, p0, ety, w, align, mask):
+        """``llvm.masked.store`` of ``w`` consecutive elements at ``p0``; on AVX-512 hosts a mask with exactly one
+        lane on stores that lane as a scalar instead. LLVM 22's X86 backend turns a masked store of a truncated
+        integer vector (AVX-512's truncating ``vpmov*`` stores) whose constant mask has one lane on into a scalar
+        store of the *untruncated* element: ``tl.umulhi`` stored to an int32 element under ``cols < n1`` with
+        ``n1 == 1`` wrote 8 bytes, zeroing the next element (llvm/llvm-project#179489, fixed after 22.1).
+        With the lone lane stored here, a constant mask of one lane leaves no masked store behind."""
+        b = self.b
+        vt = LT.vec(ety, w)
+
+        def masked():
+            icall(b, "llvm.masked.store", LT.VOID, [v, p0, LT.const(LT.I32, align), mask], (vt, LT.PTR))
+        if not (isinstance(ety, ir.IntType) and ety.width < 64 and lone_lane_stores()):
+            masked()
+            return
+        iw = ir.IntType(w)
+        bits = b.bitcast(mask, iw)
+        lone = b.icmp_unsigned("==", icall(b, "llvm.ctpop", iw, [bits], (iw,)), ir.Constant(iw, 1))
+        with b.if_else(lone) as (then, other):
+            with then:
+                i = b.zext(icall(b, "llvm.cttz", iw, [bits, LT.const(LT.I1, 1)], (iw,)), LT.I64)
+                b.store(b.extract_element(v, i), b.gep(p0, [i], source_etype=ety), align=align)
+            with other:
+                masked()
 
     def guarded(self, cond, then, default):
         """``then()`` if ``cond`` else ``default`` (scalar), branching so ``then`` has no effect otherwise."""
@@ -174,14 +205,13 @@ class Mem:
             else:  # full chunks (the common case) take a plain store: masked stores are slow on some cores
                 full = icall(b, "llvm.vector.reduce.and", LT.I1, [m], (m.type,))
                 self._two_way(full, lambda: (b.store(v, p0, align=align), None)[1],
-                              lambda: (icall(b, "llvm.masked.store", LT.VOID, [v, p0, LT.const(LT.I32, align), m],
-                                             (vt, LT.PTR)), None)[1])
+                              lambda: self.masked_store(v, p0, ety, w, align, m))
             return
         pv = ev(L, ptr, pt, w)
         m = m if m is not None else self._true(w)
         p0, contig = self.contiguous_at_runtime(pv, ety, w)
         def vector():
-            icall(b, "llvm.masked.store", LT.VOID, [v, p0, LT.const(LT.I32, align), m], (vt, LT.PTR))
+            self.masked_store(v, p0, ety, w, align, m)
 
         def scatter():
             icall(b, "llvm.masked.scatter", LT.VOID, [v, pv, LT.const(LT.I32, align), m], (vt, pv.type))

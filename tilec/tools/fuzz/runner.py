@@ -187,7 +187,7 @@ def run_kernel(k: Kernel, backends=("interp", "cpu"), keep_file=False) -> Outcom
             d = compare(ref[i], results[be][i], o.err,
                         flush_subnormals=be.startswith("cuda") and o.kind != "store" and o.dtype == "float32")
             if d is not None:
-                lines.append(f"{p} ({info.outputs[p].dtype}, {be} vs {backends[0]}): {d}")
+                lines.append(f"{p} ({info.outputs[p].dtype}, {backends[0]} vs {be}): {d}")  # values in this order
                 out.mismatched.append(p)
     if lines:
         out.status, out.detail = "mismatch", "\n".join(lines)

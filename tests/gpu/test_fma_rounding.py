@@ -1,0 +1,64 @@
+"""``tl.fma`` on the GPU rounds once for every float type, as the evaluator does (``tests/ir/test_fma.py``). bf16
+lives in f32 registers, where an f32 fma and the rounding to bf16 would round twice: its fma is rounded to odd in
+f32 first (``codegen/fma.py``, f64 arithmetic, no f32 fma); f16, f32 and f64 are the hardware's ``fma.rn``.
+Compiled for sm_80 and sm_90 here; the GPU-marked test compares with the interpreter on a device."""
+import re
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+
+from gpu_helpers import ARCHS, HAVE_PTXAS
+
+
+@tilec.jit
+def fma_kernel(a_ptr, b_ptr, c_ptr, out_ptr, DT: tl.constexpr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    a = tl.load(a_ptr + r).to(DT)
+    b = tl.load(b_ptr + r).to(DT)
+    c = tl.load(c_ptr + r).to(DT)
+    tl.store(out_ptr + r, tl.fma(a, b, c).to(tl.float64))
+
+
+DTYPES = {"f16": tl.float16, "bf16": tl.bfloat16, "f32": tl.float32, "f64": tl.float64}
+# a product on a midpoint of the format plus an addend far below its precision: one rounding goes up
+MIDPOINTS = {"f16": (1.5, 1 + 3 * 2 ** -10, 2.0 ** -24, 1.5 + 2 ** -8 + 2 ** -10),
+             "bf16": (1 + 2 ** -4, 1 + 2 ** -4, 2.0 ** -100, 1 + 2 ** -3 + 2 ** -7),
+             "f32": (0.75, float(np.float32(6.586683e+23)), 39.0, float(np.float32(4.9400125e+23))),
+             "f64": (1 + 3 * 2 ** -52, 1.5, 2.0 ** -200, 1.5 + 2 ** -50 + 2 ** -52)}
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dt", list(DTYPES))
+def test_fma_instructions(dt, arch):
+    src = tilec.ASTSource(fma_kernel, "*fp64,*fp64,*fp64,*fp64", constexprs={"DT": DTYPES[dt], "B": 64})
+    ptx = tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": 1}).asm["ptx"]
+    if dt == "bf16":
+        assert not re.search(r"\bfma\.rn\.(f32|bf16)", ptx) and re.search(r"\b(add|fma)\.rn\.f64", ptx)
+    else:
+        assert re.search(rf"\bfma\.rn\.{dt}\b", ptx)
+    if HAVE_PTXAS:
+        assert tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": 1}).asm["cubin"][:4] == b"\x7fELF"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dt", list(DTYPES))
+def test_fma_rounds_once_on_the_device(dt):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    n = 64
+    x, y, z, want = MIDPOINTS[dt]
+    a = np.concatenate([[x, -x, 2.0, np.inf, 0.0], rng.standard_normal(n - 5) * 3])
+    b = np.concatenate([[y, y, 3.0, 0.0, -1.0], rng.standard_normal(n - 5) * 3])
+    c = np.concatenate([[z, -z, -6.0, 1.0, -0.0], rng.standard_normal(n - 5) * 3])
+    ref = np.zeros(n)
+    tilec.jit(fma_kernel.fn, interpret=True)[(1,)](a, b, c, ref, DT=DTYPES[dt], B=n)
+    dev = [torch.from_numpy(v).cuda() for v in (a, b, c)]
+    out = torch.zeros(n, dtype=torch.float64, device="cuda")
+    fma_kernel[(1,)](*dev, out, DT=DTYPES[dt], B=n, enable_fp_fusion=False)
+    got = out.cpu().numpy()
+    assert got[0] == want and got[1] == -want
+    np.testing.assert_array_equal(got, ref)
+    assert np.array_equal(np.signbit(got), np.signbit(ref))
