@@ -34,14 +34,26 @@ def ex2_approx_emulated(b, x):
     return b.select(tiny(r), ir.Constant(F32, 0.0), off)
 
 
+def ex2_full_emulated(b, x):
+    """llvm.exp2 times (1 +- 2**-22) (the sign from x's last bit), subnormal results kept (``ex2.approx.f32``)."""
+    odd = b.trunc(b.bitcast(x, I32), ir.IntType(1))
+    r = exp2_exact(b, x)
+    return b.fmul(r, b.select(odd, ir.Constant(F32, 1 + 2.0 ** -22), ir.Constant(F32, 1 - 2.0 ** -22)))
+
+
 def cuda_like():
-    """The CUDA target's primitives with the emulated ``ex2.approx.ftz`` and the table in host memory."""
+    """The CUDA target's primitives with the emulated ``ex2.approx`` (ftz and not) and the table in host memory."""
     from tilec.targets.cuda import nvvm_math
     return dataclasses.replace(nvvm_math.PRIMITIVES, exp2_reduced=ex2_approx_emulated, exp2=ex2_approx_emulated,
-                               table_address_space=0)
+                               exp2_full=ex2_full_emulated, table_address_space=0)
 
 
 def exact():
+    return mathlib32.F32Primitives(exp2_reduced=exp2_exact, exp2=exp2_exact, exp2_full=exp2_exact)
+
+
+def exact_reduced_only():
+    """Without a full-range 2**x: exp from the reduced argument and an exact scaling (``exp_with``)."""
     return mathlib32.F32Primitives(exp2_reduced=exp2_exact, exp2=exp2_exact)
 
 

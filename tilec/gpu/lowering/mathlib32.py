@@ -44,12 +44,15 @@ class F32Primitives:
     ``exp2_reduced``: 2**x for |x| <= 1/2 (a hardware approximation within about 2 ulp is fine); every exponential
     here is built on it. ``exp2``: what ``tl.exp2`` is, over the whole range (may be the same function when it is
     good everywhere). ``exp2_flushes_subnormals``: ``exp2``'s results below 2**-126 are zeros (a flush-to-zero
-    instruction); tests read it. ``exp``, ``log``, ``log2``: the vendor's own when its backend lowers them
+    instruction); tests read it. ``exp2_full``: 2**x within about 2 ulp over the whole range, subnormal results
+    included (one hardware instruction and a scaling): then ``exp`` is :func:`exp_corrected`, a few instructions
+    cheaper than :func:`exp_with`. ``exp``, ``log``, ``log2``: the vendor's own when its backend lowers them
     accurately over the whole range, else None and this module's are used. ``table_address_space``: where the
     constant table of 2/pi's bits lives (the reduction of huge sin/cos arguments): the target's constant memory."""
     exp2_reduced: Callable
     exp2: Callable
     exp2_flushes_subnormals: bool = False
+    exp2_full: Optional[Callable] = None
     exp: Optional[Callable] = None
     log: Optional[Callable] = None
     log2: Optional[Callable] = None
@@ -68,6 +71,20 @@ def exp_with(exp2_reduced):
         k = f(b, "rint", b.fmul(xc, c(LOG2E)))
         r = f(b, "fma", x, c(LOG2E_LO), f(b, "fma", x, c(LOG2E_HI), b.fneg(k)))
         return scale(b, exp2_reduced(b, r), b.fptosi(k, I32))
+    return exp
+
+
+def exp_corrected(exp2_full):
+    """e**x as 2**t (1 + d ln2) with t = RN(x log2e) and d = x log2e - t from two fmas (log2e as a pair): one
+    ``exp2_full`` and five arithmetic instructions, where rounding x log2e first would be off by up to 2**-24 * 150
+    relative near the ends of the range. The correction is NaN only where 2**t is already the answer (x = +-inf:
+    d is inf - inf; 2**t = inf with d < 0), so a NaN there gives 2**t back."""
+    def exp(b, x):
+        t = b.fmul(x, c(LOG2E_HI))
+        d = f(b, "fma", x, c(LOG2E_LO), f(b, "fma", x, c(LOG2E_HI), b.fneg(t)))
+        e = exp2_full(b, t)
+        r = f(b, "fma", e, b.fmul(d, c(LN2)), e)
+        return b.select(b.fcmp_unordered("uno", r, r), e, r)
     return exp
 
 
@@ -190,7 +207,7 @@ def atan2(b, y, x):
 # -- the table -------------------------------------------------------------------------------------------------------
 def table(p: F32Primitives) -> dict:
     """name -> fn(b, x) for every f32 unary op, from the vendor's primitives."""
-    exp = p.exp or exp_with(p.exp2_reduced)
+    exp = p.exp or (exp_corrected(p.exp2_full) if p.exp2_full else exp_with(p.exp2_reduced))
     log_fn = p.log or log
     sqrt = lambda b, x: f(b, "sqrt", x)  # noqa: E731  (IEEE sqrt: correctly rounded everywhere)
     return {

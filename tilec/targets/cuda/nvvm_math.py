@@ -3,9 +3,10 @@
 
 ``ex2.approx.ftz.f32`` is one MUFU instruction within about 2 ulp; ``tl.exp2`` is exactly that instruction, as in
 Triton (the non-ftz form adds a compare and two multiplies around it to produce subnormal results, a third of
-attention's softmax work), so its results below 2**-126 flush to zero. Every other exponential (exp, pow, tanh,
-sigmoid, erf) only hands it reduced arguments in [-1/2, 1/2] and scales the result exactly, so they are right over
-the whole range, subnormal results included. NVPTX lowers no accurate exp/log of its own (``lg2.approx`` loses
+attention's softmax work), so its results below 2**-126 flush to zero. ``tl.exp`` (and tanh, sigmoid, erf) is the
+non-ftz ``ex2.approx.f32`` of x log2e rounded, corrected by the rounding's remainder (``exp_corrected``); pow hands
+``ex2.approx.ftz`` reduced arguments in [-1/2, 1/2] and scales the result exactly: right over the whole range,
+subnormal results included. NVPTX lowers no accurate exp/log of its own (``lg2.approx`` loses
 relative accuracy near 1), so those come from the generic library too. The kernel's own f32 arithmetic is never
 ``.ftz``; the generic log also normalises subnormal inputs with integer operations only.
 """
@@ -23,7 +24,12 @@ def ex2_approx(b, x):
     return _call(b, "llvm.nvvm.ex2.approx.ftz.f", F32, [x])
 
 
+def ex2_approx_full(b, x):
+    """``ex2.approx.f32``: 2**x within about 2 ulp, subnormal results included (ptxas scales around the MUFU)."""
+    return _call(b, "llvm.nvvm.ex2.approx.f", F32, [x])
+
+
 PRIMITIVES = F32Primitives(exp2_reduced=ex2_approx, exp2=ex2_approx, exp2_flushes_subnormals=True,
-                           table_address_space=NVPTX_CONSTANT_SPACE)
+                           exp2_full=ex2_approx_full, table_address_space=NVPTX_CONSTANT_SPACE)
 LIBRARY = library("CUDA", PRIMITIVES)
 unary, pow_, atan2 = LIBRARY.unary, LIBRARY.pow_, LIBRARY.atan2
