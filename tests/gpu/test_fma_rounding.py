@@ -61,4 +61,5 @@ def test_fma_rounds_once_on_the_device(dt):
     got = out.cpu().numpy()
     assert got[0] == want and got[1] == -want
     np.testing.assert_array_equal(got, ref)
-    assert np.array_equal(np.signbit(got), np.signbit(ref))
+    num = ~np.isnan(ref)  # a NaN's sign bit is the hardware's (x86 sets it, NVIDIA does not)
+    assert np.array_equal(np.signbit(got[num]), np.signbit(ref[num]))
