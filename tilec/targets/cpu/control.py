@@ -56,7 +56,7 @@ def reads_in_place(node, target: Buf) -> bool:
         return True
     if isinstance(node, Buf):
         return node.ptr is target.ptr and node.strides == target.strides and node.shape == target.shape
-    if node.op.name in ("broadcast", "expand_dims"):
+    if isinstance(node.op, (O.BroadcastOp, O.ExpandDimsOp)):
         return False
     return all(reads_in_place(a, target) for a in node.args if isinstance(a, Node))
 
