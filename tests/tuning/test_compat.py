@@ -146,3 +146,20 @@ def test_numpy_arrays_stay_numpy(installed):
 def test_run_without_a_script_is_a_usage_error():
     r = run_tilec("run")
     assert r.returncode == 2 and "give a script to run" in r.stderr
+
+
+def test_profiler_imports_and_refuses_when_used(installed):
+    """Triton's tutorials import Proton at the top and profile only after their correctness checks: the import
+    works, and the first call is tilec's one-line error, not a silent no-op."""
+    import triton.profiler as proton
+    import triton.profiler.viewer as viewer
+    from tilec.compat_profiler import ProfilerUnavailable
+    with pytest.raises(ProfilerUnavailable, match=r"triton.profiler.start: tilec does not provide .*Proton"):
+        proton.start("matmul", hook="triton")
+    with pytest.raises(ProfilerUnavailable, match="triton.profiler.scope"):
+        with proton.scope("torch", {"flops": 1.0}):
+            pass
+    with pytest.raises(ProfilerUnavailable, match="triton.profiler.viewer.parse"):
+        viewer.parse(["time/ms"], "matmul.hatchet")
+    with pytest.raises(AttributeError, match="tilec does not provide triton.profiler.no_such_name"):
+        proton.no_such_name
