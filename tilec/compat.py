@@ -205,6 +205,7 @@ _MODULES = {
     "triton.tools.compile": ("tilec.tools.compile", None, False),
     "triton.tools.link": ("tilec.tools.link", None, False),
     "triton.tools.tensor_descriptor": (None, lambda: {"TensorDescriptor": tilec.TensorDescriptor}, False),
+    "triton.tools.mxfp": ("tilec.tools.mxfp", None, False),
     "triton.runtime._allocation": ("tilec.targets.allocator", None, False),
     "triton.profiler": (None, compat_profiler.profiler_names, True),
     "triton.profiler.viewer": (None, compat_profiler.viewer_names, False),

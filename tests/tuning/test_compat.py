@@ -11,6 +11,7 @@ import pytest
 import tilec
 import tilec.tools.compile  # noqa: F401  (triton.tools.compile resolves to it)
 import tilec.tools.link  # noqa: F401
+import tilec.tools.mxfp  # noqa: F401
 from tilec import compat
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
@@ -103,6 +104,8 @@ def test_triton_names_resolve_to_tilec(installed):
     from triton.language.extra import libdevice as extra_libdevice
     assert aot_compile.main is tilec.tools.compile.main and aot_link.main is tilec.tools.link.main
     assert extra_libdevice.asin is not None and extra_libdevice.asin is libdevice.asin
+    from triton.tools.mxfp import MXFP4Tensor, MXScaleTensor
+    assert MXFP4Tensor is tilec.tools.mxfp.MXFP4Tensor and MXScaleTensor is tilec.tools.mxfp.MXScaleTensor
     with pytest.raises(AttributeError, match="tilec does not provide triton.language.no_such_op"):
         tl.no_such_op
 
