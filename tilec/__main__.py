@@ -22,7 +22,8 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a Triton script (or -m module) with 'import triton' resolving to tilec",
                        description="Run a Triton program unmodified on tilec. Environment: TILEC_BACKEND=cpu|cuda, "
                        "TILEC_PRINT_AUTOTUNING=1, TILEC_AUTOTUNE_PROGRESS=0, TILEC_CACHE_AUTOTUNING=1, "
-                       "TILEC_CACHE_DIR, TILEC_ALWAYS_COMPILE=1.")
+                       "TILEC_CACHE_DIR, TILEC_ALWAYS_COMPILE=1, TILEC_BENCH_MAX_POINTS=N (perf_report runs the "
+                       "first N x values of each benchmark).")
     r.add_argument("-m", dest="module", metavar="MODULE", help="run a module as 'python -m MODULE' would")
     r.add_argument("target", nargs="?", help="the script to run")
     r.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")

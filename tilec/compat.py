@@ -18,7 +18,7 @@ import types
 
 import tilec
 
-from . import errors
+from . import compat_profiler, errors
 from .compiler import default_target
 from .language import standard
 from .runtime import autotuner
@@ -205,7 +205,10 @@ _MODULES = {
     "triton.tools.compile": ("tilec.tools.compile", None, False),
     "triton.tools.link": ("tilec.tools.link", None, False),
     "triton.tools.tensor_descriptor": (None, lambda: {"TensorDescriptor": tilec.TensorDescriptor}, False),
+    "triton.tools.mxfp": ("tilec.tools.mxfp", None, False),
     "triton.runtime._allocation": ("tilec.targets.allocator", None, False),
+    "triton.profiler": (None, compat_profiler.profiler_names, True),
+    "triton.profiler.viewer": (None, compat_profiler.viewer_names, False),
 }
 # submodules reachable as attributes without an import statement (``triton.language``, ``tl.extra.cuda``, ...)
 _EAGER_CHILDREN = {"triton": ("language", "testing", "runtime", "compiler", "tools"), "triton.language": ("math", "extra", "core"),

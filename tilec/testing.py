@@ -253,6 +253,22 @@ def _fmt(v):
     return str(v)
 
 
+def _max_points():
+    """``TILEC_BENCH_MAX_POINTS=N``: each benchmark runs only its first N x values. A smoke run of a script's
+    benchmark section (Triton's tutorials sweep sizes that take hours on a CPU) still runs every line and prints
+    the table; unset, every point runs."""
+    value = os.environ.get("TILEC_BENCH_MAX_POINTS", "")
+    if not value:
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise ValueError(f"TILEC_BENCH_MAX_POINTS must be a whole number, got {value!r}") from None
+    if n < 1:
+        raise ValueError(f"TILEC_BENCH_MAX_POINTS must be at least 1, got {n}")
+    return n
+
+
 class Mark:
     """A function under ``perf_report``: ``fn(**x, **{line_arg: v}, **args)`` returns a number or
     ``(mean, min, max)``."""
@@ -264,7 +280,7 @@ class Mark:
 
     def _run(self, bench: Benchmark, save_path, show_plots, print_data, **kwargs):
         rows = []
-        for x in bench.x_vals:
+        for x in bench.x_vals[:_max_points()]:
             xs = list(x) if isinstance(x, (list, tuple)) else [x] * len(bench.x_names)
             if len(xs) != len(bench.x_names):
                 raise ValueError(f"Benchmark {bench.plot_name}: x value {x!r} does not match x_names "

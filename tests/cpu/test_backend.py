@@ -142,3 +142,13 @@ def test_resources_are_reported():
     from tilec.targets.cpu.resources import resources
     r = resources("\tvmovaps %ymm3, %ymm1\n\tsubq $96, %rsp\n\tmovl %eax, %r9d\n\tmovq %rax, 8(%rsp) # 8-byte Spill\n")
     assert r == {"num_regs": 5, "spill_stores": 1, "stack_bytes": 96, "vector_bytes": 32}
+
+
+def test_shared_is_the_per_program_scratch():
+    """metadata["shared"] is the scratch each program gets (what the launcher allocates), never 0: Triton's
+    softmax tutorial divides the device's shared memory by it."""
+    from tilec.targets.cpu.resources import scratch_per_program
+    _, _, md = compile_cpu(K.vector_add(128))
+    assert md["shared"] == scratch_per_program(md["scratch_size"]) >= 128
+    _, _, md = compile_cpu(K.matmul(64, 64, 32))
+    assert md["shared"] == scratch_per_program(md["scratch_size"]) > md["scratch_size"]

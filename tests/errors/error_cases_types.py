@@ -317,15 +317,15 @@ CASES = [
         def k(X, Y, n, BLOCK: tl.constexpr):
             tl.assume(BLOCK < 8)  # <-
         """, CompilationError, 'tl.assume of a condition that is false at compile time', caret="tl.assume"),
-    Case("helper_constexpr_from_runtime", """
+    Case("helper_constexpr_from_runtime_used_as_shape", """
         @tilec.jit
-        def scale(x, K: tl.constexpr):
-            return x * K
+        def ramp(K: tl.constexpr):
+            return tl.arange(0, K)  # <-
 
         @tilec.jit
         def k(X, Y, n, BLOCK: tl.constexpr):
-            tl.store(X, scale(1.0, n))  # <-
-        """, CompilationError, "scale: argument 'K' is a tl.constexpr parameter but got a runtime tensor", caret="scale"),
+            tl.store(X + ramp(n), 1.0)
+        """, CompilationError, "arange", caret="tl.arange"),
     Case("helper_too_many_arguments", """
         @tilec.jit
         def twice(x):

@@ -344,6 +344,30 @@ def test_aggregates_returned_from_callees():
 
 
 @tilec.jit
+def _shifted(X, offs: tl.constexpr, K: tl.constexpr):
+    return tl.load(X + offs) * K
+
+
+def constexpr_params_take_tensors(X, Out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Out + offs, _shifted(X, offs, n) + _shifted(X, offs, 2))
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+def test_callee_constexpr_parameters_take_what_they_are_given(interpret):
+    """As in Triton, a callee's tl.constexpr parameter given a tensor (or a runtime scalar) takes it as a runtime
+    argument; given a constant it specialises (Triton's attention tutorial passes offs_m = start + arange)."""
+    x = rng.standard_normal(32).astype(np.float32)
+    out = np.zeros(32, np.float32)
+    k = tilec.jit(constexpr_params_take_tensors)
+    if interpret:
+        tilec.jit(constexpr_params_take_tensors, interpret=True)[(2,)](x, out, 5, BLOCK=16)
+    else:
+        launch(k, 2, x, out, 5, BLOCK=16)
+    np.testing.assert_allclose(out, x * 7, rtol=1e-6)
+
+
+@tilec.jit
 def attention_fwd(Q, K, V, Out, seq, scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
     """Online-softmax attention for one block of queries (FlashAttention's forward recurrence)."""
     start_m = tl.program_id(0) * BM

@@ -116,3 +116,32 @@ def test_set_allocator_takes_a_callable_or_none():
     assert get_allocator() is None
     with pytest.raises(TypeError, match="callable"):
         tilec.set_allocator(3)
+
+
+@tilec.jit
+def _as_descriptor(desc_or_ptr, n, BN: tl.constexpr):
+    if isinstance(desc_or_ptr, tl.tensor_descriptor):
+        return desc_or_ptr
+    else:
+        return tl.make_tensor_descriptor(desc_or_ptr, shape=[n], strides=[1], block_shape=[BN])
+
+
+def double_either(src, dst, n, BN: tl.constexpr):
+    src = _as_descriptor(src, n, BN)
+    dst = _as_descriptor(dst, n, BN)
+    pid = tl.program_id(0)
+    dst.store([pid * BN], src.load([pid * BN]) * 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_isinstance_tensor_descriptor_picks_descriptor_or_pointer(mode):
+    """isinstance(x, tl.tensor_descriptor) is answered at compile time: Triton's attention tutorial takes host
+    descriptors or pointers through one helper. Each way is its own specialisation."""
+    n, bn = 45, 16
+    x = random_array(rng(3), (n,), "float32")
+    for as_desc in (True, False):
+        z = np.zeros(n, np.float32)
+        args = (tilec.TensorDescriptor.from_tensor(x, [bn]), tilec.TensorDescriptor.from_tensor(z, [bn])) \
+            if as_desc else (x, z)
+        _jit(double_either, mode)[(tilec.cdiv(n, bn),)](*args, n, bn)
+        np.testing.assert_allclose(z, 2 * x, rtol=1e-6)

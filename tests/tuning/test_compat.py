@@ -11,6 +11,7 @@ import pytest
 import tilec
 import tilec.tools.compile  # noqa: F401  (triton.tools.compile resolves to it)
 import tilec.tools.link  # noqa: F401
+import tilec.tools.mxfp  # noqa: F401
 from tilec import compat
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
@@ -103,6 +104,8 @@ def test_triton_names_resolve_to_tilec(installed):
     from triton.language.extra import libdevice as extra_libdevice
     assert aot_compile.main is tilec.tools.compile.main and aot_link.main is tilec.tools.link.main
     assert extra_libdevice.asin is not None and extra_libdevice.asin is libdevice.asin
+    from triton.tools.mxfp import MXFP4Tensor, MXScaleTensor
+    assert MXFP4Tensor is tilec.tools.mxfp.MXFP4Tensor and MXScaleTensor is tilec.tools.mxfp.MXScaleTensor
     with pytest.raises(AttributeError, match="tilec does not provide triton.language.no_such_op"):
         tl.no_such_op
 
@@ -146,3 +149,20 @@ def test_numpy_arrays_stay_numpy(installed):
 def test_run_without_a_script_is_a_usage_error():
     r = run_tilec("run")
     assert r.returncode == 2 and "give a script to run" in r.stderr
+
+
+def test_profiler_imports_and_refuses_when_used(installed):
+    """Triton's tutorials import Proton at the top and profile only after their correctness checks: the import
+    works, and the first call is tilec's one-line error, not a silent no-op."""
+    import triton.profiler as proton
+    import triton.profiler.viewer as viewer
+    from tilec.compat_profiler import ProfilerUnavailable
+    with pytest.raises(ProfilerUnavailable, match=r"triton.profiler.start: tilec does not provide .*Proton"):
+        proton.start("matmul", hook="triton")
+    with pytest.raises(ProfilerUnavailable, match="triton.profiler.scope"):
+        with proton.scope("torch", {"flops": 1.0}):
+            pass
+    with pytest.raises(ProfilerUnavailable, match="triton.profiler.viewer.parse"):
+        viewer.parse(["time/ms"], "matmul.hatchet")
+    with pytest.raises(AttributeError, match="tilec does not provide triton.profiler.no_such_name"):
+        proton.no_such_name

@@ -107,6 +107,24 @@ def test_perf_report_prints_and_writes_csv(tmp_path, capsys):
     assert list(table.columns) == ["size", "A", "B"]
 
 
+def test_perf_report_max_points_limits_each_benchmark(monkeypatch):
+    """TILEC_BENCH_MAX_POINTS=N runs the first N x values of each benchmark, every line of them."""
+    calls = []
+
+    @perf_report(Benchmark(x_names=["n"], x_vals=[1, 2, 4, 8], line_arg="p", line_vals=["a", "b"],
+                           line_names=["A", "B"], plot_name="few"))
+    def bench(n, p):
+        calls.append((n, p))
+        return float(n)
+
+    monkeypatch.setenv("TILEC_BENCH_MAX_POINTS", "2")
+    bench.run()
+    assert calls == [(1, "a"), (1, "b"), (2, "a"), (2, "b")]
+    monkeypatch.setenv("TILEC_BENCH_MAX_POINTS", "0")
+    with pytest.raises(ValueError, match="TILEC_BENCH_MAX_POINTS"):
+        bench.run()
+
+
 def test_perf_report_rejects_bad_x_vals():
     @perf_report(Benchmark(x_names=["m", "n"], x_vals=[(1, 2, 3)], line_arg="p", line_vals=[0], line_names=["P"],
                            plot_name="bad"))

@@ -65,10 +65,9 @@ class CallGen:
         constexprs = {}
         for p in fn.params:
             v = normalize(bound.arguments[p.name])
-            if p.is_constexpr:
-                if is_tensor(v):
-                    raise TypeError(f"{fn.__name__}: argument '{p.name}' is a tl.constexpr parameter but got a "
-                                    "runtime tensor")
+            # a callee's parameters are what its arguments are, as in Triton: a tensor is a runtime argument even
+            # where the parameter says tl.constexpr (the attention tutorial passes offs_m = start + arange so)
+            if p.is_constexpr and not is_tensor(v):
                 constexprs[p.name] = v
             elif is_tensor(v):
                 values.append((p.name, v))

@@ -24,8 +24,10 @@ def allowed_global(v) -> bool:
         return True
     if tl.is_builtin(v) or getattr(type(v), "__tilec_attr_ok__", False):
         return True
+    # classes a kernel may name: to construct, or as isinstance's second argument (a @jit helper taking either a
+    # descriptor or a pointer asks isinstance(x, tl.tensor_descriptor), as Triton's attention tutorial does)
     if isinstance(v, type) and v in (tl.constexpr, tl.static_range, tl.range, tl.tensor, tl.dtype, tl.pointer_type,
-                                     tl.block_type):
+                                     tl.block_type, tl.tensor_descriptor):
         return True
     if isinstance(v, tuple):
         return all(allowed_global(x) for x in v)

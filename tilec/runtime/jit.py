@@ -24,7 +24,7 @@ from ..errors import BoundsError, CompilationError, DeviceAssertionError, for_us
 from ..ir.evaluator import EvaluationError
 from ..frontend.function import PLAIN_PARAMETERS_ONLY, KernelFunction
 from ..frontend.source import replace_source
-from ..language.core import constexpr, dtype, tensor
+from ..language.core import constexpr, dtype
 from ..pipeline import compile_source
 from . import aggregates, compile_ahead, interpreter
 from .args import KEYERS, TOO_WIDE, describer, host_value, probe
@@ -384,12 +384,6 @@ class JITFunction(KernelFunction):
 
     def __call__(self, *args, **kwargs):
         if interpreter.is_interpreting():  # a @jit function called from an interpreted kernel
-            if any(p.is_constexpr for p in self.params):
-                bound = self.signature.bind(*args, **kwargs)
-                for p in self.params:
-                    if p.is_constexpr and isinstance(bound.arguments.get(p.name), tensor):
-                        raise TypeError(f"{self.__name__}: argument '{p.name}' is a tl.constexpr parameter but got "
-                                        "a runtime tensor")
             return interpreter.interpreted_function(self)(*args, **kwargs)
         raise RuntimeError(f"{self.__name__} is a @tilec.jit kernel: launch it as {self.__name__}[grid](...)")
 

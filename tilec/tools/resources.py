@@ -69,7 +69,8 @@ def rows(kernel, src=None) -> list[tuple[str, str]]:
             ("backend", " ".join(str(x) for x in (backend, md.get("cpu") or arch) if x)),
             ("registers", "-" if md.get("num_regs") is None else f"{md['num_regs']} (registers touched)"),
             ("spills", "-" if md.get("spill_stores") is None else f"{md['spill_stores']} spill stores"),
-            ("shared memory", "- (none on this backend)" if backend == "cpu" else _bytes(md.get("shared"))),
+            ("shared memory", "- (none on this backend; metadata.shared is the per-program scratch, "
+                              f"{_bytes(md.get('shared'))})" if backend == "cpu" else _bytes(md.get("shared"))),
             ("local/stack", f"{_bytes(md.get('stack_bytes'))} stack frame, {_bytes(md.get('scratch_size', 0))} "
                             "tile scratch" if backend == "cpu" else _bytes(md.get("stack_bytes"))),
         ]

@@ -10,7 +10,7 @@ from ...errors import BackendError
 from ..params import param_kind
 from .lower import Lowering
 from .plan import LoweringPlan, render
-from .resources import resources
+from .resources import resources, scratch_per_program
 from .wrapper import build_run, build_worker
 
 DEFAULTS = {"num_warps": 4, "num_stages": 3, "debug": False, "opt_level": 3}
@@ -67,7 +67,8 @@ def build_ir(module):
         str(m)  # llvmlite checks operands when printing
     except (TypeError, ValueError, AssertionError, AttributeError, KeyError, IndexError) as e:
         raise BackendError(f"CPU lowering of '{f.sym_name}' failed: {type(e).__name__}: {e}") from e
-    meta = {"param_kinds": [param_kind(a.type) for a in f.args], "scratch_size": L.scratch_size}
+    meta = {"param_kinds": [param_kind(a.type) for a in f.args], "scratch_size": L.scratch_size,
+            "shared": scratch_per_program(L.scratch_size)}
     return m, meta, L.notes
 
 

@@ -18,6 +18,7 @@ from ..arguments import GETTERS, _addressof, _char_from_buffer, array_words, dev
 from ..params import PARAM_KINDS_KEY
 from . import runtime
 from .jit import Engine
+from .resources import scratch_per_program
 from .wrapper import RUN, RUN_HEADER, WORKER
 
 _WORKER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32,
@@ -165,7 +166,7 @@ class Launcher:
         self.buf = ctypes.create_string_buffer(max(8, struct.calcsize(self.fmt)))
         self.argp = ctypes.addressof(self.buf)
         self.params_p = self.argp + 8 * RUN_HEADER
-        self.scratch_size = (int(metadata.get("scratch_size", 0)) + 127) // 128 * 128 + 128
+        self.scratch_size = scratch_per_program(metadata.get("scratch_size", 0))
         self.nthreads = num_threads()
         self.scratch = np.zeros(self.scratch_size * self.nthreads + 64, dtype=np.uint8)
         base = self.scratch.ctypes.data

@@ -1,6 +1,7 @@
 """What a compiled CPU kernel uses, read from its x86-64 assembly: registers touched, spill
 stores, the stack frame, and the widest vector register. Reported in ``metadata`` like a GPU's ptxas report,
-so ``n_regs`` is never a meaningless 0."""
+so ``n_regs`` is never a meaningless 0. ``shared`` is the per-program scratch area, the CPU's stand-in for a GPU
+block's shared memory (Triton's softmax tutorial divides the device's shared memory by it)."""
 from __future__ import annotations
 
 import re
@@ -30,3 +31,9 @@ def resources(asm: str) -> dict:
     return {"num_regs": len(regs), "spill_stores": len(re.findall(r"Spill", asm)),
             "stack_bytes": max(frames, default=0),
             "vector_bytes": {"zmm": 64, "ymm": 32, "xmm": 16}[widths[0]] if widths else 0}
+
+
+def scratch_per_program(scratch_size: int) -> int:
+    """Bytes of scratch each worker (so each running program) gets: the kernel's buffers rounded up to 128,
+    plus 128 bytes of slack. The launchers allocate exactly this, and ``metadata["shared"]`` reports it."""
+    return (int(scratch_size) + 127) // 128 * 128 + 128

@@ -15,6 +15,7 @@ import llvmlite.ir as ir
 
 from ...codegen import driver
 from ...codegen import llvm_types as LT
+from ...targets.cpu.resources import scratch_per_program
 from ...targets.cpu.wrapper import WORKER
 from .spec import AOTError, KernelSpec
 
@@ -113,7 +114,7 @@ def object_code(spec: KernelSpec, compiled) -> bytes:
     """The relocatable object (position independent, for any executable) of ``compiled`` for ``spec``."""
     driver.init()
     kinds = compiled.metadata["param_kinds"]
-    scratch = (int(compiled.metadata.get("scratch_size", 0)) + 127) // 128 * 128 + 128
+    scratch = scratch_per_program(compiled.metadata.get("scratch_size", 0))
     mod = driver.parse(compiled.asm["llir"], "LLVM IR of the kernel")
     needs_runtime = any(f.name in ("tilec_cpu_print", "tilec_cpu_assert") for f in mod.functions)
     mod.link_in(driver.parse(_entry_module(spec, kinds, scratch, needs_runtime), "AOT entry"))
