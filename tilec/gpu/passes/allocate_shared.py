@@ -9,7 +9,7 @@ allocator places both, so scratch inside a pipelined loop never lands on a ring.
 """
 from __future__ import annotations
 
-from ..layouts import DotOperandLayout, MatrixUnitOperandLayout, holds_copies
+from ..layouts import DotOperandLayout, MatrixUnitOperandLayout, gather_registers, holds_copies
 from .common import Pass, elem_bytes
 from ...ir import ops as O
 
@@ -34,6 +34,11 @@ def scratch_bytes(op) -> int:
     if isinstance(op, (O.TransOp, O.ReshapeOp)):
         s, d = op.src.type, op.result.type
         if not s.is_tile:
+            return 0
+        return s.numel * elem_bytes(s)
+    if isinstance(op, O.GatherOp):  # the source staged whole, unless each thread holds the axis in registers
+        s, d = op.src.type, op.result.type
+        if gather_registers(s.layout.to_linear(s.shape), d.layout.to_linear(d.shape), op.attrs["axis"]) is not None:
             return 0
         return s.numel * elem_bytes(s)
     if isinstance(op, O.DotOp) and not isinstance(op.a.type.layout, (DotOperandLayout, MatrixUnitOperandLayout)):
