@@ -1,8 +1,11 @@
 """The ``gather`` op: its text form (printed, parsed back, verified), the verifier's shape and type rules, its
-reference semantics (numpy's ``take_along_axis``, indices wrapping modulo the axis)."""
+reference semantics (numpy's ``take_along_axis``, indices wrapping modulo the axis), and the kernel a language
+``tl.gather``/``tl.flip`` becomes (one op, visible in ``TILEC_DUMP_IR``)."""
 import numpy as np
 import pytest
 
+import tilec
+import tilec.language as tl
 from tilec.ir import IRError
 from tilec.ir import ops as O
 from tilec.ir.parser import parse_module
@@ -107,3 +110,22 @@ module {
     g = next(op for op in m.walk() if isinstance(op, O.GatherOp))
     assert origins(g.result, m.funcs[0]) == {0}
 
+
+@tilec.jit
+def flip_rows(X, Z, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    tl.store(Z + offs, tl.flip(tl.load(X + offs), 0))
+
+
+def test_flip_is_one_gather_op_in_the_dumped_ir(monkeypatch, capsys):
+    monkeypatch.setenv("TILEC_DUMP_IR", "flip_rows")
+    monkeypatch.setenv("TILEC_ALWAYS_COMPILE", "1")
+    monkeypatch.delenv("TILEC_DUMP_DIR", raising=False)
+    src = tilec.ASTSource(flip_rows, signature="*fp32,*fp32", constexprs={"M": 64, "N": 16})
+    k = tilec.compile(src, target=tilec.Target("cpu"))
+    err = capsys.readouterr().err
+    assert "// -----// IR before the pipeline on flip_rows" in err
+    assert " = gather " in err and "{axis = 0}" in err
+    tir = k.asm["tir"]
+    assert tir.count(" = gather ") == 1 and " = reduce " not in tir
+    assert parse_module(tir) is not None
