@@ -4,7 +4,9 @@ mode (compiled on the CPU, interpreted, and on CUDA with ``-m gpu``).
 Hypothesis draws ranks 1-3, power-of-two shapes (the language's tiles; the IR-level property tests in
 ``tests/strategies.py`` also gather along axes of 3), the axis, an index shape that differs from the source's
 along it, element and index dtypes, and in-range indices with repeats. Indices out of range wrap modulo the axis
-(the op's definition)."""
+(the op's definition) and are reported by debug builds."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 import tilec
 import tilec.language as tl
+from tilec.errors import BoundsError
 from tilec.language.reinterpret import reinterpret
 from langhelp import launch, random_array
 
@@ -149,6 +152,31 @@ def test_out_of_range_indices_wrap(mode):
     uidx = np.array([[255, 8, 16, 3, 4, 5, 6, 7]] * 4, np.uint8)
     got = run_gather(mode, x, uidx, 1, "float32")
     np.testing.assert_array_equal(got, np.take_along_axis(x, uidx.astype(np.int64) % 8, 1))
+
+
+@tilec.jit(debug=True)
+def gather_debug(X, I, Z, N: tl.constexpr):
+    o = tl.arange(0, N)
+    x = tl.load(X + o)
+    tl.store(Z + o, tl.gather(x, tl.load(I + o), 0))  # GATHER
+
+
+def test_debug_builds_report_out_of_range_indices(mode):
+    x = np.arange(16, dtype=np.float32)
+    z = np.zeros(16, np.float32)
+    idx = np.arange(16, dtype=np.int32)[::-1].copy()
+    launch(gather_debug, (1,), mode, x, idx, z, N=16)  # in range: no error
+    np.testing.assert_array_equal(z, x[::-1])
+    idx[[3, 9]] = [16, -2]
+    with pytest.raises(BoundsError) as e:
+        launch(gather_debug, (2,), mode, x, idx, z, N=16)
+    msg = str(e.value)
+    assert "test_gather.py:" in msg and "# GATHER" in msg
+    assert re.search(r"out-of-bounds gather in program \(\d, 0, 0\).*: index -2 outside \[0, 16\) along axis 0",
+                     msg), msg
+    idx[9] = 0  # the smallest bad index is reported
+    with pytest.raises(BoundsError, match=r"index 16 outside \[0, 16\)"):
+        launch(gather_debug, (1,), mode, x, idx, z, N=16)
 
 
 def test_cpu_flip_reads_vectors():
