@@ -2,7 +2,7 @@
 do not overlap.
 
 Buffers are (size, first op, last op) intervals over the function's ops in program order: an op's scratch space
-(layout conversions through shared memory, cross-warp reductions, transposes) lives only during its op; a
+(layout conversions through shared memory, cross-warp reductions, transposes, gathers) lives only during its op; a
 ``local_alloc`` buffer (the software pipeliner's stage rings) lives until its ``local_dealloc``. One first-fit
 allocator places both, so scratch inside a pipelined loop never lands on a ring. Each op gets an
 ``smem_offset`` attribute; the function gets ``shared`` (bytes).
