@@ -405,6 +405,11 @@ class GatherOp(Operation):
         _check(r.is_tile and r.shape == i.shape and r.element == s.element, self,
                f"result must be a tile of index's shape and src's element type, got {r}")
 
+    def fold(self):
+        """Gathering from a constant tile (every element equal) gives that constant, whatever the indices."""
+        d = getattr(self.src, "op", None)
+        return [d.attrs["value"]] if isinstance(d, ConstantOp) else None
+
     @staticmethod
     def bad_index_text(index: int, n: int, axis: int) -> str:
         """How debug builds and the debugging interpreter word an index outside the axis (one wording)."""
