@@ -154,6 +154,24 @@ def test_out_of_range_indices_wrap(mode):
     np.testing.assert_array_equal(got, np.take_along_axis(x, uidx.astype(np.int64) % 8, 1))
 
 
+@tilec.jit
+def rotate(X, Z, N: tl.constexpr, SHIFT: tl.constexpr):
+    o = tl.arange(0, N)
+    x = tl.load(X + o)
+    tl.store(Z + o, tl.gather(x, o + SHIFT, 0))  # consecutive indices that wrap inside a vector
+    tl.store(Z + N + o, tl.gather(x, SHIFT - o, 0))  # reversed ones
+
+
+@pytest.mark.parametrize("shift", [0, 5, 16, -3, 63])
+def test_consecutive_and_reversed_indices_that_wrap(mode, shift):
+    x = np.arange(64, dtype=np.int32) * 3
+    z = np.zeros(128, np.int32)
+    launch(rotate, (1,), mode, x, z, N=64, SHIFT=shift)
+    o = np.arange(64)
+    np.testing.assert_array_equal(z[:64], x[(o + shift) % 64])
+    np.testing.assert_array_equal(z[64:], x[(shift - o) % 64])
+
+
 @tilec.jit(debug=True)
 def gather_debug(X, I, Z, N: tl.constexpr):
     o = tl.arange(0, N)

@@ -6,7 +6,8 @@ The result stays a lazy node, so the reads fuse into whichever loop nest consume
 - the same index in every lane while the gathered axis is not the innermost one (``flip`` along rows): the
   lanes read one row of the buffer, i.e. the buffer's own access at a moved point (a vector load);
 - consecutive or reversed indices along the innermost axis (``flip`` of a row: stride -1): one vector load
-  (reversed by a shuffle) when a run-time check sees the wrapped indices still consecutive, else a gather;
+  (reversed by a shuffle) when a run-time check of the first and last lane sees that no index wrapped, else a
+  gather;
 - anything else: ``llvm.masked.gather`` of the lanes' addresses.
 
 Indices wrap modulo the axis size (the op's definition), so no read ever leaves the buffer.
@@ -17,7 +18,6 @@ import llvmlite.ir as ir
 
 from ...codegen import llvm_types as LT
 from ...codegen.indices import wrap_index
-from ...codegen.intrinsics import call as icall
 from ...ir import ops as O
 from .nodes import EMIT, Buf, Lazy, ev, from_memory, iota, splat
 from .registry import lowers
@@ -54,37 +54,39 @@ def _emit_gather(L, n, pt, w):
     idx = list(pt.idx)
     idx[axis] = LT.const(LT.I32, 0)
     base = buf.address(L, idx)
-    offs = b.mul(b.sext(ks, LT.vec(LT.I64, w)), LT.const(LT.I64, buf.strides[axis], w))
-    if axis != last:  # lanes also step along the innermost dimension
-        offs = b.add(offs, b.sext(b.mul(iota(w), LT.const(LT.I32, buf.strides[-1], w)), LT.vec(LT.I64, w)))
-    pv = b.gep(base, [offs], source_etype=ety)
-    pv.type = ir.VectorType(LT.PTR, w)
+
+    def lanes():
+        offs = b.mul(b.sext(ks, LT.vec(LT.I64, w)), LT.const(LT.I64, buf.strides[axis], w))
+        if axis != last:  # lanes also step along the innermost dimension
+            offs = b.add(offs, b.sext(b.mul(iota(w), LT.const(LT.I32, buf.strides[-1], w)), LT.vec(LT.I64, w)))
+        pv = b.gep(base, [offs], source_etype=ety)
+        pv.type = ir.VectorType(LT.PTR, w)
+        return L.mem.gather(pv, ety, w, None, None)
     if axis == last and stride in (1, -1) and buf.strides[axis] == 1:
-        v = _consecutive(L, pv, ety, w, stride)
+        v = _consecutive(L, base, ks, ety, w, stride, lanes)
     else:
-        v = L.mem.gather(pv, ety, w, None, None)
+        v = lanes()
     return from_memory(b, v, n.type, w)
 
 
-def _consecutive(L, pv, ety, w, step):
-    """Lanes whose pointers the index made consecutive (``step`` 1) or reversed (-1): one vector load (and a
-    reversing shuffle) when they still are after wrapping, checked at run time; else a gather."""
-    b, mem = L.b, L.mem
-    size = LT.byte_size(ety)
-    first = b.extract_element(pv, LT.const(LT.I32, 0 if step == 1 else w - 1))
-    ints = b.ptrtoint(pv, LT.vec(LT.I64, w))
-    steps = ir.Constant(ir.VectorType(LT.I64, w), [LT.const(LT.I64, (k if step == 1 else w - 1 - k) * size)
-                                                     for k in range(w)])
-    want = b.add(splat(b, b.ptrtoint(first, LT.I64), w), steps)
-    ok = icall(b, "llvm.vector.reduce.and", LT.I1, [b.icmp_unsigned("==", ints, want)], (LT.vec(LT.I1, w),))
+def _consecutive(L, base, ks, ety, w, step, lanes):
+    """Lanes whose indices step by ``step`` (1 or -1) before wrapping: when the wrapped first and last ones are
+    still ``w - 1`` apart, no lane wrapped and they read one vector (reversed by a shuffle for -1); else
+    ``lanes()`` reads them one by one."""
+    b = L.b
+    first = b.extract_element(ks, LT.const(LT.I32, 0))
+    last = b.extract_element(ks, LT.const(LT.I32, w - 1))
+    ok = b.icmp_signed("==", b.sub(last, first), LT.const(LT.I32, (w - 1) * step))
 
     def vector():
-        v = b.load(first, typ=LT.vec(ety, w), align=size)
+        lowest = first if step == 1 else last
+        v = b.load(b.gep(base, [b.sext(lowest, LT.I64)], source_etype=ety), typ=LT.vec(ety, w),
+                   align=LT.byte_size(ety))
         if step == -1:
             rev = ir.Constant(ir.VectorType(LT.I32, w), [LT.const(LT.I32, w - 1 - k) for k in range(w)])
             v = b.shuffle_vector(v, ir.Constant(v.type, ir.Undefined), rev)
         return v
-    return mem.two_way(ok, vector, lambda: mem.gather(pv, ety, w, None, None))
+    return L.mem.two_way(ok, vector, lanes)
 
 
 EMIT["gather"] = _emit_gather
