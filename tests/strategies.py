@@ -3,9 +3,10 @@
 ``programs()`` draws a module of 1-3 functions; the last one (``@main``) is the entry, earlier ones may be called
 by later ones (never recursively). Bodies mix scalars and tiles of a few element types: elementwise arithmetic
 with constants (0, 1, -1 and friends are deliberately common, so identities fire), comparisons, selects, casts,
-splat / expand_dims / broadcast / reshape / trans, reductions and scans, nested ``for`` (constant or
-data-dependent trip counts, including zero and negative steps) and ``if`` with results, and calls. Undefined
-behaviour is avoided by construction: integer divisors are forced into [1, 8], shift amounts into [0, 7].
+splat / expand_dims / broadcast / reshape / trans, gathers (any index: the op wraps it, here on axes of 2 or 3),
+reductions and scans, nested ``for`` (constant or data-dependent trip counts, including zero and negative steps)
+and ``if`` with results, and calls. Undefined behaviour is avoided by construction: integer divisors are forced
+into [1, 8], shift amounts into [0, 7].
 
 Every function also takes two pointers (to ``i32`` and ``f32`` buffers of 8 elements) that masked loads, stores
 and atomics address in bounds, and bodies may hold counted ``while`` loops.
@@ -23,8 +24,8 @@ from tilec.ir import Builder, FuncOp, ModuleOp
 from tilec.ir.core import Block, Region
 from tilec.ir.evaluator import evaluate_function
 from tilec.ir.ops import (BINARY_OPS, UNARY_OPS, AddPtrOp, ArangeOp, AtomicRMWOp, BroadcastOp, CallOp, CastOp,
-                          CmpOp, ConditionOp, ExpandDimsOp, LoadOp, ReduceOp, ReshapeOp, ReturnOp, ScanOp, SelectOp,
-                          SplatOp, StoreOp, TransOp, YieldOp)
+                          CmpOp, ConditionOp, ExpandDimsOp, GatherOp, LoadOp, ReduceOp, ReshapeOp, ReturnOp, ScanOp,
+                          SelectOp, SplatOp, StoreOp, TransOp, YieldOp)
 from tilec.ir.types import PointerType, TileType, f32, f64, i1, i8, i32, u32
 
 ELEMS = (i32, u32, f32)
@@ -40,8 +41,8 @@ PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 INT_CONSTS = (0, 1, -1, 2, 3, 7, -8, 100)
 UINT_CONSTS = (0, 1, 2, 3, 7, 255, 4294967295)
 FLOAT_CONSTS = (0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 3.25, -7.5)
-KINDS = ("const", "binary", "binary", "binary", "unary", "cmp", "select", "cast", "shape", "reduce", "for",
-         "if", "call", "load", "store", "while")
+KINDS = ("const", "binary", "binary", "binary", "unary", "cmp", "select", "cast", "shape", "gather", "reduce",
+         "for", "if", "call", "load", "store", "while")
 # every function takes these first: small buffers that loads, stores and atomics address with offsets in [0, 8)
 POINTERS = (PointerType(i32), PointerType(f32))
 BUFFER_SIZE = 8
@@ -158,6 +159,15 @@ class _FuncGen:
             x = self.b.op(SplatOp, self.value(e), result_type=tile((1,), e))
             x = self.b.op(ExpandDimsOp, x, axis=1)
             self.add(self.b.op(BroadcastOp, x, result_type=tile((2, 3), e)))
+
+    def gen_gather(self, depth):
+        e = self.draw(st.sampled_from(ELEMS))
+        shape = self.draw(st.sampled_from(SHAPES[1:]))
+        axis = self.draw(st.integers(0, len(shape) - 1))
+        ishape = list(shape)
+        ishape[axis] = self.draw(st.integers(1, 3))
+        index = self.value(tile(tuple(ishape), self.draw(st.sampled_from((i32, u32)))))
+        self.add(self.b.op(GatherOp, self.value(tile(shape, e)), index, axis=axis))
 
     def gen_reduce(self, depth):
         e = self.draw(st.sampled_from(ELEMS))

@@ -191,3 +191,34 @@ def matmul_tf32_big(rng):
 CASES["matmul"] = (J.matmul_kernel, matmul, 2e-3)  # tf32 inputs by default, like Triton
 CASES["matmul_ieee"] = (J.matmul_kernel, matmul_ieee, 1e-5)
 CASES["matmul_tf32_big"] = (J.matmul_kernel, matmul_tf32_big, 2e-3)
+
+
+def flip_1024(rng, rows=3, n=1024):
+    x = rng.standard_normal((rows, n)).astype(np.float32)
+    return [x, np.full_like(x, np.nan)], {"N": n}, (rows,), [1], lambda a: [a[0][:, ::-1]]
+
+
+def _gather2d(rng, shape, ishape, axis, dtype=np.float32, programs=2):
+    x = rng.standard_normal((programs,) + shape).astype(dtype)
+    idx = rng.integers(0, shape[axis], (programs,) + ishape).astype(np.int32)
+    z = np.zeros((programs,) + ishape, dtype)
+    cx = {"M": shape[0], "N": shape[1], "P": ishape[0], "Q": ishape[1], "AX": axis}
+    return [x, idx, z], cx, (programs,), [2], lambda a: [np.take_along_axis(a[0], a[1].astype(np.int64), axis + 1)]
+
+
+def gather_rows(rng):
+    return _gather2d(rng, (32, 64), (64, 64), 0)
+
+
+def gather_cols(rng):
+    return _gather2d(rng, (32, 64), (32, 16), 1, np.float16)
+
+
+def gather_in_registers(rng):  # each thread holds a whole row of 4: a select chain, no shared memory
+    return _gather2d(rng, (128, 4), (128, 4), 1)
+
+
+CASES["flip_1024"] = (J.flip_rows_kernel, flip_1024, 0)
+CASES["gather_rows"] = (J.gather2d_kernel, gather_rows, 0)
+CASES["gather_cols"] = (J.gather2d_kernel, gather_cols, 0)
+CASES["gather_in_registers"] = (J.gather2d_kernel, gather_in_registers, 0)

@@ -182,3 +182,20 @@ def layer_norm_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK: tl.constexp
         x = tl.load(X + cols, mask=mask, other=0.0).to(tl.float32)
         y = (x - mean) * rstd * tl.load(W + cols, mask=mask) + tl.load(B + cols, mask=mask)
         tl.store(Y + cols, y.to(Y.dtype.element_ty), mask=mask)
+
+
+@tilec.jit
+def flip_rows_kernel(X, Z, N: tl.constexpr):
+    """Each program reverses one row of ``N`` elements (``tl.flip``: one gather op)."""
+    o = tl.program_id(0) * N + tl.arange(0, N)
+    tl.store(Z + o, tl.flip(tl.load(X + o)))
+
+
+@tilec.jit
+def gather2d_kernel(X, I, Z, M: tl.constexpr, N: tl.constexpr, P: tl.constexpr, Q: tl.constexpr,
+                    AX: tl.constexpr):
+    """``Z = take_along_axis(X, I, AX)`` for an ``M x N`` source and a ``P x Q`` index, one pair per program."""
+    pid = tl.program_id(0)
+    x = tl.load(X + pid * M * N + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    io = pid * P * Q + tl.arange(0, P)[:, None] * Q + tl.arange(0, Q)[None, :]
+    tl.store(Z + io, tl.gather(x, tl.load(I + io), AX))

@@ -159,6 +159,30 @@ def test_shape_ops_of_uniform_values():
         }""")
 
 
+def test_gathers_of_uniform_values():
+    """Every index reads the same value: a constant source folds (the op's own ``fold``), a splat stays a splat
+    of the index's shape; any other source is kept."""
+    check("canonicalize", """
+        module {
+          func @f(%s: f32, %i: tile<4x2xi32>, %t: tile<4x8xf32>) -> (tile<4x2xf32>, tile<4x2xf32>, tile<4x2xf32>) {
+            %c = constant {value = 2.5} : tile<4x8xf32>
+            %a = gather %c, %i {axis = 1} : tile<4x2xf32>
+            %p = splat %s : tile<4x8xf32>
+            %b = gather %p, %i {axis = 1} : tile<4x2xf32>
+            %d = gather %t, %i {axis = 1} : tile<4x2xf32>
+            return %a, %b, %d
+          }
+        }""", """
+        module {
+          func @f(%s: f32, %i: tile<4x2xi32>, %t: tile<4x8xf32>) -> (tile<4x2xf32>, tile<4x2xf32>, tile<4x2xf32>) {
+            %0 = constant {value = 2.5} : tile<4x2xf32>
+            %1 = splat %s : tile<4x2xf32>
+            %d = gather %t, %i {axis = 1} : tile<4x2xf32>
+            return %0, %1, %d
+          }
+        }""")
+
+
 def test_broadcast_of_broadcast_and_addptr_zero():
     check("canonicalize", """
         module {

@@ -494,6 +494,42 @@ def holds_copies(t) -> bool:
     return bool(ll.free_mask("lane") or ll.free_mask("warp"))
 
 
+#: the longest gathered axis read by a chain of selects from registers (n - 1 selects per element) rather than
+#: through shared memory (a store, a barrier and a load per element)
+GATHER_SELECT_MAX = 16
+
+
+def gather_registers(src: LinearLayout, dst: LinearLayout, axis: int):
+    """For a gather along ``axis`` from a tile in ``src`` into one in ``dst`` (its index's layout): per destination
+    register, the source register of the same thread holding each element along the axis (``n`` of them), or None
+    when the axis is not entirely in every thread's registers (or longer than :data:`GATHER_SELECT_MAX`).
+
+    Threads must map as the destination does with the axis coordinate dropped (lane and warp bases equal after
+    zeroing the axis), and the source's registers must span the whole axis: then the element at axis value ``k``
+    for a destination register at register coordinate ``c`` is the source register at ``c`` with the axis set
+    to ``k`` (coordinates combine by XOR, so the thread's part is the same on both sides)."""
+    n = src.shape[axis]
+    if n > GATHER_SELECT_MAX:
+        return None
+    drop = lambda c: tuple(0 if d == axis else x for d, x in enumerate(c))  # noqa: E731
+    if len(dst.lane) != len(src.lane) or len(dst.warp) != len(src.warp) or \
+            any(drop(db) != sb for db, sb in zip(dst.lane + dst.warp, src.lane + src.warp)):
+        return None
+    index = {}
+    for r, c in enumerate(src.reg_coords()):
+        index.setdefault(c, r)
+    out = []
+    for c in dst.reg_coords():
+        row = []
+        for k in range(n):
+            r = index.get(tuple(k if d == axis else x for d, x in enumerate(drop(c))))
+            if r is None:
+                return None
+            row.append(r)
+        out.append(row)
+    return out
+
+
 def default_blocked(shape, num_warps: int, warp_size: int = 32, size_per_thread=None, order=None) -> BlockedLayout:
     """Lanes fill the fastest dimension first, then warps fill from the slowest dimension; what a shape does
     not use is broadcast. ``size_per_thread`` (e.g. from coalescing) packs elements per thread first."""

@@ -9,7 +9,8 @@ Values are numpy arrays (0-d for scalars) in the element type's storage dtype; c
 scalars (:func:`numerics.public`). A kernel's grid runs program by program, sequentially, x fastest.
 
 Choices where the IR leaves results undefined: masked-off ``load`` lanes without ``other`` read 0; masked-off
-atomic lanes return 0; integer division by zero gives 0; float -> int casts saturate (NaN -> 0).
+atomic lanes return 0; integer division by zero gives 0; float -> int casts saturate (NaN -> 0). (``gather``
+indices wrap modulo the axis size: that one is the op's own definition, which every backend follows.)
 """
 from __future__ import annotations
 
@@ -153,6 +154,21 @@ def _reshape(ip, op, args):
 @register_impl("trans")
 def _trans(ip, op, args):
     return [np.ascontiguousarray(np.transpose(args[0], op.attrs["order"]))]
+
+
+def _gather_indices(index, n: int):
+    """``index`` (any integer dtype) taken modulo ``n`` as int64: the gather op's wrap-around (see ``GatherOp``)."""
+    index = np.asarray(index)
+    if index.dtype.kind == "u":
+        return np.mod(index.astype(np.uint64), np.uint64(n)).astype(np.int64)
+    return np.mod(index.astype(np.int64), n)
+
+
+@register_impl("gather")
+def _gather(ip, op, args):
+    src, index = args
+    ax = op.attrs["axis"]
+    return [np.take_along_axis(np.asarray(src), _gather_indices(index, np.shape(src)[ax]), ax)]
 
 
 # -- memory ------------------------------------------------------------------------------------------------

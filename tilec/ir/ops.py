@@ -376,6 +376,46 @@ class TransOp(Operation):
         _check(self.result.type.without_layout() == exp.without_layout(), self, "bad result type")
 
 
+class GatherOp(Operation):
+    """``result[..., i, ...] = src[..., index[..., i, ...] mod n, ...]`` along ``axis`` (``n`` = ``src``'s size
+    there); ``src`` and ``index`` differ at most along ``axis`` and the result has ``index``'s shape.
+
+    An op of its own (not a compare-and-pick reduction) so that backends do one indexed read per element instead
+    of ``n`` compares. Indices out of ``[0, n)`` are undefined in the language; here they wrap modulo ``n``
+    (tiles are powers of two, so a backend masks the low bits: never a read outside the source tile, and -1 is
+    the last element as in numpy). Debug builds and the interpreter in debug mode report them instead."""
+    name = "gather"
+    operand_names = ("src", "index")
+    attr_types = {"axis": int}
+    traits = PURE
+
+    @classmethod
+    def infer_result_types(cls, operands, attrs):
+        return [operands[1].type.with_element(operands[0].type.element)]
+
+    def verify_(self):
+        s, i, r = self.src.type, self.index.type, self.result.type
+        ax = self.attrs["axis"]
+        _check(s.is_tile and i.is_tile and len(s.shape) == len(i.shape), self,
+               f"src {s} and index {i} must be tiles of one rank")
+        _check(0 <= ax < len(s.shape), self, f"axis {ax} out of range for {s}")
+        _check(i.is_int and not i.is_bool, self, f"index must be an integer tile, got {i}")
+        for d, (p, q) in enumerate(zip(s.shape, i.shape)):
+            _check(d == ax or p == q, self, f"src {s} and index {i} differ in dimension {d}")
+        _check(r.is_tile and r.shape == i.shape and r.element == s.element, self,
+               f"result must be a tile of index's shape and src's element type, got {r}")
+
+    def fold(self):
+        """Gathering from a constant tile (every element equal) gives that constant, whatever the indices."""
+        d = getattr(self.src, "op", None)
+        return [d.attrs["value"]] if isinstance(d, ConstantOp) else None
+
+    @staticmethod
+    def bad_index_text(index: int, n: int, axis: int) -> str:
+        """How debug builds and the debugging interpreter word an index outside the axis (one wording)."""
+        return f"index {index} outside [0, {n}) along axis {axis}"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # memory
 # ---------------------------------------------------------------------------------------------------------------

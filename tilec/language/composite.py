@@ -1,9 +1,10 @@
 """Shape-rearranging and data-dependent ops composed from the IR's existing ops.
 
-join/split/interleave/cat/flip/gather/histogram/sort/topk need no IR op of their own: each is built from
-``select``, ``broadcast``, ``reshape``/``trans`` and ``reduce``. That keeps every backend (CPU, CUDA, the
-evaluator) correct for free, at the price of work quadratic in the gathered axis for gather/sort; tiles are
-small, so this is the right trade until a backend wants a native op.
+join/split/interleave/cat/flip/histogram/sort/topk need no IR op of their own: each is built from ``select``,
+``broadcast``, ``reshape``/``trans``, ``reduce`` and (flip) ``gather``. That keeps every backend (CPU, GPUs, the
+evaluator) correct for free. ``gather`` is an op of its own (``Semantic.gather``) because composed it would be
+a compare-and-pick reduction of ``n`` compares per element (a 1024 x 1024 intermediate for a 1024-element
+``flip``). sort/topk rank by comparison, quadratic in the sorted axis; ``histogram`` is ``n * bins`` by nature.
 
 The key building block is :func:`_pick`: a reduction over an axis whose combine keeps the element whose flag is
 set. It moves values exactly (no arithmetic), so it is correct for every dtype, NaN payloads and -0.0 included.
@@ -80,27 +81,6 @@ def cat(s, a, b, dim=0) -> tensor:
     return s.reshape(j, tuple(shape))
 
 
-def gather(s, src, index, axis) -> tensor:
-    """``out[..., i, ...] = src[..., index[..., i, ...], ...]`` along ``axis``; other dimensions must match."""
-    src, index = s.to_tensor(src), s.to_tensor(index)
-    if not index.dtype.is_int() or index.dtype.is_bool():
-        raise TypeError(f"gather index must be an integer tensor, got {index.dtype!r}")
-    if len(src.shape) != len(index.shape) or not src.shape:
-        raise ValueError(f"gather: src {list(src.shape)} and index {list(index.shape)} need one rank >= 1")
-    axis = _axis(src, axis, "gather")
-    for d, (p, q) in enumerate(zip(src.shape, index.shape)):
-        if d != axis and p != q:
-            raise ValueError(f"gather: src {list(src.shape)} and index {list(index.shape)} differ in dimension {d}")
-    rank = len(src.shape)
-    n = src.shape[axis]
-    shape = list(index.shape)
-    shape.insert(axis + 1, n)                           # the output's axis, then the source axis
-    vals = s.broadcast_to(s.expand_dims(src, axis), tuple(shape))
-    idx = s.broadcast_to(s.expand_dims(s.cast(index, tlc.int32), axis + 1), tuple(shape))
-    hit = s.compare("eq", idx, s.broadcast_to(s.iota(n, axis + 1, rank + 1), tuple(shape)))
-    return _pick(s, vals, hit, axis + 1)
-
-
 def flip(s, x, dim=None) -> tensor:
     """``x`` reversed along ``dim`` (the last dimension when ``dim`` is None, as in Triton)."""
     x = s.to_tensor(x)
@@ -111,7 +91,7 @@ def flip(s, x, dim=None) -> tensor:
     if n == 1:
         return x
     rev = s.sub(n - 1, s.iota(n, d, len(x.shape)))
-    return gather(s, x, s.broadcast_to(rev, x.shape), d)
+    return s.gather(x, s.broadcast_to(rev, x.shape), d)
 
 
 def histogram(s, x, num_bins, mask=None) -> tensor:
@@ -216,5 +196,5 @@ def reduce_or(s, x, axis=None, keep_dims=False) -> tensor:
     return s.reduce(x, axis, lambda a, b: [s.or_(a[0], b[0])], keep_dims)
 
 
-__all__ = ["join", "split", "interleave", "cat", "gather", "flip", "histogram", "sort", "topk", "softmax",
+__all__ = ["join", "split", "interleave", "cat", "flip", "histogram", "sort", "topk", "softmax",
            "reduce_or"]

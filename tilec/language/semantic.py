@@ -276,6 +276,25 @@ class Semantic:
         ty = block_type(x.dtype, [x.shape[d] for d in dims])
         return tensor(self.b.create("trans", [x.handle], ty, order=dims), ty)
 
+    def gather(self, src, index, axis) -> tensor:
+        """``out[..., i, ...] = src[..., index[..., i, ...], ...]`` along ``axis``; other dimensions must match.
+        One ``gather`` op: an indexed read per element (indices outside the axis are undefined, as in Triton)."""
+        src, index = self.to_tensor(src), self.to_tensor(index)
+        if not index.dtype.is_int() or index.dtype.is_bool():
+            raise TypeError(f"gather index must be an integer tensor, got {index.dtype!r}")
+        if len(src.shape) != len(index.shape) or not src.shape:
+            raise ValueError(f"gather: src {list(src.shape)} and index {list(index.shape)} need one rank >= 1")
+        rank = len(src.shape)
+        ax = _unwrap(axis)
+        if not isinstance(ax, int) or isinstance(ax, bool) or not -rank <= ax < rank:
+            raise ValueError(f"gather: axis {ax!r} out of range for a tensor of shape {list(src.shape)}")
+        ax %= rank
+        for d, (p, q) in enumerate(zip(src.shape, index.shape)):
+            if d != ax and p != q:
+                raise ValueError(f"gather: src {list(src.shape)} and index {list(index.shape)} differ in dimension {d}")
+        ty = block_type(src.dtype, index.shape)
+        return tensor(self.b.create("gather", [src.handle, index.handle], ty, axis=ax), ty)
+
     def check_block_shape(self, shape):
         for i, s in enumerate(shape):
             if not isinstance(s, int):
@@ -531,12 +550,12 @@ class Semantic:
 
     def iota(self, n: int, axis: int, rank: int) -> tensor:
         """``arange(0, n)`` laid along ``axis`` of a rank-``rank`` tensor (size 1 elsewhere), for index
-        arithmetic that broadcasts against that tensor."""
+        arithmetic that broadcasts against that tensor. Built with ``expand_dims`` rather than a reshape, so that
+        backends still see an ``arange`` (the CPU its stride, a GPU a slice of the anchor layout)."""
         idx = self.arange(0, n)
-        if rank > 1:
-            shape = [1] * rank
-            shape[axis] = n
-            idx = self.reshape(idx, shape)
+        for d in range(rank):
+            if d != axis:
+                idx = self.expand_dims(idx, d)
         return idx
 
     def full(self, shape, value, dt) -> tensor:

@@ -418,7 +418,7 @@ def cat(input, other, can_reorder=False, dim=0):
 @builtin
 @tensor_method
 def gather(src, index, axis):
-    return _composite.gather(current(), src, index, axis)
+    return current().gather(src, index, axis)
 
 
 @builtin

@@ -278,6 +278,16 @@ def shape_of_uniform(op, rw):
     return False
 
 
+@pattern(O.GatherOp)
+def gather_of_splat(op, rw):
+    """Every index reads the same value from a splat: the result is that scalar splatted to the index's shape."""
+    inner = getattr(op.src, "op", None)
+    if not isinstance(inner, O.SplatOp):
+        return False
+    rw.replace_op(op, [rw.op_value(SplatOp, inner.src, result_type=op.result.type)])
+    return True
+
+
 @pattern(O.AddPtrOp)
 def addptr_zero(op, rw):
     if _is(op.offset, int_zero):
@@ -387,7 +397,7 @@ def attach(*patterns):
 # patterns that apply to any op (folding through ``Operation.fold`` and constant evaluation, operand order)
 GENERIC_PATTERNS = [fold_constants, constant_to_the_right]
 attach(algebraic_identity, same_operands, compare_same_int, select_known, cast_chain, shape_of_uniform,
-       addptr_zero, if_known, if_same_yields, for_trip_count, for_invariant_iter_args)
+       gather_of_splat, addptr_zero, if_known, if_same_yields, for_trip_count, for_invariant_iter_args)
 
 
 def collect_patterns():

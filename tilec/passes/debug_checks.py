@@ -1,4 +1,5 @@
-"""Debug builds only: bounds-check every load, store and atomic, and turn ``device_assert`` into a failure record.
+"""Debug builds only: bounds-check every load, store and atomic (and every gather's indices), and turn
+``device_assert`` into a failure record.
 
 Without these checks a bad offset corrupts memory or crashes the process with no location, and a failed assert
 on a GPU must trap, which leaves the CUDA context unusable. Here, in plain tir ops that every backend already
@@ -9,7 +10,7 @@ a scratch word), so the kernel runs to its end without touching foreign memory. 
 the program records the first failure in a small ``i64`` buffer, also a hidden parameter::
 
     rec[0] = site + 1 (compare-and-swap from 0: the first failing program wins; the others only count)
-    rec[1..3] = program id, rec[4] = the smallest offending offset (elements)
+    rec[1..3] = program id, rec[4] = the smallest offending offset (elements; a gather: the smallest bad index)
     rec[5] += 1 per failing (program, access) pair
     rec[8] = scratch for redirected compare-and-swaps
 
@@ -77,6 +78,8 @@ class DebugChecks(Pass):
         for op in list(f.walk()):
             if isinstance(op, O.AssertOp):
                 self._assert(f, op, rec)
+            elif isinstance(op, O.GatherOp):
+                self._gather(op, rec)
             elif type(op) in _KIND:
                 cands = sorted(set(origins(op.ptr, f)) & set(self.pointer_params))
                 if cands:
@@ -168,6 +171,21 @@ class DebugChecks(Pass):
         site = self._site(op, "assert", message=op.attrs.get("message", ""))
         self._record(b, rec, bad, zeros, site)
         op.erase()
+
+    def _gather(self, op, rec):
+        """A gather index outside its axis (which the op itself would wrap): the smallest one is recorded."""
+        b = Builder()
+        b.set_insertion_point_before(op)
+        b.loc = op.loc
+        T = op.index.type
+        axis = op.attrs["axis"]
+        n = op.src.type.shape[axis]
+        k = b.op(O.CastOp, op.index, result_type=T.with_element(i64)) if T.element != i64 else op.index
+        u64 = T.with_element(ScalarType("u64"))
+        limit = b.op(O.SplatOp, b.constant(n, ScalarType("u64")), result_type=u64)
+        bad = b.op(O.CmpOp, b.op(O.BitcastOp, k, result_type=u64), limit, predicate="ge")  # negatives too
+        site = self._site(op, "gather", size=n, axis=axis)
+        self._record(b, rec, bad, k, site)
 
     def _record(self, b, rec, bad, off, site, eb=1):
         """Queue the failure record of one access (or assert) for the end of its block (see :meth:`_flush`)."""

@@ -1,5 +1,6 @@
 """Which kernel parameters a kernel writes through: the pointer operand of every store and atomic traced back to
-the function arguments it can come from (through addptr, shape ops, selects, and values carried by for/if/while).
+the function arguments it can come from (through addptr, shape ops, gathers, selects, and values carried by
+for/if/while).
 
 The launch path refuses read-only arrays for these parameters, so a kernel never writes through memory its
 caller marked read-only (a read-only numpy array or memmap, a stride-0 broadcast view)."""
@@ -8,7 +9,7 @@ from __future__ import annotations
 from ..ir import ops as O
 from ..ir.core import BlockArgument, OpResult
 
-_THROUGH = (O.AddPtrOp, O.SplatOp, O.BroadcastOp, O.ExpandDimsOp, O.ReshapeOp, O.TransOp, O.HintOp)
+_THROUGH = (O.AddPtrOp, O.SplatOp, O.BroadcastOp, O.ExpandDimsOp, O.ReshapeOp, O.TransOp, O.HintOp, O.GatherOp)
 
 
 def _carried(op, index):

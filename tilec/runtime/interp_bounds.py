@@ -1,5 +1,6 @@
 """The interpreter's bounds checks in debug builds: each pointer value carries the arguments it was derived from
-(its *origins*), and every load, store and atomic checks its active lanes against those arguments' extents.
+(its *origins*), and every load, store and atomic checks its active lanes against those arguments' extents;
+every gather checks its indices against the size of the gathered axis (outside debug builds they wrap).
 
 Without debug the interpreter already refuses addresses outside every array passed to the kernel, but an offset
 that runs from one argument into another is silently accepted; compiled debug builds check against the pointer's
@@ -14,10 +15,11 @@ import numpy as np
 
 from ..errors import BoundsError
 from ..ir.memory import elem_bytes
+from ..ir.ops import GatherOp
 
 # ops whose pointer result points into the same arrays as their first pointer operand
 _SAME = frozenset({"addptr", "splat", "broadcast", "expand_dims", "reshape", "trans", "hint", "cast",
-                   "convert_layout"})
+                   "convert_layout", "gather"})
 _KIND = {"load": "load", "store": "store", "atomic_rmw": "atomic", "atomic_cas": "atomic_cas"}
 
 
@@ -48,9 +50,11 @@ def _mask(opname, operands):
     return None
 
 
-def check(opname: str, operands):
+def check(opname: str, operands, attrs=None):
     """Raise :class:`BoundsError` (without location: the launch adds it) when an active lane of the access is
-    outside every array its pointer may come from."""
+    outside every array its pointer may come from, or a gather index is outside its axis."""
+    if opname == "gather":
+        return _check_gather(operands, attrs["axis"])
     kind = _KIND.get(opname)
     if kind is None or not operands:
         return
@@ -76,4 +80,18 @@ def check(opname: str, operands):
     e = BoundsError(f"out-of-bounds {kind}: offset {offset} of {into}, an array of {size} "
                     f"element{'s' if size != 1 else ''}")
     e.kind, e.detail = kind, f"offset {offset} of {into}, an array of {size} element{'s' if size != 1 else ''}"
+    raise e
+
+
+def _check_gather(operands, axis: int):
+    """Indices outside ``[0, n)``: the smallest one is reported, as compiled debug builds report it."""
+    src, index = operands
+    n = np.shape(src.v)[axis]
+    idx = np.asarray(index.v)
+    bad = idx >= n if idx.dtype.kind == "u" else (idx < 0) | (idx >= n)
+    if not bad.any():
+        return
+    detail = GatherOp.bad_index_text(int(idx[bad].min()), n, axis)
+    e = BoundsError(f"out-of-bounds gather: {detail}")
+    e.kind, e.detail = "gather", detail
     raise e

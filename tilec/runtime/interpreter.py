@@ -91,7 +91,7 @@ class EvalBuilder:
                 t = TileType(shape, t.element) if shape else t.element
         op = _Op(opname, full, operands, [t] if t is not None else [])
         if self.debug:
-            interp_bounds.check(opname, operands)
+            interp_bounds.check(opname, operands, full)
         res = IMPLS[opname](self.ip, op, [o.v for o in operands])
         if t is None:
             return None

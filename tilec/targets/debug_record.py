@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from ..errors import BoundsError, DeviceAssertionError, LaunchError, located
+from ..ir.ops import GatherOp
 from .arguments import GETTERS, pointer_getter
 from .extent import UNKNOWN, byte_extent
 
@@ -100,6 +101,9 @@ class CheckedLauncher:
             prefix = f"{site['file']}:{site['line']}: "
             text = text[len(prefix):] if text.startswith(prefix) else text
             return DeviceAssertionError(located(*where, f"device_assert failed in program {pid}{also}: {text}"))
+        if site["kind"] == "gather":
+            detail = GatherOp.bad_index_text(words[4], site["size"], site["axis"])
+            return BoundsError(located(*where, f"out-of-bounds gather in program {pid}{also}: {detail}"))
         eb = site["elem_bytes"]
         lo, hi = extents.get(site["param_index"], UNKNOWN)
         size = (hi - max(lo, 0)) // eb

@@ -2,14 +2,14 @@
 do not overlap.
 
 Buffers are (size, first op, last op) intervals over the function's ops in program order: an op's scratch space
-(layout conversions through shared memory, cross-warp reductions, transposes) lives only during its op; a
+(layout conversions through shared memory, cross-warp reductions, transposes, gathers) lives only during its op; a
 ``local_alloc`` buffer (the software pipeliner's stage rings) lives until its ``local_dealloc``. One first-fit
 allocator places both, so scratch inside a pipelined loop never lands on a ring. Each op gets an
 ``smem_offset`` attribute; the function gets ``shared`` (bytes).
 """
 from __future__ import annotations
 
-from ..layouts import DotOperandLayout, MatrixUnitOperandLayout, holds_copies
+from ..layouts import DotOperandLayout, MatrixUnitOperandLayout, gather_registers, holds_copies
 from .common import Pass, elem_bytes
 from ...ir import ops as O
 
@@ -34,6 +34,11 @@ def scratch_bytes(op) -> int:
     if isinstance(op, (O.TransOp, O.ReshapeOp)):
         s, d = op.src.type, op.result.type
         if not s.is_tile:
+            return 0
+        return s.numel * elem_bytes(s)
+    if isinstance(op, O.GatherOp):  # the source staged whole, unless each thread holds the axis in registers
+        s, d = op.src.type, op.result.type
+        if gather_registers(s.layout.to_linear(s.shape), d.layout.to_linear(d.shape), op.attrs["axis"]) is not None:
             return 0
         return s.numel * elem_bytes(s)
     if isinstance(op, O.DotOp) and not isinstance(op.a.type.layout, (DotOperandLayout, MatrixUnitOperandLayout)):

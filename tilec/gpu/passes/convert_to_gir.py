@@ -3,9 +3,10 @@
 Blocked layouts do not depend on the shape, so one *anchor* blocked layout per rank (fitted to the largest tile
 of that rank) serves every tile of the rank: elementwise code, broadcasts and loop-carried values then agree
 without any conversion. Layouts flow forward from operands to results (``reduce`` gives the slice of its
-operand's layout, ``expand_dims`` of a slice gives the parent back), and wherever an op needs an operand in a
-layout it does not have, a ``convert_layout`` is inserted. Later passes (coalesce, remove-layout-conversions)
-improve on this; this pass only has to be correct.
+operand's layout, ``expand_dims`` of a slice gives the parent back, ``gather`` gives its index's layout and
+takes its source in any), and wherever an op needs an operand in a layout it does not have, a
+``convert_layout`` is inserted. Later passes (coalesce, remove-layout-conversions) improve on this; this pass
+only has to be correct.
 """
 from __future__ import annotations
 
@@ -149,6 +150,9 @@ class ConvertToGIR(Pass):
         if isinstance(op, (O.TransOp, O.ReshapeOp)):
             for r in op.results:
                 set_layout(r, self.anchor(r.type.rank))
+            return
+        if isinstance(op, O.GatherOp):  # each thread reads its index's elements from anywhere in the source
+            set_layout(op.result, layout_of(op.index) or self.anchor(op.result.type.rank))
             return
         if isinstance(op, O.ConvertLayoutOp):
             return

@@ -15,6 +15,9 @@ wanted layout instead costs a few ALU instructions. So, until nothing changes:
   the dot left the data and the conversion ends up before the store (or vanishes into the next dot's operand,
   which for a chained dot is the same threads' registers);
 - *hoisting*: a conversion inside a loop of a value defined outside it moves before the loop;
+- a ``gather`` reads its source in whatever layout it has (through shared memory, or in registers when the
+  threads already hold the gathered axis, which a conversion could not improve): a conversion feeding its
+  source is skipped;
 - ops left without uses are dropped.
 """
 from __future__ import annotations
@@ -279,6 +282,10 @@ class RemoveLayoutConversions(Pass):
         for op in list(f.walk()):
             if isinstance(op, O.ForOp) and op.parent is not None:
                 changed |= self.loop_carried(op)
+            elif isinstance(op, O.GatherOp) and isinstance(op.src, OpResult) and \
+                    isinstance(op.src.op, O.ConvertLayoutOp):
+                op.set_operand(0, op.src.op.src)
+                changed = True
         for op in list(f.walk()):
             if isinstance(op, O.ConvertLayoutOp) and op.parent is not None:
                 if _hoist(op):

@@ -4,7 +4,8 @@ Some tir ops check their result types against layout-free inferred types, so the
 copy with the layouts dropped (and conversions removed); the layout rules are checked here:
 every tile has a layout; elementwise ops and memory ops see one layout across their tile operands and results;
 ``reduce`` yields the slice of its operand's layout; ``expand_dims`` takes the slice of its result's layout;
-``broadcast`` keeps a blocked layout; ``convert_layout`` keeps shape and element type.
+``broadcast`` keeps a blocked layout; ``gather`` yields its index's layout; ``convert_layout`` keeps shape and
+element type.
 """
 from __future__ import annotations
 
@@ -53,6 +54,8 @@ def check_layouts(module):
         elif isinstance(op, O.BroadcastOp):
             if op.src.type.layout != op.result.type.layout or not isinstance(op.result.type.layout, BlockedLayout):
                 _fail(op, "operand and result must share one blocked layout")
+        elif isinstance(op, O.GatherOp) and op.index.type.layout != op.result.type.layout:
+            _fail(op, "result layout must be the index's layout")
 
 
 def strip_layouts(module):

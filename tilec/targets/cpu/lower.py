@@ -15,7 +15,7 @@ from ...codegen import llvm_types as LT
 from ...codegen.elementwise import emit_op
 from ...errors import BackendError
 from ...ir.types import TileType
-from . import atomics, control, dot, inline_asm, reduce, runtime  # noqa: F401  (they register their lowerings)
+from . import atomics, control, dot, gather, inline_asm, reduce, runtime  # noqa: F401  (they register their lowerings)
 from .loops import nest, pick_width
 from .memory import Mem
 from .nodes import Buf, Lazy, Point, ev, row_major, stride_of

@@ -44,7 +44,7 @@ class Mem:
         eq = b.icmp_unsigned("==", ints, want)
         return p0, icall(b, "llvm.vector.reduce.and", LT.I1, [eq], (eq.type,))
 
-    def _two_way(self, cond, fast, slow):
+    def two_way(self, cond, fast, slow):
         """``fast()`` if ``cond`` else ``slow()`` with a branch (both may be void)."""
         b = self.b
         with b.if_else(cond, likely=True) as (then, other):
@@ -164,14 +164,14 @@ class Mem:
             else:
                 o = o if o is not None else ir.Constant(vt, None)
                 full = icall(b, "llvm.vector.reduce.and", LT.I1, [m], (m.type,))
-                v = self._two_way(full, lambda: b.load(p0, typ=vt, align=align),
+                v = self.two_way(full, lambda: b.load(p0, typ=vt, align=align),
                                   lambda: self.masked_load(p0, ety, w, align, m, o))
         else:
             pv = ev(L, ptr, pt, w)
             p0, contig = self.contiguous_at_runtime(pv, ety, w)
             mm = m if m is not None else self._true(w)
             oo = o if o is not None else ir.Constant(vt, None)
-            v = self._two_way(
+            v = self.two_way(
                 contig,
                 (lambda: b.load(p0, typ=vt, align=align)) if m is None else
                 (lambda: self.masked_load(p0, ety, w, align, mm, oo)),
@@ -204,8 +204,8 @@ class Mem:
                 b.store(v, p0, align=align)
             else:  # full chunks (the common case) take a plain store: masked stores are slow on some cores
                 full = icall(b, "llvm.vector.reduce.and", LT.I1, [m], (m.type,))
-                self._two_way(full, lambda: (b.store(v, p0, align=align), None)[1],
-                              lambda: self.masked_store(v, p0, ety, w, align, m))
+                self.two_way(full, lambda: (b.store(v, p0, align=align), None)[1],
+                             lambda: self.masked_store(v, p0, ety, w, align, m))
             return
         pv = ev(L, ptr, pt, w)
         m = m if m is not None else self._true(w)
@@ -215,7 +215,7 @@ class Mem:
 
         def scatter():
             icall(b, "llvm.masked.scatter", LT.VOID, [v, pv, LT.const(LT.I32, align), m], (vt, pv.type))
-        self._two_way(contig, vector, scatter)
+        self.two_way(contig, vector, scatter)
 
     def store_scalar(self, p, v, t, mask=None):
         b = self.b

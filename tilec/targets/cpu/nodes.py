@@ -22,7 +22,7 @@ from ...ir import ops as O
 # cost of recomputing one element; decides whether a value used twice is materialised
 _COST = {"exp": 8, "exp2": 8, "log": 12, "log2": 12, "sin": 12, "cos": 12, "tan": 16, "tanh": 16, "erf": 16,
          "log1p": 16, "expm1": 16, "pow": 20, "atan2": 20, "sigmoid": 10, "div": 4, "rem": 4, "fdiv": 4,
-         "sqrt": 4, "rsqrt": 5, "load": 4}
+         "sqrt": 4, "rsqrt": 5, "load": 4, "gather": 4}
 _FREE = {"constant", "splat", "arange", "broadcast", "expand_dims", "hint"}
 
 
