@@ -100,3 +100,15 @@ def test_int8_dots_use_tensor_cores(arch, trans_b):
     ptx = k.asm["ptx"]
     assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in ptx and "cp.async.cg" in ptx
     assert ptx.count("ldmatrix") >= (12 if trans_b else 4)  # k-contiguous operands load as 8x8 matrices
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("dtype", ["fp8e5", "fp8e4nv"])
+def test_fp8_dots_take_the_f16_tensor_cores(dtype, arch):
+    """fp8 dots are widened to f16 (exactly) and take the tensor cores: seconds to compile, where the FMA path
+    of a 128x128x64 tile took minutes."""
+    import time
+    t0 = time.perf_counter()
+    ptx = _mm(arch, T.CONFIGS["128x128x64 w8 s3"], dtype=dtype).asm["ptx"]
+    assert time.perf_counter() - t0 < 60
+    assert ("wgmma.mma_async" in ptx) if arch >= 90 else ("mma.sync.aligned.m16n8k16" in ptx)

@@ -57,6 +57,19 @@ def test_matmul(dtype, shape, config):
     _check(c, a.double() @ b.double(), 1e-5)
 
 
+@pytest.mark.parametrize("trans", ["", "B"])
+@pytest.mark.parametrize("config", ["128x128x64 w8 s3", "64x64x32 w4 s2"])
+@pytest.mark.parametrize("dtype", ["float8_e5m2", "float8_e4m3fn"])
+def test_fp8_matmul(dtype, config, trans):
+    """fp8 operands (the matmul tutorial's fp8 case: B K-major) run as exact f16 dots on the tensor cores."""
+    gen = torch.Generator(device="cuda").manual_seed(hash((dtype, config, trans)) % 2**31)
+    M, N, K = 200, 136, 320
+    dt = getattr(torch, dtype)
+    a, b = _operand((M, K), dt, False, gen), _operand((K, N), dt, trans == "B", gen)
+    c = _matmul(a, b, torch.float32, CONFIGS[config])
+    _check(c, a.double() @ b.double(), 1e-6)
+
+
 @pytest.mark.parametrize("trans", ["A", "B", "AB"])
 @pytest.mark.parametrize("config", ["128x128x64 w8 s3", "64x64x32 w4 s2"])
 def test_matmul_transposed_operands(trans, config):

@@ -1,5 +1,6 @@
 """accelerate-dot: put ``dot`` on tensor cores (the m16n8k16 / m16n8k8 matrix-unit instructions of arch 80+) where the types and shapes allow: f16/bf16
-inputs (m16n8k16), and f32 inputs whose ``input_precision`` is tf32 (m16n8k8, inputs rounded to tf32). On arch
+inputs (m16n8k16; fp8 inputs widened to f16 first, exactly), and f32 inputs whose ``input_precision`` is tf32
+(m16n8k8, inputs rounded to tf32). On arch
 90, 16-bit dots whose rows fill whole warpgroups get the version-3 layout (warpgroup instructions reading
 shared memory, see warpgroup-dot); the registers are the same.
 
@@ -14,11 +15,30 @@ every dot, the (A, B, accumulator) layouts or None (FMA), and the arch-based cho
 from __future__ import annotations
 
 from ...ir import ops as O
+from ...ir.builder import Builder
+from ...ir.types import f16
 from ..layouts import MmaLayout, MmaOperandLayout
 from ...ir.core import OpResult
 from .common import Pass, convert_before, retype_behind_convert
 
 MMA_INPUTS = ("f16", "bf16")
+FP8 = ("f8e4m3", "f8e5m2")  # every value exact in f16: such dots run as f16 dots
+
+
+def widen_fp8(op) -> bool:
+    """fp8 operands of a dot with an f32 accumulator become f16 (``cast`` before the dot: exact, e5m2 is f16's
+    upper byte and e4m3's range and precision fit f16), so the f16 tensor-core paths take it; without this the
+    dot stayed on the FMA path, whose unrolled code compiled for minutes at 128x128x64 tiles."""
+    if op.a.type.element.name not in FP8 or op.b.type.element.name not in FP8 or \
+            op.acc.type.element.name != "f32":
+        return False
+    b = Builder()
+    b.set_insertion_point_before(op)
+    b.loc = op.loc
+    for i in (0, 1):
+        v = op.operands[i]
+        op.set_operand(i, b.op(O.CastOp, v, result_type=v.type.with_element(f16)))
+    return True
 
 
 def mma_warps(M: int, N: int, num_warps: int):
@@ -139,6 +159,8 @@ class AccelerateDot(Pass):
             for op in list(f.walk()):
                 if isinstance(op, O.DotOp):
                     fold_add_into_acc(op)
+                    if self.arch >= 80 and self.dot_layouts is None:
+                        widen_fp8(op)
                     if self.dot_layouts is not None:
                         chosen = self.dot_layouts(op, nw)
                         if chosen is not None:
