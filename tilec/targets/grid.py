@@ -45,3 +45,28 @@ def normalize_grid(grid, name: str = "kernel"):
         out.append(d)
     g = tuple(out) + (1,) * (3 - len(out))
     return g if 0 not in g else None
+
+
+class CheckedGrid(tuple):
+    """A grid already normalised to 3 positive ints (``checked_grid``): launch paths that see this type skip the
+    checks. Only ``checked_grid`` makes them; anything else that needs a grid reads it as the tuple it is."""
+    __slots__ = ()
+
+
+SINGLE = CheckedGrid((1, 1, 1))  # the one single-program grid ``checked_grid`` returns
+
+
+def checked_grid(grid):
+    """``grid`` checked once, ahead of its launches (``fn[grid]`` keeps the result for a loop of launches): a
+    :class:`CheckedGrid` (:data:`SINGLE` for one program) when it is a tuple of 1-3 plain ints in range, else
+    ``grid`` unchanged, so that callables, lists, empty and invalid grids are handled, and refused, at launch.
+    A tuple of ints cannot change, so the answer stays true for as long as the caller holds the grid."""
+    if type(grid) is not tuple or not grid:  # (a CheckedGrid is returned as it is)
+        return grid
+    try:
+        g = normalize_grid(grid) if all(type(d) is int for d in grid) else None
+    except ValueError:
+        return grid
+    if g is None:
+        return grid
+    return SINGLE if g == (1, 1, 1) else CheckedGrid(g)

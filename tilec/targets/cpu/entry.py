@@ -1,0 +1,75 @@
+"""The CPU launcher's launch entries (``targets/entry.py``): Python functions generated once per compiled kernel and
+argument layout, so that a cached single-program launch is a few lines with everything written out — each
+pointer's address read in place, one ``struct`` pack of the whole argument block into a fresh bytes object and
+one ctypes call of ``tilec_run`` with it.
+
+The block is the call's own (bytes, never written by the kernel), so a kernel without scratch buffers and
+without assertions shares nothing between concurrent launches and takes no lock; the others hold the launcher's
+lock while the program runs, as the launcher does (its scratch area, the assertion-failure list). Grids of more
+than one program go to the launcher itself, which decides between one thread and helpers.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from .. import entry as E
+from ..arguments import array_words
+
+
+def _pointer(name: str, words) -> str:
+    """Statements making ``name`` (an address, a numpy array or any other pointer argument) an address."""
+    if words is None:
+        return f"    if type({name}) is not int:\n        {name} = _host_pointer({name})\n"
+    return (f"    if type({name}) is not int:\n"
+            f"        {name} = _W[(id({name}) >> 3) + {words[1]}] if type({name}) is _nd else _host_pointer({name})\n")
+
+
+def entries(launcher, count: int, keep=None, loose=None):
+    """``(single, any)`` for a ``targets/cpu/launcher.Launcher``; see ``targets/entry.py``."""
+    from .launcher import host_pointer, _bf16_bits
+    args = E.kept(count, keep)
+    if len(args) != launcher.nargs:  # the launcher names the mismatch
+        return E.entries(_Plain(launcher), count, keep, loose)
+    ns = {"_SINGLE": E.SINGLE, "_MISSING": E.MISSING, "_fallback": loose, "_launcher": launcher, "_error": struct.error,
+          "_pack": struct.Struct(launcher.fmt).pack, "_run": launcher.run_block, "_scratch": launcher.scratch0, "_host_pointer": host_pointer,
+          "_bf16": _bf16_bits, "_nd": np.ndarray, "_W": array_words and array_words[0],
+          "_acquire": launcher.lock.acquire, "_release": launcher.lock.release}
+    params, body = E.signature(count, loose, None)
+    for name, kind in zip(args, launcher.kinds):
+        if kind == "ptr":
+            body += _pointer(name, array_words)
+        elif kind == "bf16":
+            body += f"    {name} = _bf16({name})\n"
+    listed = ", ".join(args)
+    body += (f"    try:\n"
+             f"        block = _pack(1, 1, 1, _scratch, {listed})\n"
+             f"    except _error:\n"
+             f"        _launcher.refuse([{listed}])\n"
+             f"        raise\n")
+    if launcher.shares_state:
+        if launcher.asserts:
+            ns["_failures"] = launcher.failures
+            body += ("    _acquire()\n    try:\n        before = len(_failures)\n        _run(block)\n"
+                     "        if len(_failures) > before:\n            _launcher._raise_failures(_failures, before)\n"
+                     "    finally:\n        _release()\n")
+        else:
+            body += "    _acquire()\n    try:\n        _run(block)\n    finally:\n        _release()\n"
+    else:
+        body += "    _run(block)\n"
+    single = E.generate("single", params, body, ns, f"CPU launch entry of {launcher.name}")
+    params, check = E.signature(count, loose, "g")
+    every = E.generate("any", params, check + f"    return _launcher(g, [{listed}])\n", ns,
+                       f"CPU launch entry of {launcher.name}")
+    return single, every
+
+
+class _Plain:
+    """The launcher seen without its own entries (the adapters' list call)."""
+
+    def __init__(self, launcher):
+        self.launcher = launcher
+
+    def __call__(self, grid, args):
+        return self.launcher(grid, args)
