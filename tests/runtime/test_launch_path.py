@@ -117,3 +117,26 @@ def test_a_grid_of_plain_ints_takes_the_short_way_to_the_same_answer():
     for bad in [(2**31,), (1, 65536), (1, 1, 65536), (-1,), (1, -2), (True,), (1.0,), ()]:
         with pytest.raises(ValueError):
             normalize_grid(bad)
+
+
+def test_grids_the_estimate_keeps_inline_skip_the_launcher_but_for_every_retry(monkeypatch):
+    """A grid the estimate keeps on one thread by a clear margin runs from the launch entry itself; every
+    RETRY_EVERY-th launch, and every grid above ``inline_max``, goes through the launcher (measuring, deciding)."""
+    out = np.zeros(64, np.float32)
+    fill_kernel[(4,)](out, 64, 0.0, BLOCK=16)
+    launcher = fill_kernel.warmup(out, 64, 0.0, BLOCK=16, grid=(4,)).launcher
+    through = []
+    call = CL.Launcher.__call__
+    monkeypatch.setattr(CL.Launcher, "__call__", lambda self, grid, args: (through.append(grid), call(self, grid, args)))
+    monkeypatch.setattr(launcher, "_inline_max", lambda: 4)
+    launcher.inline_max = 4
+    for i in range(2 * CL.RETRY_EVERY):
+        fill_kernel[(4,)](out, 64, float(i), BLOCK=16)
+        np.testing.assert_array_equal(out, np.arange(64, dtype=np.float32) + i)
+    assert len(through) == 2
+    through.clear()
+    small = np.zeros(80, np.float32)
+    for i in range(3):
+        fill_kernel[(5,)](small, 80, 1.0, BLOCK=16)  # above inline_max: the launcher decides each time
+    assert len(through) == 3
+    np.testing.assert_array_equal(small, np.arange(80, dtype=np.float32) + 1)

@@ -183,7 +183,19 @@ class Launcher:
         self.shares_state = self.asserts or int(metadata.get("scratch_size", 0)) > 0
         self.per_program = None   # measured seconds of one program on one thread (running average)
         self.launches = 0         # every RETRY_EVERY-th runs on one thread, to measure per_program again
+        # grids of at most this many programs run inline without asking (``entry.py``): those the estimate keeps
+        # on one thread by a clear margin (``_worth_helpers`` neither takes them nor is close to it); set by each
+        # launch through ``__call__``, which the entries still make every RETRY_EVERY-th time
+        self.inline_max = self._inline_max()
         self._entries = {}
+
+    def _inline_max(self) -> int:
+        if self.nthreads == 1:
+            return 2**62
+        per = self.per_program
+        if per is None or per <= 0:
+            return 0  # measure first
+        return int(2 * _handoff["s"] / 3 / per)
 
     def __call__(self, grid, args):
         g0, g1, g2 = grid
@@ -236,6 +248,7 @@ class Launcher:
             else:
                 self._pack(g0, g1, g2, 0, values)
                 self._parallel(g0, g1, g2, total)
+            self.inline_max = self._inline_max()
             if len(failures) > before:
                 self._raise_failures(failures, before)
 
