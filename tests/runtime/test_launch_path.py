@@ -75,7 +75,8 @@ def _inline_probe():
     ns = {}
     exec(compile("def f(v):\n    try:\n" + probe_source(0, "v") + "\n    except KeyError:\n        return None\n"
                  "    return (_tl_d0, _tl_k0), _tl_h0\n", "<probe>", "exec"),
-         {"_tl_probe": A.probe, "_tl_nd": np.ndarray, "_tl_W": arguments.array_words and arguments.array_words[0]},
+         {"_tl_probe": A.probe, "_tl_nd": np.ndarray, "_tl_D": arguments.array_fields and arguments.array_fields[0],
+          "_tl_F": arguments.array_fields and arguments.array_fields[1]},
          ns)
     return ns["f"]
 

@@ -2,7 +2,7 @@
 signature, so that Python binds the arguments in C and a cached launch runs straight-line code.
 
 A call with every parameter given and no launch option goes through the *plain* binder: it probes each specialised
-argument in place (numpy arrays through the word view of memory, ``targets/arguments.py: array_words``; i32 ints by
+argument in place (numpy arrays through word views of memory, ``targets/arguments.py: array_fields``; i32 ints by
 value; anything else through ``args.probe``), looks the flat tuple of the probes and the constexprs up in the
 kernel's launch cache, and calls the variant's launch entry (``targets/entry.py``) with the arguments as they are:
 ``single`` when ``fn[grid]`` found the grid to be one program, else ``any`` with the normalised grid. A call with
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import for_user
-from ..targets.arguments import _NPY_WRITEABLE, array_words
+from ..targets.arguments import _NPY_WRITEABLE, array_fields
 from ..targets.grid import SINGLE, CheckedGrid, normalize_grid
 from .args import KEYERS, describer, probe
 
@@ -81,22 +81,22 @@ def key_nospec(v):
 def probe_source(i, name):
     """The binder's probe of specialised parameter ``name``: sets ``_tl_d{i}, _tl_k{i}`` (its two key entries) and
     ``_tl_h{i}`` (what a launcher that takes addresses gets: a numpy array's data address, else the value)."""
-    if array_words is None:
+    if array_fields is None:
         return f"        _tl_d{i}, _tl_h{i} = _tl_probe({name})\n        _tl_k{i} = None"
-    _, data, flags = array_words
     return f"""\
         if type({name}) is _tl_nd:
             _tl_i = id({name}) >> 3
-            _tl_h{i} = _tl_W[_tl_i + {data}]
+            _tl_h{i} = _tl_D[_tl_i]
             _tl_d{i} = {name}.dtype
-            _tl_k{i} = _tl_W[_tl_i + {flags}] & {_NPY_WRITEABLE} | _tl_h{i} & 15
+            _tl_k{i} = _tl_F[_tl_i]
+            _tl_a{i} = _tl_h{i} & 15
         elif type({name}) is int and -2147483648 <= {name} <= 2147483647:
             _tl_h{i} = {name}
             _tl_d{i} = "i32:1" if {name} == 1 else ("i32:16" if {name} & 15 == 0 else "i32")
-            _tl_k{i} = None
+            _tl_k{i} = _tl_a{i} = None
         else:
             _tl_d{i}, _tl_h{i} = _tl_probe({name})
-            _tl_k{i} = None"""
+            _tl_k{i} = _tl_a{i} = None"""
 
 
 def _tuple(items):
@@ -113,7 +113,7 @@ def _source(jf, with_options: bool) -> str:
             key.append(p.name)
         elif p.specialize:  # probed once: the key, and (host launchers) the array's address
             probes.append(probe_source(i, p.name))
-            key += [f"_tl_d{i}", f"_tl_k{i}"]
+            key += [f"_tl_d{i}", f"_tl_k{i}", f"_tl_a{i}"]
             host[i] = f"_tl_h{i}"
         else:
             key.append(f"_tl_kn({p.name})")
@@ -148,9 +148,11 @@ def make_binder(jf, located):
     if not jf.__name__.isidentifier():
         return None
     ns = {"_tl_cache": jf._fast_cache, "_tl_kn": key_nospec, "_tl_miss": jf._fast_miss, "_tl_grid3": normalize_grid,
-          "_tl_probe": probe, "_tl_nd": np.ndarray, "_tl_W": array_words and array_words[0], "_tl_M": MISSING,
+          "_tl_probe": probe, "_tl_nd": np.ndarray, "_tl_M": MISSING,
           "_tl_general": jf._general_launch, "_tl_LOCATED": located, "_tl_for_user": for_user,
           "_tl_SINGLE": SINGLE, "_tl_Checked": CheckedGrid, "_tl_NO_OPTIONS": NO_OPTIONS}
+    if array_fields is not None:
+        ns["_tl_D"], ns["_tl_F"] = array_fields
     ns.update({f"_tl_default{i}": p.default for i, p in enumerate(jf.params) if p.has_default})
     binders = []
     for with_options in (True, False):

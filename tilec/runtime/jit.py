@@ -29,6 +29,7 @@ from . import aggregates, compile_ahead, interpreter
 from .args import KEYERS, TOO_WIDE, describer, host_value
 from .binder import LAUNCH_OPTIONS, MISSING, make_binder
 from ..targets import arguments
+from ..targets.arguments import array_fields
 from ..targets.entry import entries
 from ..targets.grid import checked_grid, normalize_grid
 from .specialize import describe, hashable as _hashable
@@ -278,8 +279,13 @@ class JITFunction(KernelFunction):
             keep = tuple(j for j, v in enumerate(runtime) if v is not None)
             if not any(type(v) in _NP_SCALARS for v in runtime):
                 launcher = kernel.launcher
-                single, every = entries(launcher, len(runtime), None if len(keep) == len(runtime) else keep)
-                self._fast_cache[fkey] = (single, every, getattr(launcher, "takes_addresses", False), kernel)
+                host = getattr(launcher, "takes_addresses", False)
+                # the binder's probe passes exact numpy arrays of specialised parameters as their addresses
+                addressed = tuple(j for j, (i, v) in enumerate(zip(self._runtime_idx, runtime))
+                                  if host and type(v) is np.ndarray and self._spec[i] and array_fields is not None)
+                single, every = entries(launcher, len(runtime), None if len(keep) == len(runtime) else keep,
+                                        addressed=addressed)
+                self._fast_cache[fkey] = (single, every, host, kernel)
         return kernel
 
     def _check_writable(self, kernel, values):

@@ -8,7 +8,9 @@ runs one program, ``any(grid3, v_0, ..., v_count-1)`` runs a normalised grid; bo
 adapters below, generated once per layout, which call it with the argument list it takes.
 
 ``loose=fallback`` (``CompiledKernel[grid]``, whose callers may pass any number of arguments) makes functions that
-hand a call with another count to ``fallback(grid3, values)``.
+hand a call with another count to ``fallback(grid3, values)``. ``addressed``: the positions whose values the caller
+guarantees to be addresses already (the binder's probe read them from numpy arrays), which a launcher that takes
+addresses need not look at again.
 """
 from __future__ import annotations
 
@@ -46,11 +48,11 @@ def signature(count: int, loose, grid: str | None) -> tuple[list, str]:
     return params, f"    if {test}:\n        return _fallback({grid or '_SINGLE'}, {given})\n"
 
 
-def entries(launcher, count: int, keep=None, loose=None):
+def entries(launcher, count: int, keep=None, loose=None, addressed=()):
     """``(single, any)`` for ``launcher`` and values laid out as ``count`` positional arguments."""
     own = getattr(launcher, "entries", None)
     if own is not None:
-        return own(count, keep, loose)
+        return own(count, keep, loose, addressed)
     args = ", ".join(kept(count, keep))
     ns = {"_launcher": launcher, "_SINGLE": SINGLE, "_MISSING": MISSING, "_fallback": loose}
     params, check = signature(count, loose, None)

@@ -20,32 +20,33 @@ import struct
 import numpy as np
 
 from .. import entry as E
-from ..arguments import array_words
+from ..arguments import array_fields
 
 
-def _pointer(name: str, words) -> str:
+def _pointer(name: str) -> str:
     """Statements making ``name`` (an address, a numpy array or any other pointer argument) an address."""
-    if words is None:
+    if array_fields is None:
         return f"    if type({name}) is not int:\n        {name} = _host_pointer({name})\n"
     return (f"    if type({name}) is not int:\n"
-            f"        {name} = _W[(id({name}) >> 3) + {words[1]}] if type({name}) is _nd else _host_pointer({name})\n")
+            f"        {name} = _D[id({name}) >> 3] if type({name}) is _nd else _host_pointer({name})\n")
 
 
-def entries(launcher, count: int, keep=None, loose=None):
+def entries(launcher, count: int, keep=None, loose=None, addressed=()):
     """``(single, any)`` for a ``targets/cpu/launcher.Launcher``; see ``targets/entry.py``."""
     from .launcher import RETRY_EVERY, host_pointer, _bf16_bits
     args = E.kept(count, keep)
     if len(args) != launcher.nargs:  # the launcher names the mismatch
         return E.entries(_Plain(launcher), count, keep, loose)
+    known = {f"v{i}" for i in addressed}
     ns = {"_SINGLE": E.SINGLE, "_MISSING": E.MISSING, "_fallback": loose, "_launcher": launcher,
           "_pack": struct.Struct(launcher.fmt).pack, "_error": struct.error, "_run": launcher.run_block,
           "_scratch": launcher.scratch0, "_host_pointer": host_pointer, "_bf16": _bf16_bits, "_nd": np.ndarray,
-          "_W": array_words and array_words[0], "_acquire": launcher.lock.acquire,
+          "_D": array_fields and array_fields[0], "_acquire": launcher.lock.acquire,
           "_release": launcher.lock.release, "_RETRY_EVERY": RETRY_EVERY, "_tick": itertools.count(1)}
     body = ""  # the arguments as the block takes them
     for name, kind in zip(args, launcher.kinds):
-        if kind == "ptr":
-            body += _pointer(name, array_words)
+        if kind == "ptr" and name not in known:
+            body += _pointer(name)
         elif kind == "bf16":
             body += f"    {name} = _bf16({name})\n"
     listed = ", ".join(args)

@@ -273,12 +273,13 @@ class Launcher:
             except (struct.error, TypeError, ValueError, OverflowError) as e:
                 raise LaunchError(f"argument {i} ({v!r}) does not fit a {self.kinds[i]} parameter: {e}") from None
 
-    def entries(self, count, keep=None, loose=None):
+    def entries(self, count, keep=None, loose=None, addressed=()):
         """The launch entries for values laid out as ``count`` arguments (``targets/entry.py``), made once per
         layout."""
-        made = self._entries.get((count, keep, loose))
+        layout = (count, keep, loose, addressed)
+        made = self._entries.get(layout)
         if made is None:
-            made = self._entries[(count, keep, loose)] = entries(self, count, keep, loose)
+            made = self._entries[layout] = entries(self, *layout)
         return made
 
     def _parallel(self, g0, g1, g2, total):
