@@ -86,7 +86,12 @@ class CompiledKernel:
         kernel's launch entry itself (``targets/entry.py``; the grid checked once here, where Triton loads the
         kernel too); otherwise a function that checks the grid at each call."""
         g = checked_grid(grid)
-        count = getattr(self.launcher, "nargs", None) if type(g) is CheckedGrid else None
+        count = None
+        if type(g) is CheckedGrid:
+            try:
+                count = getattr(self.launcher, "nargs", None)
+            except Exception:  # noqa: BLE001  (a kernel that does not load says so when launched, as before)
+                count = None
         if count is not None:
             single, any_grid = entries(self.launcher, count, loose=self._launch_list)
             return single if g is SINGLE else functools.partial(any_grid, g)

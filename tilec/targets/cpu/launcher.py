@@ -194,8 +194,8 @@ class Launcher:
             return 2**62
         per = self.per_program
         if per is None or per <= 0:
-            return 0  # measure first
-        return int(2 * _handoff["s"] / 3 / per)
+            return 1  # a single program always runs inline; bigger grids are measured first
+        return max(1, int(2 * _handoff["s"] / 3 / per))
 
     def __call__(self, grid, args):
         g0, g1, g2 = grid
