@@ -11,19 +11,19 @@ missing a parameter, naming an unknown one or giving too many goes to the genera
 (``JITFunction._general_launch``), which names what is wrong; a cache miss (a new specialisation, a read-only array,
 a type without a probe) goes to ``JITFunction._fast_miss``, which compiles if needed, launches and caches the key.
 
-Per specialised parameter the key holds two entries. A numpy array's are its dtype and one int made of its
-writable bit (``NPY_ARRAY_WRITEABLE``) and its address's low four bits: a read-only array and a misaligned pointer
-get keys of their own (the miss path decides on them, so both the refusal of read-only memory where the kernel
-writes and the 16-byte alignment specialisation hold), while building, hashing and comparing the key stays flat.
-An i32 int's are the specialisation (``"i32"``, ``"i32:16"``, ``"i32:1"``) and None; any other value's are its
-keyer's key and None.
+Per specialised parameter the key holds three entries. A numpy array's are its dtype, its flags word and its
+address's low four bits: a read-only array and a misaligned pointer get keys of their own (the miss path decides on
+them, so both the refusal of read-only memory where the kernel writes and the 16-byte alignment specialisation
+hold), while the key stays flat and each entry is read with no arithmetic beyond one ``& 15``. An i32 int's are
+its specialisation (``"i32"``, ``"i32:16"``, ``"i32:1"``) and two Nones; any other value's are its keyer's key
+and two Nones.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import for_user
-from ..targets.arguments import _NPY_WRITEABLE, array_fields
+from ..targets.arguments import array_fields
 from ..targets.grid import SINGLE, CheckedGrid, normalize_grid
 from .args import KEYERS, describer, probe
 
@@ -79,8 +79,9 @@ def key_nospec(v):
 
 
 def probe_source(i, name):
-    """The binder's probe of specialised parameter ``name``: sets ``_tl_d{i}, _tl_k{i}`` (its two key entries) and
-    ``_tl_h{i}`` (what a launcher that takes addresses gets: a numpy array's data address, else the value)."""
+    """The binder's probe of specialised parameter ``name``: sets ``_tl_d{i}, _tl_k{i}, _tl_a{i}`` (its three key
+    entries) and ``_tl_h{i}`` (what a launcher that takes addresses gets: a numpy array's data address, else the
+    value)."""
     if array_fields is None:
         return f"        _tl_d{i}, _tl_h{i} = _tl_probe({name})\n        _tl_k{i} = None"
     return f"""\
