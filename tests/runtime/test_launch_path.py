@@ -143,3 +143,21 @@ def test_grids_the_estimate_keeps_inline_skip_the_launcher_but_for_every_retry(m
         fill_kernel[(5,)](small, 80, 1.0, BLOCK=16)  # above inline_max: the launcher decides each time
     assert len(through) == 3
     np.testing.assert_array_equal(small, np.arange(80, dtype=np.float32) + 1)
+
+
+def test_entry_adapters_pass_the_kept_values_and_hand_other_counts_to_the_fallback():
+    from tilec.targets import entry as E
+    calls = []
+    single, every = E.entries(lambda grid, args: calls.append((grid, args)), 4, keep=(0, 2, 3))
+    single(1, None, 3, 4)
+    every((2, 1, 1), 5, None, 6, 7)
+    assert calls == [(E.SINGLE, [1, 3, 4]), ((2, 1, 1), [5, 6, 7])]
+    calls.clear()
+    single, every = E.entries(lambda grid, args: calls.append(("launch", grid, args)), 2,
+                              loose=lambda grid, args: calls.append(("fallback", grid, args)))
+    single(1, 2)
+    single(1)
+    single(1, 2, 3)
+    every((3, 1, 1), 4)
+    assert calls == [("launch", E.SINGLE, [1, 2]), ("fallback", E.SINGLE, [1]), ("fallback", E.SINGLE, [1, 2, 3]),
+                     ("fallback", (3, 1, 1), [4])]
