@@ -161,3 +161,19 @@ def test_entry_adapters_pass_the_kept_values_and_hand_other_counts_to_the_fallba
     every((3, 1, 1), 4)
     assert calls == [("launch", E.SINGLE, [1, 2]), ("fallback", E.SINGLE, [1]), ("fallback", E.SINGLE, [1, 2, 3]),
                      ("fallback", (3, 1, 1), [4])]
+
+
+def test_cached_launches_keep_ones_and_alignments_on_their_own_variants():
+    """Launches alternating between an int equal to 1 and others, and between aligned and misaligned arrays, each
+    find their own variant in the launch cache and compute what the general path would."""
+    fill_kernel.cache.clear()
+    fill_kernel._fast_cache.clear()
+    base = np.zeros(80, np.float32)
+    for _ in range(3):
+        for out, n in [(base, 1), (base, 17), (base[1:], 1), (base[1:], 17)]:
+            out[:] = -1
+            fill_kernel[(1,)](out, n, 0.5, BLOCK=32)
+            np.testing.assert_array_equal(out[:n], np.arange(n, dtype=np.float32) + 0.5)
+            assert (out[n:] == -1).all()
+    keys = list(fill_kernel.cache)
+    assert len(keys) == 4  # (aligned, misaligned) x (n == 1, n plain)
