@@ -177,3 +177,39 @@ def test_cached_launches_keep_ones_and_alignments_on_their_own_variants():
             assert (out[n:] == -1).all()
     keys = list(fill_kernel.cache)
     assert len(keys) == 4  # (aligned, misaligned) x (n == 1, n plain)
+
+
+@tilec.jit
+def square(a_ptr, c_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, a))
+
+
+def test_concurrent_launches_from_threads_each_get_their_own_results():
+    """Launch entries of kernels without scratch take no lock (each call packs its own block); those with scratch
+    buffers (a dot's packed operands) hold the launcher's: threads launching the same kernels at once all get their
+    own answers."""
+    import threading
+    mats = [np.random.default_rng(t).standard_normal((16, 16)).astype(np.float32) for t in range(4)]
+    errors = []
+
+    def work(t):
+        try:
+            out = np.zeros(64, np.float32)
+            c = np.zeros((16, 16), np.float32)
+            for i in range(200):
+                fill_kernel[(1,)](out, 64, float(1000 * t + i), BLOCK=64)
+                np.testing.assert_array_equal(out, np.arange(64, dtype=np.float32) + 1000 * t + i)
+                square[(1,)](mats[t], c, N=16)
+                np.testing.assert_allclose(c, mats[t] @ mats[t], rtol=1e-4, atol=1e-4)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert fill_kernel.warmup(np.zeros(64, np.float32), 64, 0.0, BLOCK=64).launcher.shares_state is False
+    assert square.warmup(mats[0], np.zeros((16, 16), np.float32), N=16).launcher.shares_state is True
