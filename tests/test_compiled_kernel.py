@@ -70,3 +70,23 @@ def test_compile_observers_see_every_compile_on_every_path(monkeypatch):
     twice.warmup(x, 5, BLOCK=16, grid=(1,))
     tilec.compile(tilec.ASTSource(twice, signature="*fp32,i32", constexprs={"BLOCK": 32}))
     assert seen == [("cpu", "twice")] * 3
+
+
+def test_launch_entries_take_runtime_or_every_argument_and_name_a_wrong_count():
+    """``kernel[grid]`` for a grid of plain ints is the kernel's launch entry: runtime arguments or every
+    parameter's value, one program or many; any other count reaches the launcher, which names it."""
+    import pytest
+    from tilec.errors import LaunchError
+    k = _compile()
+    x = np.arange(600, dtype=np.float32)
+    for grid in [(1,), (2,), (1, 1, 1), [2]]:
+        out = np.zeros_like(x)
+        n = 256 * (grid[0] if len(grid) == 1 else 1)
+        k[grid](x, out, n, 2.0)
+        np.testing.assert_array_equal(out[:n], x[:n] * 2)
+        k[grid](x, out, n, 3.0, 256)
+        np.testing.assert_array_equal(out[:n], x[:n] * 3)
+        for bad in [(x, out), (x, out, n, 1.0, 256, 7)]:
+            with pytest.raises(LaunchError, match="runtime arguments"):
+                k[grid](*bad)
+    assert k[(0,)](x, out, 10, 1.0) is None  # no programs: nothing runs

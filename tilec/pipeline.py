@@ -12,7 +12,8 @@ from . import cache, stage_files
 from .errors import BackendError
 from .ir.core import IRError, Operation
 from .passes.pointer_origins import written_params
-from .targets.grid import normalize_grid
+from .targets.entry import entries
+from .targets.grid import SINGLE, CheckedGrid, checked_grid, normalize_grid
 from .compiler import ASTSource, Target, get_backend
 from .version import __version__
 
@@ -58,6 +59,7 @@ class CompiledKernel:
         self.metadata.setdefault("shared", 0)
         self._backend = backend
         self._launcher = None
+        self._last_grid = None
 
     @property
     def n_regs(self) -> int:
@@ -72,18 +74,40 @@ class CompiledKernel:
         self.launcher  # noqa: B018
 
     def __getitem__(self, grid):
-        runtime = self.metadata.get("runtime_params")
-        every = self.metadata.get("num_params", -1) if runtime is not None else -1
-        if runtime is not None and every == len(runtime):
-            every = -1  # no constexprs: nothing is ever dropped
+        last = self._last_grid
+        if last is not None and last[0] is grid:  # a loop launching with the same grid object
+            return last[1]
+        launch = self._launch_for(grid)
+        self._last_grid = (grid, launch)
+        return launch
+
+    def _launch_for(self, grid):
+        """``kernel[grid]``: for a grid of plain ints and a launcher that knows its argument count (the CPU's), the
+        kernel's launch entry itself (``targets/entry.py``; the grid checked once here, where Triton loads the
+        kernel too); otherwise a function that checks the grid at each call."""
+        g = checked_grid(grid)
+        count = None
+        if type(g) is CheckedGrid:
+            try:
+                count = getattr(self.launcher, "nargs", None)
+            except Exception:  # noqa: BLE001  (a kernel that does not load says so when launched, as before)
+                count = None
+        if count is not None:
+            single, any_grid = entries(self.launcher, count, loose=self._launch_list)
+            return single if g is SINGLE else functools.partial(any_grid, g)
         name = self.name
 
         def launch(*args):
-            if len(args) == every:
-                args = [args[i] for i in runtime]
             g = normalize_grid(grid, name)
-            return self.launcher(g, list(args)) if g is not None else None
+            return self._launch_list(g, args) if g is not None else None
         return launch
+
+    def _launch_list(self, grid, args):
+        """Launch with the runtime arguments, or with every parameter's value (the constexprs are dropped)."""
+        runtime = self.metadata.get("runtime_params")
+        if runtime is not None and len(args) == self.metadata.get("num_params", -1) != len(runtime):
+            args = [args[i] for i in runtime]
+        return self.launcher(grid, list(args))
 
     @property
     def launcher(self):

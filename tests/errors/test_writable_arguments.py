@@ -66,6 +66,25 @@ def test_written_read_only_memory_is_refused(make, tmp_path):
     scale[(3,)](x, np.zeros(37, np.float32), 37, BLOCK=16)  # the same variant still launches with writable memory
 
 
+@pytest.mark.parametrize("grid", [(1,), (3,)])
+def test_read_only_memory_is_refused_after_writable_memory_of_the_same_kind(grid, tmp_path):
+    """The launch cache keys writability for every kind of array: a read-only array or memmap after launches with
+    writable ones of the same dtype and alignment is still refused, never written through."""
+    x = np.ones(37, np.float32)
+    block = 64 if grid == (1,) else 16
+    np.zeros(37, np.float32).tofile(tmp_path / "y.bin")
+    writable = [np.zeros(37, np.float32), np.memmap(tmp_path / "y.bin", dtype=np.float32, mode="r+", shape=(37,))]
+    read_only = [_readonly(np.zeros(37, np.float32)),
+                 np.memmap(tmp_path / "y.bin", dtype=np.float32, mode="r", shape=(37,))]
+    for w, r in zip(writable, read_only):
+        for _ in range(3):
+            scale[grid](x, w, 37, BLOCK=block)
+        for _ in range(2):
+            with pytest.raises(TypeError, match="scale: parameter 'y_ptr' is written by the kernel"):
+                scale[grid](x, r, 37, BLOCK=block)
+        np.testing.assert_array_equal(w, 2 * x)
+
+
 def test_atomics_target_must_be_writable():
     flags = _readonly(np.random.default_rng(2).integers(0, 5, 100).astype(np.int32))
     hist = np.zeros(5, np.int32)

@@ -118,6 +118,23 @@ def test_fake_backend_is_chosen_for_its_own_arrays(fake_backend):
     assert len(fake_backend.launches) == 1
 
 
+def test_cached_launches_reach_a_launcher_without_entries_with_its_argument_list(fake_backend):
+    """A launcher with no launch entries of its own gets the adapters (``targets/entry.py``): the values as the
+    call gave them, in a list, on every grid, with launch options too."""
+    x, out = np.arange(10, dtype=np.float32), np.zeros(10, np.float32)
+    a, o = FakeArray(x), FakeArray(out)
+    grids = [(3,), (1,), (2, 2), [4]]
+    for grid in grids:
+        for _ in range(3):  # the first launches compile and fill the cache, the third is a cached one
+            copy[grid](a, o, 10, BLOCK=16)
+    copy[(1,)](a, o, 7, BLOCK=16, num_warps=8)
+    launches = fake_backend.launches
+    assert [g for _, g, _, _ in launches] == [(3, 1, 1)] * 3 + [(1, 1, 1)] * 3 + [(2, 2, 1)] * 3 + [(4, 1, 1)] * 3 + [
+        (1, 1, 1)]
+    assert all(args[0] is a and args[1] is o for _, _, args, _ in launches)
+    assert [args[2] for _, _, args, _ in launches] == [10] * 12 + [7]
+
+
 def test_forcing_a_backend_overrides_ownership(fake_backend, monkeypatch):
     monkeypatch.setenv("TILEC_BACKEND", "cpu")
     x, out = np.arange(5, dtype=np.float32), np.zeros(5, np.float32)

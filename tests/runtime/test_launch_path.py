@@ -9,7 +9,7 @@ import tilec.language as tl
 from tilec.errors import LaunchError
 from tilec.runtime import args as A
 from tilec.targets import arguments
-from tilec.runtime.jit import _probe_source
+from tilec.runtime.binder import probe_source
 from tilec.targets.cpu import launcher as CL
 
 
@@ -71,17 +71,45 @@ def test_a_value_that_does_not_fit_is_named():
         k.run((1,), [out, 8, "x"])
 
 
-def test_the_binders_inline_probes_give_the_keyers_keys():
-    """The launch binder writes the probes of arrays and i32 ints out in place: same keys, same addresses."""
+def _inline_probe():
     ns = {}
-    exec(compile("def f(v):\n    try:\n" + _probe_source(0, "v") + "\n    except KeyError:\n        return None\n"
-                 "    return _tl_k0, _tl_h0\n", "<probe>", "exec"),
-         {"_tl_probe": A.probe, "_tl_nd": np.ndarray, "_tl_W": arguments.array_words and arguments.array_words[0]},
+    exec(compile("def f(v):\n    try:\n" + probe_source(0, "v") + "\n    except KeyError:\n        return None\n"
+                 "    return (_tl_d0, _tl_k0, _tl_a0), _tl_h0\n", "<probe>", "exec"),
+         {"_tl_probe": A.probe, "_tl_nd": np.ndarray, "_tl_D": arguments.array_fields and arguments.array_fields[0],
+          "_tl_F": arguments.array_fields and arguments.array_fields[1]},
          ns)
-    for a in _arrays():
-        assert ns["f"](a) == (A._key_ndarray(a), a.__array_interface__["data"][0])
+    return ns["f"]
+
+
+def test_the_binders_inline_probes_key_what_the_keyers_key():
+    """The launch binder writes the probes of arrays and i32 ints out in place: the same addresses, and keys that
+    are equal only where the keyers' keys are (dtype, 16-byte alignment, writability). They keep more apart (the
+    whole flags word, the address's low bits): each such key finds the same variant through the miss path."""
+    f = _inline_probe()
+    arrays = _arrays() + [np.arange(64, dtype=np.float64)[1:], np.arange(8, dtype=np.int64).reshape(2, 4)[:, 1:]]
+    for a in arrays:
+        assert f(a)[1] == a.__array_interface__["data"][0]
+    for a in arrays:
+        for b in arrays:
+            if f(a)[0] == f(b)[0]:
+                assert A._key_ndarray(a) == A._key_ndarray(b)
+            if (a.dtype == b.dtype and a.flags.num == b.flags.num
+                    and (a.__array_interface__["data"][0] - b.__array_interface__["data"][0]) % 16 == 0):
+                assert f(a)[0] == f(b)[0]
     for v in (0, 1, 16, -16, 7, 2**31 - 1, -2**31, 2**31, 2**40, -2**40, True, 1.5):
-        assert ns["f"](v) == A.probe(v)
+        assert f(v) == ((A.probe(v)[0], None, None), A.probe(v)[1])
+
+
+def test_probe_keys_keep_alignment_writability_and_ones_apart():
+    f = _inline_probe()
+    base = np.zeros(64, np.float32)
+    view = base[:]
+    ro = base[:]
+    ro.flags.writeable = False
+    keys = [f(view)[0], f(base[1:])[0], f(base[2:])[0], f(ro)[0], f(view.view(np.int32))[0]]
+    assert len(set(keys)) == len(keys)
+    assert f(base[4:])[0] == f(view)[0]  # 16 bytes further: still aligned
+    assert len({f(v)[0] for v in (1, 2, 16, 32)}) == 3  # 1, plain, divisible by 16
 
 
 def test_a_grid_of_plain_ints_takes_the_short_way_to_the_same_answer():
@@ -92,3 +120,96 @@ def test_a_grid_of_plain_ints_takes_the_short_way_to_the_same_answer():
     for bad in [(2**31,), (1, 65536), (1, 1, 65536), (-1,), (1, -2), (True,), (1.0,), ()]:
         with pytest.raises(ValueError):
             normalize_grid(bad)
+
+
+def test_grids_the_estimate_keeps_inline_skip_the_launcher_but_for_every_retry(monkeypatch):
+    """A grid the estimate keeps on one thread by a clear margin runs from the launch entry itself; every
+    RETRY_EVERY-th launch, and every grid above ``inline_max``, goes through the launcher (measuring, deciding)."""
+    out = np.zeros(64, np.float32)
+    fill_kernel[(4,)](out, 64, 0.0, BLOCK=16)
+    launcher = fill_kernel.warmup(out, 64, 0.0, BLOCK=16, grid=(4,)).launcher
+    through = []
+    call = CL.Launcher.__call__
+    monkeypatch.setattr(CL.Launcher, "__call__", lambda self, grid, args: (through.append(grid), call(self, grid, args)))
+    monkeypatch.setattr(launcher, "_inline_max", lambda: 4)
+    launcher.inline_max = 4
+    for i in range(2 * CL.RETRY_EVERY):
+        fill_kernel[(4,)](out, 64, float(i), BLOCK=16)
+        np.testing.assert_array_equal(out, np.arange(64, dtype=np.float32) + i)
+    assert len(through) == 2
+    through.clear()
+    small = np.zeros(80, np.float32)
+    for i in range(3):
+        fill_kernel[(5,)](small, 80, 1.0, BLOCK=16)  # above inline_max: the launcher decides each time
+    assert len(through) == 3
+    np.testing.assert_array_equal(small, np.arange(80, dtype=np.float32) + 1)
+
+
+def test_entry_adapters_pass_the_kept_values_and_hand_other_counts_to_the_fallback():
+    from tilec.targets import entry as E
+    calls = []
+    single, every = E.entries(lambda grid, args: calls.append((grid, args)), 4, keep=(0, 2, 3))
+    single(1, None, 3, 4)
+    every((2, 1, 1), 5, None, 6, 7)
+    assert calls == [(E.SINGLE, [1, 3, 4]), ((2, 1, 1), [5, 6, 7])]
+    calls.clear()
+    single, every = E.entries(lambda grid, args: calls.append(("launch", grid, args)), 2,
+                              loose=lambda grid, args: calls.append(("fallback", grid, args)))
+    single(1, 2)
+    single(1)
+    single(1, 2, 3)
+    every((3, 1, 1), 4)
+    assert calls == [("launch", E.SINGLE, [1, 2]), ("fallback", E.SINGLE, [1]), ("fallback", E.SINGLE, [1, 2, 3]),
+                     ("fallback", (3, 1, 1), [4])]
+
+
+def test_cached_launches_keep_ones_and_alignments_on_their_own_variants():
+    """Launches alternating between an int equal to 1 and others, and between aligned and misaligned arrays, each
+    find their own variant in the launch cache and compute what the general path would."""
+    fill_kernel.cache.clear()
+    fill_kernel._fast_cache.clear()
+    base = np.zeros(80, np.float32)
+    for _ in range(3):
+        for out, n in [(base, 1), (base, 17), (base[1:], 1), (base[1:], 17)]:
+            out[:] = -1
+            fill_kernel[(1,)](out, n, 0.5, BLOCK=32)
+            np.testing.assert_array_equal(out[:n], np.arange(n, dtype=np.float32) + 0.5)
+            assert (out[n:] == -1).all()
+    keys = list(fill_kernel.cache)
+    assert len(keys) == 4  # (aligned, misaligned) x (n == 1, n plain)
+
+
+@tilec.jit
+def square(a_ptr, c_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, a))
+
+
+def test_concurrent_launches_from_threads_each_get_their_own_results():
+    """Launch entries of kernels without scratch take no lock (each call packs its own block); those with scratch
+    buffers (a dot's packed operands) hold the launcher's: threads launching the same kernels at once all get their
+    own answers."""
+    import threading
+    mats = [np.random.default_rng(t).standard_normal((16, 16)).astype(np.float32) for t in range(4)]
+    errors = []
+
+    def work(t):
+        try:
+            out = np.zeros(64, np.float32)
+            c = np.zeros((16, 16), np.float32)
+            for i in range(200):
+                fill_kernel[(1,)](out, 64, float(1000 * t + i), BLOCK=64)
+                np.testing.assert_array_equal(out, np.arange(64, dtype=np.float32) + 1000 * t + i)
+                square[(1,)](mats[t], c, N=16)
+                np.testing.assert_allclose(c, mats[t] @ mats[t], rtol=1e-4, atol=1e-4)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert fill_kernel.warmup(np.zeros(64, np.float32), 64, 0.0, BLOCK=64).launcher.shares_state is False
+    assert square.warmup(mats[0], np.zeros((16, 16), np.float32), N=16).launcher.shares_state is True

@@ -57,11 +57,12 @@ def _key_torch(t):
 
 
 def _describe_array(a):
-    """Any other array (``__cuda_array_interface__``, ``__array_interface__``, DLPack), through the shared
-    argument inspection."""
+    """Any other array (numpy subclasses such as memmaps, ``__cuda_array_interface__``, ``__array_interface__``,
+    DLPack), through the shared argument inspection. Writability is part of the key, as for numpy arrays: a
+    read-only one must take the path that refuses it where the kernel writes."""
     info = arguments.inspect(a)
     aligned = info.ptr % 16 == 0
-    return ("*" + info.dtype, aligned, info.device), "*" + info.dtype, 16 if aligned else 1, False
+    return ("*" + info.dtype, aligned, info.device, info.writable), "*" + info.dtype, 16 if aligned else 1, False
 
 
 def _int_type(v: int) -> str:
@@ -166,7 +167,9 @@ def _describe_wrapper(w: TensorWrapper):
     elem = signature_name(w.dtype)
     aligned = w.data_ptr() % 16 == 0
     dev = getattr(w.device, "type", str(w.device))
-    return ("wrapper", "*" + elem, aligned, dev), "*" + elem, 16 if aligned else 1, False
+    info = arguments.inspect(w)
+    writable = info is None or info.writable
+    return ("wrapper", "*" + elem, aligned, dev, writable), "*" + elem, 16 if aligned else 1, False
 
 
 DESCRIBERS[TensorWrapper] = _describe_wrapper

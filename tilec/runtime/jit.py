@@ -1,12 +1,11 @@
 """``@tilec.jit`` and ``JITFunction``: binding launch arguments, specialising, caching compiled kernels, and
 launching ``fn[grid](*args, **constexprs_and_options)``.
 
-The per-launch path is kept small: ``fn[grid]`` is the binder with the grid bound (``functools.partial``: no
-Python frame in between), a function generated once per kernel with the kernel's own signature (so Python binds
-the arguments in C). It forms a key from the arguments (numpy arrays and i32 ints probed in place, other kinds by
-one per-type keyer call, ``args.py``), finds the compiled variant's launcher with one dict lookup and calls it.
-Anything the binder does not recognise (a new argument type, a missing or unknown argument) goes to the general
-path, which reports errors and compiles.
+The per-launch path is kept small: ``fn[grid]`` is the launch binder (``binder.py``, generated once per kernel with
+the kernel's own signature) with the grid bound by ``functools.partial`` (no Python frame in between) and checked
+once (``targets/grid.py: checked_grid``). It forms a key from the arguments, finds the compiled variant's launch
+entry with one dict lookup and calls it. Anything the binder does not recognise (a new argument type, a missing or
+unknown argument) goes to the general path here, which reports errors and compiles.
 """
 from __future__ import annotations
 
@@ -27,14 +26,14 @@ from ..frontend.source import replace_source
 from ..language.core import constexpr, dtype
 from ..pipeline import compile_source
 from . import aggregates, compile_ahead, interpreter
-from .args import KEYERS, TOO_WIDE, describer, host_value, probe
+from .args import KEYERS, TOO_WIDE, describer, host_value
+from .binder import LAUNCH_OPTIONS, MISSING, make_binder
 from ..targets import arguments
-from ..targets.arguments import _NPY_WRITEABLE, array_words
-from ..targets.grid import normalize_grid
+from ..targets.arguments import array_fields
+from ..targets.entry import entries
+from ..targets.grid import checked_grid, normalize_grid
 from .specialize import describe, hashable as _hashable
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
-                  "default_dot_input_precision", "target", "launch_cooperative_grid", "ir_override")
 _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
 #: errors that name the kernel line themselves: they reach the user without tilec's frames and chained exceptions
 _LOCATED = (CompilationError, BoundsError, DeviceAssertionError, EvaluationError)
@@ -84,7 +83,7 @@ class JITFunction(KernelFunction):
         self._cache_key = None
         self._fast_cache: dict = {}
         self._param_set = frozenset(p.name for p in self.params)
-        self._binder = _make_binder(self)  # unused while ``interpret`` is set
+        self._binder = make_binder(self, _LOCATED)  # unused while ``interpret`` is set
 
     # -- source and hashing -------------------------------------------------------------------------------------
     def _unsafe_update_src(self, new_src: str):
@@ -150,7 +149,7 @@ class JITFunction(KernelFunction):
         if last is not None and last[0] is grid:
             return last[1]
         if self._binder is not None and not self.interpret:  # the binder itself, no Python frame in between
-            launcher = functools.partial(self._binder, grid)
+            launcher = functools.partial(self._binder, checked_grid(grid))
         else:
             launcher = KernelLauncher(self, grid)
         self._last_launcher = (grid, launcher)
@@ -260,7 +259,7 @@ class JITFunction(KernelFunction):
             args, kwargs = tuple(values) + tuple(extra), dict(kw)
         else:
             args = ()
-            kwargs = {n: v for n, v in zip(self._names, values) if v is not _MISSING}
+            kwargs = {n: v for n, v in zip(self._names, values) if v is not MISSING}
             kwargs.update(kw)
         kwargs.update({o: v for o, v in zip(LAUNCH_OPTIONS, options) if v is not None})
         try:
@@ -270,17 +269,23 @@ class JITFunction(KernelFunction):
 
     def _fast_miss(self, fkey, grid, values, options):
         """The binder's miss: the general path finds (or compiles) the variant; the binder's key then maps to its
-        launcher. ``fkey`` is None when some argument has no cheap keyer (it is then never cached)."""
+        launch entries. ``fkey`` is None when some argument has no cheap keyer (it is then never cached)."""
         options = {k: v for k, v in zip(LAUNCH_OPTIONS, options) if v is not None}
         values = list(values)
         kernel = self._variant(values, options)
         self._launch(kernel, grid, values)  # first: arguments it refuses (read-only memory) never get a cached key
         if fkey is not None:
             runtime = [values[i] for i in self._runtime_idx]
-            sel = [j for j, v in enumerate(runtime) if v is not None]
+            keep = tuple(j for j, v in enumerate(runtime) if v is not None)
             if not any(type(v) in _NP_SCALARS for v in runtime):
-                self._fast_cache[fkey] = (kernel.launcher, None if len(sel) == len(runtime) else sel, kernel,
-                                      getattr(kernel.launcher, "takes_addresses", False))
+                launcher = kernel.launcher
+                host = getattr(launcher, "takes_addresses", False)
+                # the binder's probe passes exact numpy arrays of specialised parameters as their addresses
+                addressed = tuple(j for j, (i, v) in enumerate(zip(self._runtime_idx, runtime))
+                                  if host and type(v) is np.ndarray and self._spec[i] and array_fields is not None)
+                single, every = entries(launcher, len(runtime), None if len(keep) == len(runtime) else keep,
+                                        addressed=addressed)
+                self._fast_cache[fkey] = (single, every, host, kernel)
         return kernel
 
     def _check_writable(self, kernel, values):
@@ -401,114 +406,6 @@ _grid3 = normalize_grid
 def _too_wide(e: OverflowError) -> bool:
     """An int argument no parameter type holds, found by the binder's keyer before anything ran."""
     return str(e).startswith(TOO_WIDE)
-
-
-def _key_nospec(v):
-    return KEYERS[type(v)](v) if type(v) is not int else describer(v, False)(v)[0]
-
-
-_BINDER = """
-def {name}({params}):
-    if _tl_extra or _tl_kw{missing}:  # not a plain call: the general path binds it and names what is wrong
-        return _tl_general(_tl_grid, _tl_extra, _tl_kw, ({values}), ({option_values}))
-    _tl_key = None
-    try:
-{probes}
-        _tl_key = ({key})
-        _tl_launch, _tl_sel, _tl_kernel, _tl_host = _tl_cache[_tl_key]
-    except (KeyError, TypeError, ValueError, OverflowError):
-        try:
-            return _tl_miss(_tl_key, _tl_grid, ({values}), ({option_values}))
-        except _tl_LOCATED as e:
-            raise _tl_for_user(e)
-    _tl_g = _tl_grid
-    if type(_tl_g) is tuple and len(_tl_g) == 1 and type(_tl_g[0]) is int and 0 < _tl_g[0] <= 2147483647:
-        _tl_g = (_tl_g[0], 1, 1)
-    else:
-        if callable(_tl_g):
-            _tl_g = _tl_g({{{named}}})
-        _tl_g = _tl_grid3(_tl_g, {name!r})
-        if _tl_g is None:
-            return _tl_kernel
-    _tl_args = [{host_runtime}] if _tl_host else [{runtime}]
-    if _tl_sel is not None:
-        _tl_args = [_tl_args[i] for i in _tl_sel]
-    try:
-        _tl_launch(_tl_g, _tl_args)
-    except _tl_LOCATED as e:
-        raise _tl_for_user(e)
-    return _tl_kernel
-"""
-
-#: the binder's default for a parameter without one: seen, the call goes to the general path (which names it)
-_MISSING = object()
-
-
-def _probe_source(i, name):
-    """The binder's probe of specialised parameter ``name``: the two common kinds written out in place (numpy
-    arrays through the word view of memory, ``args.py: _probe_ndarray_words``; i32 ints, ``args.py: _key_int``),
-    so that they cost no call; everything else through ``args.probe``. Same keys as those functions."""
-    if array_words is None:
-        return f"        _tl_k{i}, _tl_h{i} = _tl_probe({name})"
-    _, data, flags = array_words
-    return f"""\
-        if type({name}) is _tl_nd:
-            _tl_i = id({name}) >> 3
-            _tl_h{i} = _tl_W[_tl_i + {data}]
-            _tl_k{i} = ({name}.dtype, _tl_h{i} & 15 == 0, _tl_W[_tl_i + {flags}] & {_NPY_WRITEABLE} != 0)
-        elif type({name}) is int and -2147483648 <= {name} <= 2147483647:
-            _tl_h{i} = {name}
-            _tl_k{i} = "i32:1" if {name} == 1 else ("i32:16" if {name} % 16 == 0 else "i32")
-        else:
-            _tl_k{i}, _tl_h{i} = _tl_probe({name})"""
-
-
-def _tuple(items):
-    return "".join(f"{x}, " for x in items)
-
-
-def _make_binder(jf):
-    """The launch fast path for ``jf``: a function with the kernel's signature plus the launch options as keywords,
-    generated once, so that binding is Python's own and the per-launch key is one tuple display. None when the
-    signature does not suit (``*args``, keyword-only parameters, names that clash with launch options)."""
-    params = list(jf.signature.parameters.values())
-    for p in params:
-        if (p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.name in _LAUNCH_OPTIONS
-                or p.name.startswith("_tl_") or not p.name.isidentifier()):
-            return None
-    if not jf.__name__.isidentifier():
-        return None
-    ns = {"_tl_cache": jf._fast_cache, "_tl_K": KEYERS, "_tl_kn": _key_nospec, "_tl_miss": jf._fast_miss,
-          "_tl_grid3": _grid3}
-    ns.update(_tl_probe=probe, _tl_nd=np.ndarray, _tl_W=array_words and array_words[0], _tl_M=_MISSING,
-              _tl_general=jf._general_launch, _tl_LOCATED=_LOCATED, _tl_for_user=for_user)
-    decl, key, probes, host, missing = [], [], [], {}, []
-    for i, p in enumerate(jf.params):
-        if p.has_default:
-            ns[f"_tl_d{i}"] = p.default
-            decl.append(f"{p.name}=_tl_d{i}")
-        else:
-            decl.append(f"{p.name}=_tl_M")
-            missing.append(f" or {p.name} is _tl_M")
-        if p.is_constexpr:
-            key.append(p.name)
-        elif p.specialize:  # probed once: the key, and (host launchers) the array's address
-            probes.append(_probe_source(i, p.name))
-            key.append(f"_tl_k{i}")
-            host[i] = f"_tl_h{i}"
-        else:
-            key.append(f"_tl_kn({p.name})")
-    names = [p.name for p in jf.params]
-    src = _BINDER.format(
-        name=jf.__name__, missing="".join(missing),
-        params=", ".join(["_tl_grid", *decl, "*_tl_extra", *(f"{o}=None" for o in LAUNCH_OPTIONS), "**_tl_kw"]),
-        key=_tuple(key + list(LAUNCH_OPTIONS)), values=_tuple(names), option_values=_tuple(LAUNCH_OPTIONS),
-        named=", ".join(f"{n!r}: {n}" for n in names),
-        runtime=", ".join(names[i] for i in jf._runtime_idx),
-        host_runtime=", ".join(host.get(i, names[i]) for i in jf._runtime_idx),
-        probes="\n".join(probes) or "        pass")
-    exec(compile(src, f"<tilec launch binder of {jf.__qualname__}>", "exec"), ns)
-    return ns[jf.__name__]
 
 
 def _compile_time_value(v) -> bool:

@@ -45,7 +45,7 @@ class CPUBackend:
 
     def load(self, asm: dict, metadata: dict):
         from .launcher import Launcher
-        return Launcher(asm["llir"], metadata)
+        return Launcher(asm["llir"], metadata, metadata.get("name", "kernel"))
 
 
 def kernel_of(module):

@@ -2,7 +2,8 @@
 calling thread plus persistent helper threads (ctypes releases the GIL for the call), each with its own scratch
 area. Helpers are started and joined with bare locks (cheaper than futures). A grid whose measured work is too
 small to pay for waking helpers (``_worth_helpers``: the hand-off's cost is measured too) runs inline on the
-calling thread, with one single-argument call."""
+calling thread, with one single-argument call. The launch binder's cached single-program launches skip
+``Launcher.__call__``: they go through the entries generated for the kernel (``entry.py``)."""
 from __future__ import annotations
 
 import ctypes
@@ -17,6 +18,7 @@ from ...errors import LaunchError
 from ..arguments import GETTERS, _addressof, _char_from_buffer, array_words, device_of, pointer_getter
 from ..params import PARAM_KINDS_KEY
 from . import runtime
+from .entry import entries
 from .jit import Engine
 from .resources import scratch_per_program
 from .wrapper import RUN, RUN_HEADER, WORKER
@@ -146,12 +148,14 @@ class Launcher:
     # the launch binder may pass a numpy array's address (an int) in its place: read once per launch
     takes_addresses = True
 
-    def __init__(self, llir: str, metadata: dict):
+    def __init__(self, llir: str, metadata: dict, name: str = "kernel"):
+        self.name = name
         self.engine = Engine(llir, WORKER, RUN)
         self.fn = _WORKER_T(self.engine.address)
         self.run = _RUN_T(self.engine.addresses[0])
         self.run_block = _RUN_BLOCK_T(self.engine.addresses[0])
         self.asserts = "tilec_cpu_assert" in llir   # only then can a launch record assertion failures
+        self.failures = runtime.failures
         kinds = metadata[PARAM_KINDS_KEY]
         try:
             fmt = "".join(_FMT[k] for k in kinds)
@@ -174,8 +178,24 @@ class Launcher:
         self.scratch_ptrs = [base + i * self.scratch_size for i in range(self.nthreads)]
         self.scratch0 = self.scratch_ptrs[0]
         self.lock = threading.Lock()
+        # what concurrent launches of this kernel would share besides the argument block: scratch buffers, the
+        # assertion-failure list. Without them a single program's launch needs no lock (``entry.py``).
+        self.shares_state = self.asserts or int(metadata.get("scratch_size", 0)) > 0
         self.per_program = None   # measured seconds of one program on one thread (running average)
         self.launches = 0         # every RETRY_EVERY-th runs on one thread, to measure per_program again
+        # grids of at most this many programs run inline without asking (``entry.py``): those the estimate keeps
+        # on one thread by a clear margin (``_worth_helpers`` neither takes them nor is close to it); set by each
+        # launch through ``__call__``, which the entries still make every RETRY_EVERY-th time
+        self.inline_max = self._inline_max()
+        self._entries = {}
+
+    def _inline_max(self) -> int:
+        if self.nthreads == 1:
+            return 2**62
+        per = self.per_program
+        if per is None or per <= 0:
+            return 1  # a single program always runs inline; bigger grids are measured first
+        return max(1, int(2 * _handoff["s"] / 3 / per))
 
     def __call__(self, grid, args):
         g0, g1, g2 = grid
@@ -228,6 +248,7 @@ class Launcher:
             else:
                 self._pack(g0, g1, g2, 0, values)
                 self._parallel(g0, g1, g2, total)
+            self.inline_max = self._inline_max()
             if len(failures) > before:
                 self._raise_failures(failures, before)
 
@@ -240,13 +261,26 @@ class Launcher:
     def _pack(self, g0, g1, g2, scratch, values):
         try:
             struct.pack_into(self.fmt, self.buf, 0, g0, g1, g2, scratch, *values)
-        except struct.error:  # name the argument struct could not take
-            for i, (c, v) in enumerate(zip(self.convert, values)):
-                try:
-                    struct.pack(_FMT_CHECK[self.kinds[i]], c(v))
-                except (struct.error, TypeError, ValueError, OverflowError) as e:
-                    raise LaunchError(f"argument {i} ({v!r}) does not fit a {self.kinds[i]} parameter: {e}") from None
+        except struct.error:
+            self.refuse(values)
             raise
+
+    def refuse(self, values):
+        """After ``struct`` refused ``values``: a LaunchError naming the argument that does not fit its kind."""
+        for i, (c, v) in enumerate(zip(self.convert, values)):
+            try:
+                struct.pack(_FMT_CHECK[self.kinds[i]], c(v))
+            except (struct.error, TypeError, ValueError, OverflowError) as e:
+                raise LaunchError(f"argument {i} ({v!r}) does not fit a {self.kinds[i]} parameter: {e}") from None
+
+    def entries(self, count, keep=None, loose=None, addressed=()):
+        """The launch entries for values laid out as ``count`` arguments (``targets/entry.py``), made once per
+        layout."""
+        layout = (count, keep, loose, addressed)
+        made = self._entries.get(layout)
+        if made is None:
+            made = self._entries[layout] = entries(self, *layout)
+        return made
 
     def _parallel(self, g0, g1, g2, total):
         """The grid on up to ``nthreads`` threads (the caller's included), claiming programs from one counter."""

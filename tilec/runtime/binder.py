@@ -1,0 +1,165 @@
+"""The launch binder: ``fn[grid](...)``'s fast path, a function generated once per kernel with the kernel's own
+signature, so that Python binds the arguments in C and a cached launch runs straight-line code.
+
+A call with every parameter given and no launch option goes through the *plain* binder: it probes each specialised
+argument in place (numpy arrays through word views of memory, ``targets/arguments.py: array_fields``; i32 ints by
+value; anything else through ``args.probe``), looks the flat tuple of the probes and the constexprs up in the
+kernel's launch cache, and calls the variant's launch entry (``targets/entry.py``) with the arguments as they are:
+``single`` when ``fn[grid]`` found the grid to be one program, else ``any`` with the normalised grid. A call with
+launch options (``num_warps=...``) goes to the *options* binder, the same code with the options in the key; a call
+missing a parameter, naming an unknown one or giving too many goes to the general path
+(``JITFunction._general_launch``), which names what is wrong; a cache miss (a new specialisation, a read-only array,
+a type without a probe) goes to ``JITFunction._fast_miss``, which compiles if needed, launches and caches the key.
+
+Per specialised parameter the key holds three entries. A numpy array's are its dtype, its flags word and its
+address's low four bits: a read-only array and a misaligned pointer get keys of their own (the miss path decides on
+them, so both the refusal of read-only memory where the kernel writes and the 16-byte alignment specialisation
+hold), while the key stays flat and each entry is read with no arithmetic beyond one ``& 15``. An i32 int's are
+its specialisation (``"i32"``, ``"i32:16"``, ``"i32:1"``) and two Nones; any other value's are its keyer's key
+and two Nones.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import for_user
+from ..targets.arguments import array_fields
+from ..targets.grid import SINGLE, CheckedGrid, normalize_grid
+from .args import KEYERS, describer, probe
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
+                  "default_dot_input_precision", "target", "launch_cooperative_grid", "ir_override")
+_LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
+
+#: the binder's default for a parameter without one: seen, the call goes to the general path (which names it)
+MISSING = object()
+NO_OPTIONS = (None,) * len(LAUNCH_OPTIONS)
+
+_BINDER = """
+def {name}({params}):
+    if _tl_extra or _tl_kw{missing}:
+        return {divert}
+    _tl_key = None
+    try:
+{probes}
+        _tl_key = ({key})
+        _tl_single, _tl_any, _tl_host, _tl_kernel = _tl_cache[_tl_key]
+    except (KeyError, TypeError, ValueError, OverflowError):
+        try:
+            return _tl_miss(_tl_key, _tl_grid, ({values}), ({option_values}))
+        except _tl_LOCATED as e:
+            raise _tl_for_user(e)
+    try:
+        if _tl_grid is _tl_SINGLE:
+            if _tl_host:
+                _tl_single({host_runtime})
+            else:
+                _tl_single({runtime})
+            return _tl_kernel
+        _tl_g = _tl_grid
+        if type(_tl_g) is not _tl_Checked:
+            if callable(_tl_g):
+                _tl_g = _tl_g({{{named}}})
+            _tl_g = _tl_grid3(_tl_g, {name!r})
+            if _tl_g is None:
+                return _tl_kernel
+        if _tl_host:
+            _tl_any(_tl_g, {host_runtime})
+        else:
+            _tl_any(_tl_g, {runtime})
+    except _tl_LOCATED as e:
+        raise _tl_for_user(e)
+    return _tl_kernel
+"""
+
+
+def key_nospec(v):
+    """The key of a ``do_not_specialize`` parameter's value."""
+    return KEYERS[type(v)](v) if type(v) is not int else describer(v, False)(v)[0]
+
+
+def probe_source(i, name):
+    """The binder's probe of specialised parameter ``name``: sets ``_tl_d{i}, _tl_k{i}, _tl_a{i}`` (its three key
+    entries) and ``_tl_h{i}`` (what a launcher that takes addresses gets: a numpy array's data address, else the
+    value)."""
+    if array_fields is None:
+        return f"        _tl_d{i}, _tl_h{i} = _tl_probe({name})\n        _tl_k{i} = None"
+    return f"""\
+        if type({name}) is _tl_nd:
+            _tl_i = id({name}) >> 3
+            _tl_h{i} = _tl_D[_tl_i]
+            _tl_d{i} = {name}.dtype
+            _tl_k{i} = _tl_F[_tl_i]
+            _tl_a{i} = _tl_h{i} & 15
+        elif type({name}) is int and -2147483648 <= {name} <= 2147483647:
+            _tl_h{i} = {name}
+            _tl_d{i} = "i32:1" if {name} == 1 else ("i32:16" if {name} & 15 == 0 else "i32")
+            _tl_k{i} = _tl_a{i} = None
+        else:
+            _tl_d{i}, _tl_h{i} = _tl_probe({name})
+            _tl_k{i} = _tl_a{i} = None"""
+
+
+def _tuple(items):
+    return "".join(f"{x}, " for x in items)
+
+
+def _source(jf, with_options: bool) -> str:
+    decl, key, probes, host, missing = [], [], [], {}, []
+    for i, p in enumerate(jf.params):
+        decl.append(f"{p.name}=_tl_default{i}" if p.has_default else f"{p.name}=_tl_M")
+        if not p.has_default:
+            missing.append(f" or {p.name} is _tl_M")
+        if p.is_constexpr:
+            key.append(p.name)
+        elif p.specialize:  # probed once: the key, and (host launchers) the array's address
+            probes.append(probe_source(i, p.name))
+            key += [f"_tl_d{i}", f"_tl_k{i}", f"_tl_a{i}"]
+            host[i] = f"_tl_h{i}"
+        else:
+            key.append(f"_tl_kn({p.name})")
+    names = [p.name for p in jf.params]
+    params = ["_tl_grid", *decl, "*_tl_extra"]
+    if with_options:
+        params += [f"{o}=None" for o in LAUNCH_OPTIONS]
+        key += list(LAUNCH_OPTIONS)
+        divert = f"_tl_general(_tl_grid, _tl_extra, _tl_kw, ({_tuple(names)}), ({_tuple(LAUNCH_OPTIONS)}))"
+        option_values = _tuple(LAUNCH_OPTIONS)
+    else:
+        divert = f"_tl_options(_tl_grid, {_tuple(names)}*_tl_extra, **_tl_kw)"
+        option_values = "*_tl_NO_OPTIONS,"
+    return _BINDER.format(
+        name=jf.__name__, missing="".join(missing), divert=divert, params=", ".join(params + ["**_tl_kw"]),
+        key=_tuple(key), values=_tuple(names), option_values=option_values,
+        named=", ".join(f"{n!r}: {n}" for n in names),
+        runtime=", ".join(names[i] for i in jf._runtime_idx),
+        host_runtime=", ".join(host.get(i, names[i]) for i in jf._runtime_idx),
+        probes="\n".join(probes) or "        pass")
+
+
+def make_binder(jf, located):
+    """The launch fast path for ``jf`` (the plain binder, which hands calls with options to the options binder), or
+    None when the signature does not suit (``*args``, keyword-only parameters, names that clash with launch
+    options or the binder's own). ``located``: the exception classes that reach the user through ``for_user``."""
+    params = list(jf.signature.parameters.values())
+    for p in params:
+        if (p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.name in _LAUNCH_OPTIONS
+                or p.name.startswith("_tl_") or not p.name.isidentifier()):
+            return None
+    if not jf.__name__.isidentifier():
+        return None
+    ns = {"_tl_cache": jf._fast_cache, "_tl_kn": key_nospec, "_tl_miss": jf._fast_miss, "_tl_grid3": normalize_grid,
+          "_tl_probe": probe, "_tl_nd": np.ndarray, "_tl_M": MISSING,
+          "_tl_general": jf._general_launch, "_tl_LOCATED": located, "_tl_for_user": for_user,
+          "_tl_SINGLE": SINGLE, "_tl_Checked": CheckedGrid, "_tl_NO_OPTIONS": NO_OPTIONS}
+    if array_fields is not None:
+        ns["_tl_D"], ns["_tl_F"] = array_fields
+    ns.update({f"_tl_default{i}": p.default for i, p in enumerate(jf.params) if p.has_default})
+    binders = []
+    for with_options in (True, False):
+        ns["_tl_options"] = binders[0] if binders else None
+        src = _source(jf, with_options)
+        tag = "options binder" if with_options else "binder"
+        exec(compile(src, f"<tilec launch {tag} of {jf.__qualname__}>", "exec"), ns)
+        binders.append(ns.pop(jf.__name__))
+    return binders[1]
