@@ -21,7 +21,8 @@ def test_stages_metadata_and_triton_style_launch():
     k = _compile()
     assert {"tir", "llir", "asm"} <= set(k.asm)
     assert "func @scale_kernel" in k.asm["tir"] and "define" in k.asm["llir"]
-    assert k.metadata.name == "scale_kernel" and k.metadata.shared == 0 and k.n_spills == 0
+    assert k.metadata.name == "scale_kernel" and k.n_spills == 0
+    assert k.metadata.shared > 0  # the per-program scratch (never 0: Triton's softmax tutorial divides by it)
     k._init_handles()
     x = np.random.default_rng(1).random(1000, dtype=np.float32)
     out = np.full_like(x, np.nan)
