@@ -237,13 +237,15 @@ class SoftwarePipeline(Pass):
         # tensor copies first needed at the same place share one barrier per stage: the group's first copy
         # announces all of the group's bytes, and one wait covers them (a barrier each costs a wait and an
         # arrive per iteration)
-        for j, (ld, _) in enumerate(loads):
-            if id(ld) in tma and not isinstance(tma[id(ld)], tuple):
-                group = [g for g, _ in loads[j:] if id(g) in tma and first[id(g)] == first[id(ld)]]
-                bars = self.stage_barriers(b, S)
-                total = sum(g.result.type.numel * g.result.type.element.bytes for g in group)
-                for g in group:
-                    tma[id(g)] = (tma[id(g)], bars, total if g is ld else 0)
+        groups = {}
+        for ld, _ in loads:
+            if id(ld) in tma:
+                groups.setdefault(first[id(ld)], []).append(ld)
+        for group in groups.values():
+            bars = self.stage_barriers(b, S)
+            total = sum(g.result.type.numel * g.result.type.element.bytes for g in group)
+            for g in group:
+                tma[id(g)] = (tma[id(g)], bars, total if g is group[0] else 0)
         # prologue: iterations 0 .. S-2 into stages 0 .. S-2
         state = {a: loop.inits[args.index(a)] for a in closure}
         for s in range(S - 1):
