@@ -51,6 +51,29 @@ class LaunchError(TilecError):
     """A launch failed (bad grid, out of resources, driver error)."""
 
 
+class ArgumentError(LaunchError, ValueError):
+    """A launch argument the kernel cannot take: host memory the device cannot reach, a value that does not fit its
+    parameter, the wrong number of arguments (a ``ValueError`` too, as Triton raises for these)."""
+
+
+class OutOfResources(CompilationError, LaunchError):
+    """A kernel needs more of a per-block resource than its target has (shared memory, LDS). Raised at compile
+    time, located at the kernel line of the largest user, naming what is needed and what is allowed; also a
+    ``LaunchError``, which Triton-style code catches as ``OutOfResources``. ``required``, ``limit`` and ``name``
+    as Triton's exception has them."""
+
+    def __init__(self, message: str, required: int, limit: int, name: str, file=None, line=None, col=None,
+                 source_line=None):
+        self.required, self.limit, self.name = required, limit, name
+        super().__init__(message, file, line, col, source_line)
+
+
+class KernelFault(LaunchError):
+    """A kernel faulted on the device (illegal or misaligned address, illegal instruction, ...). Faults surface at
+    the next driver call after the faulting kernel, and leave the device's context unusable for the rest of the
+    process (CUDA errors of this kind are sticky): the message names the kernel tilec can attribute it to."""
+
+
 class BoundsError(TilecError, IndexError):
     """Debug builds: a load, store or atomic reached outside the array its pointer came from. Names the kernel
     line, the program, the offending offset and the array's size; the access itself was suppressed."""

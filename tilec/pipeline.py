@@ -220,6 +220,9 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
     name = kernel.sym_name
     metadata = {"name": name, "target": [target.backend, target.arch, target.warp_size], "options": opts,
                 "version": __version__, "hash": key}
+    constexprs = getattr(src, "constexprs", None)
+    if isinstance(constexprs, dict):  # the int ones: tile sizes that resource errors can name
+        metadata["constexprs"] = {str(k): v for k, v in constexprs.items() if type(v) is int}
     params = getattr(src.fn, "params", None)
     if params is not None:
         metadata["num_params"] = len(params)

@@ -2,13 +2,17 @@
 the runtime: no ROCm is needed to test argument packing, device and stream selection and error handling.
 
 Calls return ``(hipError_t, value)`` tuples as hip-python does; ``hipModuleLaunchKernel`` reads the ``extra``
-array at the address it gets (markers, buffer pointer, size pointer) and keeps a copy of the argument buffer.
+array at the address it gets (markers, buffer pointer, size pointer) and keeps a copy of the argument buffer, the
+device current in the calling thread and the stream. "Device memory" is host memory the fake allocates, so memsets
+and copies really happen; ``on_launch(launch)`` may play a kernel's part (write its results there). The current
+device is per thread, as in HIP; ``pinned`` maps host addresses the device can reach to their device addresses.
 """
 from __future__ import annotations
 
 import ctypes
 import enum
 import sys
+import threading
 import types
 
 
@@ -17,6 +21,7 @@ class hipError_t(enum.IntEnum):
     hipErrorInvalidValue = 1
     hipErrorNoDevice = 100
     hipErrorInvalidImage = 200
+    hipErrorIllegalAddress = 700
     hipErrorLaunchFailure = 719
 
 
@@ -30,7 +35,20 @@ class FakeHip:
         self.arch, self.init_error, self.launch_error = arch, init_error, launch_error
         self.hipError_t, self.hipDeviceProp_t = hipError_t, hipDeviceProp_t
         self.calls, self.launches, self.modules = [], [], []
-        self.device = 0
+        self.local = threading.local()
+        self.memory = {}       # address -> the ctypes buffer behind it
+        self.pinned = {}       # host address -> device address
+        self.on_launch = None  # launch dict -> None: what the kernel does
+        self.fault = None      # a fault every later call reports
+        self.lock = threading.Lock()
+
+    @property
+    def device(self):
+        return getattr(self.local, "device", 0)
+
+    @device.setter
+    def device(self, value):
+        self.local.device = value
 
     def hipInit(self, flags):
         self.calls.append("hipInit")
@@ -53,6 +71,8 @@ class FakeHip:
 
     def hipModuleLoadData(self, image):
         self.calls.append("hipModuleLoadData")
+        if self.fault is not None:
+            return self.fault, None
         if bytes(image[:4]) != b"\x7fELF":
             return hipError_t.hipErrorInvalidImage, None
         self.modules.append(bytes(image))
@@ -67,9 +87,48 @@ class FakeHip:
         ptrs = (ctypes.c_void_p * 5).from_address(extra)
         assert (ptrs[0], ptrs[2], ptrs[4]) == (1, 2, 3), "extra: BUFFER_POINTER, ptr, BUFFER_SIZE, ptr, END"
         size = ctypes.c_size_t.from_address(ptrs[3]).value
-        self.launches.append({"function": f, "grid": (gx, gy, gz), "block": (bx, by, bz), "shared": shared,
-                              "stream": stream, "args": ctypes.string_at(ptrs[1], size)})
+        launch = {"function": f, "grid": (gx, gy, gz), "block": (bx, by, bz), "shared": shared, "stream": stream,
+                  "args": ctypes.string_at(ptrs[1], size), "device": self.device,
+                  "thread": threading.get_ident()}
+        with self.lock:
+            self.launches.append(launch)
+        if self.fault is not None:
+            return (self.fault,)
+        if self.on_launch is not None and not self.launch_error:
+            self.on_launch(launch)
         return (self.launch_error or hipError_t.hipSuccess,)
+
+    # -- memory (host memory standing in for the device's) -----------------------------------------------------
+    def hipMalloc(self, size):
+        buf = ctypes.create_string_buffer(size)
+        address = ctypes.addressof(buf)
+        self.memory[address] = buf
+        self.calls.append(("hipMalloc", size, self.device))
+        return hipError_t.hipSuccess, address
+
+    def hipFree(self, address):
+        self.memory.pop(int(address), None)
+        return (hipError_t.hipSuccess,)
+
+    def hipMemsetD32Async(self, dst, value, count, stream):
+        self.calls.append(("hipMemsetD32Async", count, stream, self.device))
+        (ctypes.c_uint32 * count).from_address(dst)[:] = [value] * count
+        return (self.fault or hipError_t.hipSuccess,)
+
+    def hipMemcpyDtoHAsync(self, dst, src, size, stream):
+        self.calls.append(("hipMemcpyDtoHAsync", size, stream, self.device))
+        if self.fault is not None:
+            return (self.fault,)
+        ctypes.memmove(dst, src, size)
+        return (hipError_t.hipSuccess,)
+
+    def hipStreamSynchronize(self, stream):
+        self.calls.append(("hipStreamSynchronize", stream, self.device))
+        return (self.fault or hipError_t.hipSuccess,)
+
+    def hipHostGetDevicePointer(self, address, flags):
+        mapped = self.pinned.get(int(address))
+        return (hipError_t.hipSuccess, mapped) if mapped is not None else (hipError_t.hipErrorInvalidValue, None)
 
 
 def install(monkeypatch, fake):

@@ -12,7 +12,7 @@ import tilec
 from fake_hip import DeviceArray, FakeHip, hipError_t, install
 from hip_helpers import compile_case
 from tilec.backends import owner_of
-from tilec.errors import BackendError, LaunchError
+from tilec.errors import ArgumentError, BackendError, LaunchError
 from tilec.targets.arguments import device_of
 from tilec.targets.hip import launcher
 
@@ -32,7 +32,8 @@ def test_arguments_are_packed_where_the_metadata_says(monkeypatch, vector_add):
     assert launch["shared"] == k.metadata["shared"] and launch["stream"] == 0
     assert struct.unpack_from("<QQQi", launch["args"]) == (0x1000, 0x2000, 0x3000, 1234)
     assert len(launch["args"]) == 32  # the explicit arguments only: the runtime appends the hidden ones
-    assert fake.modules == [k.asm["hsaco"]] and ("hipSetDevice", 0) in fake.calls
+    assert fake.modules == [k.asm["hsaco"]] and launch["device"] == 0
+    assert not [c for c in fake.calls if c[0] == "hipSetDevice"]  # device 0 was current already
     k.run((5, 2), [DeviceArray(0x10), None, 0x30, -7])  # None is a null pointer, ints are addresses
     assert struct.unpack_from("<QQQi", fake.launches[1]["args"]) == (0x10, 0, 0x30, -7)
     assert fake.launches[1]["grid"] == (5, 2, 1) and fake.calls.count("hipModuleLoadData") == 1  # loaded once
@@ -122,14 +123,17 @@ def test_host_arrays_and_bad_arguments(monkeypatch, vector_add):
         vector_add.run((1,), [x, x, x, 16])
     with pytest.raises(LaunchError, match="takes 4 runtime arguments, got 3"):
         vector_add.run((1,), [DeviceArray(8)] * 3)
-    with pytest.raises(LaunchError, match="do not match its parameters"):
+    with pytest.raises(ArgumentError, match="argument 3 of 'add_kernel' .*'sixteen'.* does not fit its i32 param"):
         vector_add.run((1,), [DeviceArray(8)] * 3 + ["sixteen"])
+    with pytest.raises(ValueError, match="does not fit its i32 parameter"):  # as Triton's argument errors
+        vector_add.run((1,), [DeviceArray(8)] * 3 + [1.5])
 
 
 def test_runtime_errors_are_launch_errors(monkeypatch, vector_add):
-    install(monkeypatch, FakeHip(launch_error=hipError_t.hipErrorLaunchFailure))
+    install(monkeypatch, FakeHip(launch_error=hipError_t.hipErrorInvalidValue))
     k = compile_case("vector_add")
-    with pytest.raises(LaunchError, match="hipModuleLaunchKernel failed: hipErrorLaunchFailure: fake"):
+    with pytest.raises(LaunchError, match=r"launching 'add_kernel' on grid \(1, 1, 1\) failed: "
+                                          "hipErrorInvalidValue: fake"):
         k.run((1,), [DeviceArray(8)] * 3 + [1])
 
 

@@ -1,6 +1,8 @@
 """The shared argument inspection (``tilec.targets.arguments``): what every backend and the specialiser learn
 about a host value, for each kind of producer."""
 import ctypes
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -11,7 +13,14 @@ from tilec.errors import LaunchError
 from tilec.runtime import args as spec_args
 from tilec.targets import arguments
 from tilec.targets.cpu.launcher import host_pointer
-from tilec.targets.cuda.launcher import _not_on_device, is_cuda_value
+from tilec.targets.cuda.launcher import Launcher as CudaLauncher, is_cuda_value
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "gpu"))
+import fake_cuda  # noqa: E402
+
+
+def _not_on_device(v):
+    return CudaLauncher("// no ptx", "k", ["ptr"], 4, 0, {}).not_on_device(v)
 
 rng = np.random.default_rng(5)
 
@@ -181,29 +190,26 @@ def test_torch_cpu_launch():
     torch.testing.assert_close(out, -2.0 * x)
 
 
-# -- the CUDA launcher's argument loop, without a GPU ---------------------------------------------------------------
-def _cuda_launcher():
-    from tilec.targets.cuda.launcher import Launcher
-    calls = []
-    launcher = Launcher("// no ptx", "k", ["ptr", "i32", "ptr"], 4, 0, {})
-    launcher.functions[0] = 1234  # as if loaded on device 0
-    launcher.launch = lambda fn, gx, gy, gz, bx, by, bz, shared, stream, argv, extra: calls.append(
-        (fn, (gx, gy, gz), bx, stream)) or 0
-    return launcher, calls
+# -- the CUDA launcher's argument loop, without a GPU (a fake driver) ------------------------------------------------
+def _cuda_launcher(monkeypatch):
+    fake = fake_cuda.install(monkeypatch, fake_cuda.FakeCuda())
+    launcher = CudaLauncher("// no ptx", "k", ["ptr", "i32", "ptr"], 4, 0, {})
+    fake.on_launch = lambda launch: launch.update(values=[c.value for c in launcher.cells])
+    return launcher, fake.launches
 
 
-def test_cuda_launcher_reads_pointers_through_the_shared_inspection():
-    launcher, calls = _cuda_launcher()
-    a, b = FakeCudaArray(ptr=0x7F0000003000, device=0, stream=9), FakeCudaArray(ptr=0x7F0000004000, device=0)
+def test_cuda_launcher_reads_pointers_through_the_shared_inspection(monkeypatch):
+    launcher, calls = _cuda_launcher(monkeypatch)
+    a, b = FakeCudaArray(ptr=0x7F0000003000, device=0), FakeCudaArray(ptr=0x7F0000004000, device=0)
     launcher((2, 1, 1), [a, 77, b])
-    assert calls == [(1234, (2, 1, 1), 128, 9)]
-    assert [c.value for c in launcher.cells] == [0x7F0000003000, 77, 0x7F0000004000]
+    assert (calls[-1]["grid"], calls[-1]["block"][0]) == ((2, 1, 1), 128)
+    assert calls[-1]["values"] == [0x7F0000003000, 77, 0x7F0000004000]
     launcher((1, 1, 1), [None, 1, 4096])  # null and raw device addresses pass as they are
-    assert [c.value for c in launcher.cells] == [0, 1, 4096]
+    assert calls[-1]["values"] == [0, 1, 4096]
 
 
-def test_cuda_launcher_refuses_host_memory():
-    launcher, calls = _cuda_launcher()
+def test_cuda_launcher_refuses_host_memory(monkeypatch):
+    launcher, calls = _cuda_launcher(monkeypatch)
     with pytest.raises(LaunchError, match=r"host \(numpy\) array was passed to a CUDA kernel"):
         launcher((1, 1, 1), [np.zeros(4, np.float32), 1, None])
     with pytest.raises(LaunchError, match="cannot pass str"):

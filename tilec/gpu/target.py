@@ -33,6 +33,12 @@ class GpuTarget(ABC):
     shared_address_space: int = 3
     shared_symbol: str = "global_smem"
 
+    def shared_memory_limit(self):
+        """``(bytes, what the target calls it)``: the shared memory one block may use (a kernel needing more is
+        refused at compile time, ``gpu/shared_limit.py``), e.g. ``(232448, "sm_90 shared memory")``; None: no
+        limit known."""
+        return None
+
     # -- module ------------------------------------------------------------------------------------------
     def kernel_attributes(self, num_threads: int, func=None) -> dict:
         """String function attributes for the kernel ``func`` (the gir function) launched with ``num_threads``

@@ -2,10 +2,11 @@
 into tilec's error.
 
 Every backend gets the same treatment: the kernel writes the first failing access or assert into a small record
-(host memory on the CPU, device memory on a GPU) instead of faulting or trapping, so the process — and on CUDA the
-context — stays usable; after the grid finishes the launcher raises :class:`BoundsError` or
-:class:`DeviceAssertionError` naming the kernel line (with the source line and a caret), the program, and for
-accesses the offending offset and the array's size.
+(host memory on the CPU; on a GPU, device memory that its launcher provides: ``tilec/gpu/launcher.py``) instead of
+faulting or trapping, so the process — and on a GPU the context — stays usable; after the grid finishes the
+launcher raises :class:`BoundsError` or :class:`DeviceAssertionError` naming the kernel line (with the source line
+and a caret), the program, and for accesses the offending offset and the array's size. Nothing here depends on
+the backend: a launcher with a ``debug_record`` method provides the record, any other gets a host array.
 """
 from __future__ import annotations
 
@@ -13,56 +14,19 @@ import threading
 
 import numpy as np
 
-from ..errors import BoundsError, DeviceAssertionError, LaunchError, located
+from ..errors import BoundsError, DeviceAssertionError, located
 from ..ir.ops import GatherOp
-from .arguments import GETTERS, pointer_getter
 from .extent import UNKNOWN, byte_extent
 
 RECORD_WORDS = 16  # as passes/debug_checks.py lays it out
 
 
-class _HostRecord:
-    def __init__(self):
-        self.array = np.zeros(RECORD_WORDS, np.int64)
-
-    def arg(self, args):
-        self.array[:] = 0
-        return self.array
-
-    def read(self):
-        return self.array
-
-
-class _CudaRecord:
-    """A device buffer on the arguments' device, zeroed before each launch and read back (synchronising) after."""
-
-    def __init__(self):
-        self.buffers = {}
-
-    def arg(self, args):
-        from .cuda import array
-        device = 0
-        for a in args:
-            try:
-                _, dev, _ = (GETTERS.get(type(a)) or pointer_getter(a))(a)
-            except (LaunchError, TypeError):
-                continue
-            if isinstance(dev, int) and dev >= 0:
-                device = dev
-                break
-        buf = self.buffers.get(device)
-        if buf is None:
-            buf = self.buffers[device] = array.empty(RECORD_WORDS, np.int64, device)
-        buf.copy_from_numpy(np.zeros(RECORD_WORDS, np.int64))
-        self.current = buf
-        return buf
-
-    def read(self):
-        return self.current.numpy()
-
-
-def _record_for(backend: str):
-    return _CudaRecord() if backend == "cuda" else _HostRecord()
+def _host_record(array):
+    """The record of a launcher without device memory of its own (the CPU's): a host array."""
+    def record(args, words):
+        array[:] = 0
+        return array, lambda: array
+    return record
 
 
 class CheckedLauncher:
@@ -73,7 +37,8 @@ class CheckedLauncher:
         info = metadata["debug_checks"]
         self.sites = info["sites"]
         self.pointer_params = info["pointer_params"]
-        self.record = _record_for((metadata.get("target") or ["cpu"])[0])
+        # a GPU launcher keeps the record in device memory on the launch's device and stream (``debug_record``)
+        self.record = getattr(inner, "debug_record", None) or _host_record(np.zeros(RECORD_WORDS, np.int64))
         self.lock = threading.Lock()
 
     def __call__(self, grid, args):
@@ -84,9 +49,9 @@ class CheckedLauncher:
             lo, hi = extents[i] = byte_extent(args[i]) if i < len(args) else UNKNOWN
             hidden += [lo, hi]
         with self.lock:
-            rec = self.record.arg(args)
+            rec, read = self.record(args, RECORD_WORDS)
             self.inner(grid, args + [rec] + hidden)
-            words = [int(x) for x in self.record.read()]
+            words = [int(x) for x in read()]
         if words[0]:
             raise self.error(words, extents)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...errors import LaunchError
 from ..arguments import GETTERS, _addressof, _char_from_buffer, array_words, device_of, pointer_getter
-from ..params import PARAM_KINDS_KEY
+from ..params import PARAM_KINDS_KEY, bf16_bits
 from . import runtime
 from .entry import entries
 from .jit import Engine
@@ -121,9 +121,7 @@ _FMT = {"ptr": "Q", "i1": "q", "i8": "q", "i16": "q", "i32": "q", "i64": "q", "u
 _FMT_CHECK = {k: "<" + f[0] for k, f in _FMT.items()}
 
 
-def _bf16_bits(v):
-    bits = struct.unpack("<I", struct.pack("<f", float(v)))[0]
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+_bf16_bits = bf16_bits  # (the name cpu/entry.py imports)
 
 
 def _converter(kind):

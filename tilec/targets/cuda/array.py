@@ -2,7 +2,8 @@
 
 It speaks ``__cuda_array_interface__`` (version 3), so torch/cupy/numba can view it and tilec launches accept
 it like any other device array. Memory comes from ``cuMemAlloc`` in the device's primary context and is freed
-when the array is collected. Contiguous (row-major) only.
+when the array is collected. Contiguous (row-major) only. Its calls make its device current for their duration
+and leave the caller's current device as it was.
 """
 from __future__ import annotations
 
@@ -56,10 +57,10 @@ class DeviceArray:
         """Copy to a new host array (synchronises with the device)."""
         out = np.empty(self.shape, self.dtype)
         if self.nbytes:
-            drv.context(self.device)
-            d = drv.driver()
-            drv.check(d.cuCtxSynchronize(), "cuCtxSynchronize", LaunchError)
-            drv.check(d.cuMemcpyDtoH(out.ctypes.data, self.ptr, self.nbytes), "cuMemcpyDtoH", LaunchError)
+            with drv.on_device(self.device):
+                d = drv.driver()
+                drv.check(d.cuCtxSynchronize(), "cuCtxSynchronize", LaunchError)
+                drv.check(d.cuMemcpyDtoH(out.ctypes.data, self.ptr, self.nbytes), "cuMemcpyDtoH", LaunchError)
         return out
 
     def copy_from_numpy(self, a: np.ndarray):
@@ -67,8 +68,9 @@ class DeviceArray:
         if a.shape != self.shape:
             raise ValueError(f"shape {a.shape} does not match {self.shape}")
         if self.nbytes:
-            drv.context(self.device)
-            drv.check(drv.driver().cuMemcpyHtoD(self.ptr, a.ctypes.data, self.nbytes), "cuMemcpyHtoD", LaunchError)
+            with drv.on_device(self.device):
+                drv.check(drv.driver().cuMemcpyHtoD(self.ptr, a.ctypes.data, self.nbytes), "cuMemcpyHtoD",
+                          LaunchError)
         return self
 
     def __del__(self):
@@ -86,9 +88,9 @@ register_pointer_getter(DeviceArray, lambda v: (v.ptr, v.device, None))  # its o
 def empty(shape, dtype=np.float32, device: int = 0) -> DeviceArray:
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-    drv.context(device)
-    ptr = drv.check(drv.driver().cuMemAlloc(max(nbytes, 1)), f"cuMemAlloc({nbytes})", LaunchError)
-    return DeviceArray(shape, dtype, int(ptr), device)
+    with drv.on_device(device):
+        ptr = drv.alloc(nbytes)
+    return DeviceArray(shape, dtype, ptr, device)
 
 
 def from_numpy(a, device: int = 0) -> DeviceArray:
@@ -100,8 +102,9 @@ def empty_like(a, device: int = 0) -> DeviceArray:
     return empty(a.shape, a.dtype, device)
 
 
-def synchronize():
-    drv.synchronize()
+def synchronize(device: int | None = None):
+    """Wait for the work queued on ``device`` (None: every device tilec has used)."""
+    drv.synchronize(device)
 
 
 __all__ = ["DeviceArray", "empty", "from_numpy", "empty_like", "synchronize"]

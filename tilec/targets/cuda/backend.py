@@ -16,6 +16,7 @@ import tempfile
 from ...errors import BackendError
 from ...gpu.passes.verify_gir import verify_gir
 from ...gpu.pipeline import gpu_passes, run_gpu_passes  # noqa: F401  (run_gpu_passes: for tools and tests)
+from ...gpu.shared_limit import check_shared_memory
 from . import ptx
 from .driver import compute_capability
 from .launcher import is_cuda_value, make_launcher
@@ -128,6 +129,7 @@ class CUDABackend:
         metadata["num_warps"] = options["num_warps"]
         metadata["arch"] = self.arch
         if kernel is not None:
+            check_shared_memory(kernel, metadata, CudaTarget(self.arch))
             metadata["param_kinds"] = [param_kind(t) for t in kernel.function_type.inputs]
             # in-kernel tensor copy descriptors live in global scratch the launch provides (128 bytes each)
             metadata["global_scratch_size"] = global_scratch_bytes(kernel)

@@ -4,15 +4,28 @@ neither the package nor a GPU.
 Contexts are the devices' primary contexts (the ones torch and other runtimes use), so memory from any of them
 is valid in tilec launches. Modules are loaded from PTX with the JIT's error log captured into the raised
 :class:`BackendError`; functions are cached per device.
+
+The calls every GPU launcher makes (``tilec/gpu/launcher.py``: ``enter``/``leave``/``current_device``, ``alloc``,
+``memset32``, ``copy_to_host``, ``host_device_pointer``, ``fault_code``) are here for CUDA. The per-launch ones
+(launching, the current context) go through ctypes on the driver library cuda-python loaded; with
+``_state["libcuda"]`` False everything goes through the ``driver`` module, which tests replace with a fake.
 """
 from __future__ import annotations
 
+import ctypes
+import sys
 import threading
 
-from ...errors import BackendError, LaunchError
+from ...errors import BackendError, LaunchError, TilecError
 
 _lock = threading.Lock()
-_state = {"driver": None, "init": False, "contexts": {}}
+_state = {"driver": None, "init": False, "contexts": {}, "libcuda": True}
+#: what launchers say about synchronous launches in a fault's message
+BLOCKING_ENV = "CUDA_LAUNCH_BLOCKING"
+#: CUresult codes of kernel faults: sticky errors, after which the context cannot be used again (cuda.h)
+FAULTS = {700: "ILLEGAL_ADDRESS", 702: "LAUNCH_TIMEOUT", 710: "ASSERT", 714: "HARDWARE_STACK_ERROR",
+          715: "ILLEGAL_INSTRUCTION", 716: "MISALIGNED_ADDRESS", 717: "INVALID_ADDRESS_SPACE", 718: "INVALID_PC",
+          719: "LAUNCH_FAILED"}
 
 
 def driver():
@@ -48,7 +61,6 @@ def raw_launch_ex():
     Its launch configuration is one struct the caller keeps (:func:`launch_config`), so a launch whose grid and
     stream did not change passes four ints."""
     if "raw_launch_ex" not in _state:
-        import ctypes
         import os
         f = None
         if os.environ.get("TILEC_CUDA_LAUNCH", "") not in ("plain", "bindings"):
@@ -59,8 +71,10 @@ def raw_launch_ex():
 
 
 def _libcuda_symbol(name: str, argtypes):
-    """``name`` from the driver library as a ctypes function returning the CUresult int, or None."""
-    import ctypes
+    """``name`` from the driver library as a ctypes function returning the CUresult int, or None (also where the
+    driver module is not cuda-python's own: ``_state["libcuda"]`` False)."""
+    if not _state["libcuda"]:
+        return None
     for lib in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
         try:
             f = getattr(ctypes.CDLL(lib), name)
@@ -74,7 +88,6 @@ def _libcuda_symbol(name: str, argtypes):
 
 def launch_config():
     """A ``CUlaunchConfig`` (grid, block, shared bytes, stream, no attributes) to fill and pass by address."""
-    import ctypes
     u = ctypes.c_uint
 
     class CUlaunchConfig(ctypes.Structure):
@@ -85,7 +98,6 @@ def launch_config():
 
 
 def _make_raw_launch():
-    import ctypes
     import os
     d = driver()
     if os.environ.get("TILEC_CUDA_LAUNCH", "") != "bindings":
@@ -122,10 +134,23 @@ def error_text(err) -> str:
         return str(err)
 
 
+def fault_code(err) -> bool:
+    """Whether ``err`` (a CUresult) is a kernel fault, sticky for the context."""
+    return int(err) in FAULTS
+
+
 def check(result, what: str, exc=BackendError):
-    """Unpack a cuda-python result tuple ``(err, *values)``; raise ``exc`` naming ``what`` on failure."""
+    """Unpack a cuda-python result tuple ``(err, *values)``; raise ``exc`` naming ``what`` on failure (a kernel
+    fault: :class:`KernelFault` naming the kernel it comes from)."""
     err = result[0]
     if int(err) != 0:
+        if fault_code(err):
+            from ...gpu.launcher import fault_error
+            try:
+                device = current_device()
+            except TilecError:
+                device = "?"
+            raise fault_error(sys.modules[__name__], what, error_text(err), device)
         raise exc(f"{what} failed: {error_text(err)}")
     rest = result[1:]
     if not rest:
@@ -146,20 +171,155 @@ def device_count() -> int:
     return check(driver().cuDeviceGetCount(), "cuDeviceGetCount")
 
 
-def context(device: int = 0):
-    """Make the primary context of ``device`` current in this thread and return it."""
-    init()
-    d = driver()
+def primary_context(device: int):
+    """The primary context of ``device`` (retained once; cuda-python's object)."""
     ctx = _state["contexts"].get(device)
     if ctx is None:
+        init()
+        d = driver()
         with _lock:
             ctx = _state["contexts"].get(device)
             if ctx is None:
-                dev = check(d.cuDeviceGet(device), f"cuDeviceGet({device})")
-                ctx = check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+                dev = check(d.cuDeviceGet(device), f"cuDeviceGet({device})", LaunchError)
+                ctx = check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain", LaunchError)
+                _state.setdefault("handles", {})[device] = _handle(ctx)
+                _state.setdefault("devices", {})[_handle(ctx)] = device
                 _state["contexts"][device] = ctx
-    check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
     return ctx
+
+
+def context(device: int = 0):
+    """Make the primary context of ``device`` current in this thread and return it."""
+    ctx = primary_context(device)
+    check(driver().cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    return ctx
+
+
+def _handle(ctx) -> int:
+    return int(ctx or 0)
+
+
+_tls = threading.local()
+
+
+def _context_calls():
+    """``(get, set)``: the calling thread's current context as an int handle, and making one current, through
+    ctypes on libcuda (a launch makes both) or else cuda-python's calls."""
+    calls = _state.get("context_calls")
+    if calls is not None:
+        return calls
+    raw_get = _libcuda_symbol("cuCtxGetCurrent", [ctypes.c_void_p])
+    raw_set = _libcuda_symbol("cuCtxSetCurrent", [ctypes.c_void_p])
+    if raw_get is not None and raw_set is not None:
+        def get():
+            cell = _tls.__dict__.get("cell")
+            if cell is None:
+                cell = _tls.cell = ctypes.c_void_p()
+            err = raw_get(ctypes.addressof(cell))
+            if err:
+                raise LaunchError(f"cuCtxGetCurrent failed: {error_text(err)}")
+            return cell.value or 0
+
+        def set_(handle):
+            err = raw_set(handle)
+            if err:
+                raise LaunchError(f"cuCtxSetCurrent failed: {error_text(err)}")
+    else:
+        d = driver()
+
+        def get():
+            return _handle(check(d.cuCtxGetCurrent(), "cuCtxGetCurrent", LaunchError))
+
+        def set_(handle):
+            check(d.cuCtxSetCurrent(d.CUcontext(handle)), "cuCtxSetCurrent", LaunchError)
+    calls = _state["context_calls"] = (get, set_)
+    return calls
+
+
+def enter(device: int):
+    """Make ``device``'s primary context current in this thread if it is not; returns the context to restore
+    after the work (None: ``device`` was current already, or no context was, which then stays set)."""
+    want = _state.get("handles", {}).get(device)
+    if want is None:
+        primary_context(device)
+        want = _state["handles"][device]
+    get, set_ = _context_calls()
+    current = get()
+    if current == want:
+        return None
+    set_(want)
+    return current or None
+
+
+def leave(token) -> None:
+    """Make the context ``enter`` returned current again."""
+    _context_calls()[1](token)
+
+
+def current_device() -> int:
+    """The device of the calling thread's current context (0 when none is current)."""
+    init()
+    current = _context_calls()[0]()
+    if not current:
+        return 0
+    device = _state.get("devices", {}).get(current)
+    if device is None:  # a context of someone else's: ask which device it is on
+        device = int(check(driver().cuCtxGetDevice(), "cuCtxGetDevice", LaunchError))
+    return device
+
+
+class on_device:
+    """``with on_device(n):`` the work inside runs with device ``n`` current; the caller's context is restored."""
+
+    def __init__(self, device: int):
+        self.device = device
+
+    def __enter__(self):
+        self.token = enter(self.device)
+
+    def __exit__(self, *exc):
+        if self.token is not None:
+            leave(self.token)
+
+
+def _stream(stream):
+    return driver().CUstream(stream or 0)
+
+
+def alloc(nbytes: int) -> int:
+    """``nbytes`` of device memory on the current device."""
+    return int(check(driver().cuMemAlloc(max(int(nbytes), 1)), f"cuMemAlloc({nbytes})", LaunchError))
+
+
+def free(address: int) -> None:
+    try:
+        driver().cuMemFree(address)
+    except Exception:  # noqa: BLE001  (at interpreter exit the driver may be gone)
+        pass
+
+
+def memset32(address: int, value: int, count: int, stream) -> None:
+    """Set ``count`` 32-bit words at ``address`` to ``value``, in order on ``stream``."""
+    check(driver().cuMemsetD32Async(address, value, count, _stream(stream)), "cuMemsetD32Async", LaunchError)
+
+
+def copy_to_host(host_address: int, address: int, nbytes: int, stream) -> None:
+    """Copy ``nbytes`` from device ``address`` to host memory after the work queued on ``stream``, and wait."""
+    d = driver()
+    check(d.cuMemcpyDtoHAsync(host_address, address, nbytes, _stream(stream)), "cuMemcpyDtoHAsync", LaunchError)
+    check(d.cuStreamSynchronize(_stream(stream)), "cuStreamSynchronize", LaunchError)
+
+
+def host_device_pointer(address: int):
+    """The device address of host memory the device can reach (pinned: ``cudaHostAlloc``, torch's
+    ``pin_memory()``, ``cuMemHostRegister``), or None for pageable memory."""
+    d = driver()
+    attr = d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+    try:
+        err, value = d.cuPointerGetAttribute(attr, address)
+    except Exception:  # noqa: BLE001  (a pointer cuda-python cannot even describe)
+        return None
+    return int(value) if int(err) == 0 and int(value) else None
 
 
 def device_attribute(name: str, device: int = 0) -> int:
@@ -191,6 +351,8 @@ def load_module(image: bytes | str, kernel_name: str = "?"):
         res = d.cuModuleLoadData(data)
         err_log = bytearray()
     if int(res[0]) != 0:
+        if fault_code(res[0]):  # not the module: the context, lost to an earlier kernel's fault
+            check(res, f"loading kernel '{kernel_name}'")
         log = bytes(err_log).split(b"\0", 1)[0].decode(errors="replace").strip()
         raise BackendError(f"the CUDA driver could not load kernel '{kernel_name}': {error_text(res[0])}"
                            + (f"\nJIT log:\n{log}" if log else ""))
@@ -221,11 +383,20 @@ def set_dynamic_shared(fn, nbytes: int, device: int = 0, kernel: str = "kernel")
     d = driver()
     limit = device_attribute("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", device)
     if nbytes > limit:
-        raise LaunchError(f"out of resources: kernel '{kernel}' needs {nbytes} bytes of shared memory, device "
-                          f"{device} allows {limit} per block (use smaller blocks or fewer num_stages)")
+        from ...errors import OutOfResources
+        raise OutOfResources(f"out of resources: kernel '{kernel}' needs {nbytes} bytes of shared memory, device "
+                             f"{device} allows {limit} per block (use smaller blocks or fewer num_stages)",
+                             nbytes, limit, "shared memory")
     check(d.cuFuncSetAttribute(fn, d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes),
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
 
 
-def synchronize():
-    check(driver().cuCtxSynchronize(), "cuCtxSynchronize", LaunchError)
+def synchronize(device: int | None = None):
+    """Wait for the work queued on ``device`` (None: every device tilec has used, else the current one)."""
+    devices = [device] if device is not None else sorted(_state["contexts"]) or [None]
+    for dev in devices:
+        if dev is None:
+            check(driver().cuCtxSynchronize(), "cuCtxSynchronize", LaunchError)
+            continue
+        with on_device(dev):
+            check(driver().cuCtxSynchronize(), "cuCtxSynchronize", LaunchError)

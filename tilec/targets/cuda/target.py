@@ -16,6 +16,10 @@ from . import copies, nvvm, nvvm_math, tma, wgmma
 from .int_abs import int_abs
 from .mma import mma_dot
 
+#: shared memory a block may opt in to, per compute capability (CUDA programming guide, "Compute capabilities");
+#: an architecture not listed takes the nearest one below it
+MAX_SHARED = {70: 98304, 72: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448,
+              100: 232448, 120: 101376}
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = "e-p3:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
@@ -31,6 +35,10 @@ class CudaTarget(GpuTarget):
 
     def __init__(self, arch: int = 80):
         self.arch = arch
+
+    def shared_memory_limit(self):
+        known = [a for a in MAX_SHARED if a <= self.arch]
+        return (MAX_SHARED[max(known)], f"sm_{self.arch} shared memory") if known else None
 
     def kernel_attributes(self, num_threads: int, func=None) -> dict:
         # ptxas budgets registers for the real block size

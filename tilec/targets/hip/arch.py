@@ -32,6 +32,11 @@ class Arch:
         """9, 10, 11 or 12."""
         return int(self.name[3:-2])
 
+    @property
+    def lds_bytes(self) -> int:
+        """LDS one workgroup may allocate: 160 KB on gfx950, 64 KB on every other processor here."""
+        return 163840 if self.name == "gfx950" else 65536
+
 
 def parse_arch(arch, warp_size=None) -> Arch:
     """``"gfx942"`` (or ROCm's ``"gfx942:sramecc+:xnack-"``) and a wave size (None or 0/1: the native one) ->

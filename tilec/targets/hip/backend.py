@@ -13,6 +13,7 @@ from ..arguments import device_of
 from ...gpu.lowering import lower_module_text
 from ...gpu.passes.verify_gir import verify_gir
 from ...gpu.pipeline import gpu_passes
+from ...gpu.shared_limit import check_shared_memory
 from . import assembler, codegen, driver, launcher, resources
 from .arch import parse_arch
 from .target import HipTarget
@@ -96,6 +97,7 @@ class HIPBackend:
         metadata["warp_size"] = self.warp_size
         metadata["arch"] = self.arch.name
         if kernel is not None:
+            check_shared_memory(kernel, metadata, self.gpu_target(options))
             metadata["param_kinds"] = [param_kind(t) for t in kernel.function_type.inputs]
         return module
 

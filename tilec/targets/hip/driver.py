@@ -5,15 +5,22 @@ hip-python imports without ROCm and fails at its first call (it cannot dlopen ``
 is probed with ``hipInit``; every way the runtime can be missing is a :class:`BackendError` saying what to
 install. Calls return ``(hipError_t, value...)`` tuples or a bare error; :func:`check` unpacks both. Launches go
 through ``hipModuleLaunchKernel`` with the kernel arguments as one packed buffer (``extra``), addresses as ints.
+The calls every GPU launcher makes (``tilec/gpu/launcher.py``: ``enter``/``leave``/``current_device``, ``alloc``,
+``memset32``, ``copy_to_host``, ``host_device_pointer``, ``fault_code``) are here for HIP.
 """
 from __future__ import annotations
 
+import sys
 import threading
 
 from ...errors import BackendError, LaunchError
 
 _lock = threading.Lock()
 _state: dict = {"hip": None, "archs": {}}
+#: what launchers say about synchronous launches in a fault's message
+BLOCKING_ENV = "HIP_LAUNCH_BLOCKING"
+#: hipError_t codes of kernel faults, after which the device cannot be used again (hip_runtime_api.h)
+FAULTS = {700: "hipErrorIllegalAddress", 710: "hipErrorAssert", 719: "hipErrorLaunchFailure"}
 
 #: ``extra`` markers of hipModuleLaunchKernel (hip_runtime_api.h): the argument buffer, its size, the end
 LAUNCH_PARAM_BUFFER_POINTER, LAUNCH_PARAM_BUFFER_SIZE, LAUNCH_PARAM_END = 1, 2, 3
@@ -58,10 +65,20 @@ def error_text(err) -> str:
     return f"{name}: {text}" if text else str(name)
 
 
+def fault_code(err) -> bool:
+    """Whether ``err`` is a kernel fault (the device is lost to this process)."""
+    return _code(err) in FAULTS
+
+
 def check(result, what: str, exc=BackendError):
     """Unpack a hip-python result ``(err, *values)`` (or a bare ``err``); raise ``exc`` naming ``what`` on
-    failure."""
+    failure (a kernel fault: :class:`KernelFault` naming the kernel it comes from)."""
     if _code(result) != 0:
+        if fault_code(result):
+            from ...gpu.launcher import fault_error
+            current = runtime().hipGetDevice()
+            device = int(current[1]) if _code(current) == 0 else "?"
+            raise fault_error(sys.modules[__name__], what, error_text(result), device)
         raise exc(f"{what} failed: {error_text(result)}")
     if not isinstance(result, tuple):
         return None
@@ -73,6 +90,61 @@ def check(result, what: str, exc=BackendError):
 
 def set_device(device: int) -> None:
     check(runtime().hipSetDevice(device), f"hipSetDevice({device})", LaunchError)
+
+
+def current_device() -> int:
+    """The calling thread's current device."""
+    return int(check(runtime().hipGetDevice(), "hipGetDevice", LaunchError) or 0)
+
+
+def enter(device: int):
+    """Make ``device`` current in this thread if it is not; returns the device to restore afterwards (None:
+    it was current)."""
+    current = current_device()
+    if current == device:
+        return None
+    set_device(device)
+    return current
+
+
+def leave(token) -> None:
+    set_device(token)
+
+
+def alloc(nbytes: int) -> int:
+    """``nbytes`` of device memory on the current device."""
+    return int(check(runtime().hipMalloc(max(int(nbytes), 1)), f"hipMalloc({nbytes})", LaunchError))
+
+
+def free(address: int) -> None:
+    try:
+        runtime().hipFree(address)
+    except Exception:  # noqa: BLE001  (at interpreter exit the runtime may be gone)
+        pass
+
+
+def memset32(address: int, value: int, count: int, stream) -> None:
+    """Set ``count`` 32-bit words at ``address`` to ``value``, in order on ``stream``."""
+    check(runtime().hipMemsetD32Async(address, value, count, stream or 0), "hipMemsetD32Async", LaunchError)
+
+
+def copy_to_host(host_address: int, address: int, nbytes: int, stream) -> None:
+    """Copy ``nbytes`` from device ``address`` to host memory after the work queued on ``stream``, and wait."""
+    hip = runtime()
+    check(hip.hipMemcpyDtoHAsync(host_address, address, nbytes, stream or 0), "hipMemcpyDtoHAsync", LaunchError)
+    check(hip.hipStreamSynchronize(stream or 0), "hipStreamSynchronize", LaunchError)
+
+
+def host_device_pointer(address: int):
+    """The device address of pinned host memory (``hipHostMalloc``, torch's ``pin_memory()`` on ROCm), or None for
+    pageable memory the device cannot reach."""
+    try:
+        result = runtime().hipHostGetDevicePointer(address, 0)
+    except Exception:  # noqa: BLE001  (an address hip-python cannot even describe)
+        return None
+    if _code(result) != 0:
+        return None
+    return int(result[1]) or None
 
 
 def device_arch(device: int) -> str:
@@ -109,10 +181,9 @@ def get_function(module, name: str):
     return check(runtime().hipModuleGetFunction(module, name.encode()), f"hipModuleGetFunction('{name}')")
 
 
-def launch(function, grid, block: int, shared: int, stream: int, extra_addr: int) -> None:
+def launch(function, grid, block: int, shared: int, stream: int, extra_addr: int):
     """``hipModuleLaunchKernel`` of ``function`` over ``grid`` with the packed argument buffer the ``extra``
-    array at ``extra_addr`` names."""
+    array at ``extra_addr`` names; returns the error (None on success)."""
     gx, gy, gz = grid
     err = runtime().hipModuleLaunchKernel(function, gx, gy, gz, block, 1, 1, shared, stream or 0, None, extra_addr)
-    if _code(err) != 0:
-        raise LaunchError(f"hipModuleLaunchKernel failed: {error_text(err)}")
+    return err if _code(err) != 0 else None

@@ -36,6 +36,9 @@ class HipTarget(GpuTarget):
         self.warp_size = self.arch.warp_size
         self.nonk_dim = nonk_dim  # Triton's matrix_instr_nonkdim: 16 or 32 forces the MFMA tile, 0 chooses
 
+    def shared_memory_limit(self):
+        return self.arch.lds_bytes, f"{self.arch.name} LDS"
+
     def dot_layouts(self, op, num_warps):
         instr = matrix_instructions.select(self.arch, op, self.nonk_dim)
         if instr is None:
