@@ -176,7 +176,7 @@ def test_torch_cpu_tensors():
     assert arguments.pointer_getter(t)(t)[:2] == (t.data_ptr(), -1)
     assert arguments.inspect(torch.zeros(2, dtype=torch.bfloat16)).dtype == "bf16"
     assert arguments.inspect(torch.nn.Parameter(torch.zeros(3))).dtype == "fp32"
-    assert "move it with .cuda()" in str(_not_on_device(t))
+    assert "move it to the device (tensor.to(device))" in str(_not_on_device(t))
     with pytest.raises(TypeError, match="complex64"):
         arguments.inspect(torch.zeros(2, dtype=torch.complex64))
 
@@ -215,7 +215,7 @@ def test_cuda_launcher_refuses_host_memory(monkeypatch):
     with pytest.raises(LaunchError, match="cannot pass str"):
         launcher((1, 1, 1), ["x", 1, None])
     torch = pytest.importorskip("torch")
-    with pytest.raises(LaunchError, match=r"move it with \.cuda\(\)"):
+    with pytest.raises(LaunchError, match=r"move it to the device \(tensor\.to\(device\)\)"):
         launcher((1, 1, 1), [torch.zeros(4), 1, None])
     assert calls == []
 

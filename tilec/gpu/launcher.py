@@ -15,7 +15,7 @@ module (``drv``) answers the same few calls for every vendor:
 - ``fault_code(err)``: whether a driver error is a kernel fault (sticky: the context is lost).
 
 Each launch: pointer arguments give the device (the first that has one; else the current device) and the stream
-(the first that has one: torch's current stream for torch tensors, a ``__cuda_array_interface__``'s own; else the
+(the first that has one: torch's current stream for torch tensors, an array interface's own stream; else the
 default stream); the device is made current only if it is not already, and the previous one restored after the
 launch, so a launch leaves the caller's current device as it found it (as torch's device guard does). Launches of
 one kernel from several threads take turns at the parameter cells (one lock per launcher).
@@ -112,7 +112,7 @@ class GpuLauncher:
     """``launcher(grid, args)``: ``grid`` a 3-tuple of ints (``targets/grid.py`` checked it against the limits every
     backend shares), ``args`` the runtime arguments in parameter order.
 
-    Subclasses set ``drv`` and ``kernel_words`` (for messages: "a CUDA kernel"), call :meth:`setup` with one ctypes
+    Subclasses set ``drv`` and ``kernel_words`` (for messages: "a <vendor> kernel"), call :meth:`setup` with one ctypes
     cell per parameter, and implement ``load(device) -> function`` and ``issue(function, grid, stream)``.
     ``grid_limit``: the largest grid this launch can have on the target, per dimension."""
 
@@ -199,7 +199,7 @@ class GpuLauncher:
         where = self.kernel_words
         if is_torch_tensor(v):
             return ArgumentError(f"a torch tensor in (pageable) host memory was passed to {where} ('{self.name}'); "
-                                 "move it with .cuda(), or pin it (.pin_memory())")
+                                 "move it to the device (tensor.to(device)), or pin it (.pin_memory())")
         return ArgumentError(f"a host ({type(v).__module__.split('.')[0]}) array was passed to {where} "
                              f"('{self.name}'); copy it to the device first, or use pinned host memory")
 

@@ -35,7 +35,7 @@ class GpuTarget(ABC):
 
     def shared_memory_limit(self):
         """``(bytes, what the target calls it)``: the shared memory one block may use (a kernel needing more is
-        refused at compile time, ``gpu/shared_limit.py``), e.g. ``(232448, "sm_90 shared memory")``; None: no
+        refused at compile time, ``gpu/shared_limit.py``), e.g. ``(65536, "<processor> shared memory")``; None: no
         limit known."""
         return None
 
