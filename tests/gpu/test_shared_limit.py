@@ -1,0 +1,51 @@
+"""Shared memory (LDS) checked at compile time against the target: a kernel needing more than one block may have is
+refused before any code is generated, at the line of its largest user, naming the kernel, the bytes needed and
+allowed, and the tile sizes to reduce (compiles only: no GPU)."""
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.compiler import ASTSource
+from tilec.errors import CompilationError, LaunchError, OutOfResources
+
+
+@tilec.jit
+def transpose(x, out, M: tl.constexpr, N: tl.constexpr):
+    r = tl.arange(0, M)[:, None]
+    c = tl.arange(0, N)[None, :]
+    t = tl.load(x + r * N + c)
+    tl.store(out + c.T * M + r.T, tl.trans(t))  # the transpose goes through shared memory
+
+
+@pytest.mark.parametrize("target, M, N, need, allowed, what", [
+    (("hip", "gfx942", 64), 128, 256, 131072, 65536, "gfx942 LDS"),
+    (("hip", "gfx1100", 32), 128, 256, 131072, 65536, "gfx1100 LDS"),
+    (("hip", "gfx950", 64), 256, 256, 262144, 163840, "gfx950 LDS"),
+    (("cuda", 86, 32), 128, 256, 131072, 101376, "sm_86 shared memory"),
+    (("cuda", 80, 32), 256, 256, 262144, 166912, "sm_80 shared memory"),
+    (("cuda", 90, 32), 256, 256, 262144, 232448, "sm_90 shared memory"),
+])
+def test_too_much_shared_memory_is_refused_at_compile_time(target, M, N, need, allowed, what):
+    src = ASTSource(transpose, signature="*fp32,*fp32", constexprs={"M": M, "N": N})
+    with pytest.raises(OutOfResources) as info:
+        tilec.compile(src, target=tilec.Target(*target))
+    e = info.value
+    assert (e.required, e.limit, e.name) == (need, allowed, "shared memory")
+    text = str(e)
+    assert f"kernel 'transpose' needs {need:,} bytes of shared memory, {what} allows {allowed:,} per block" in text
+    assert f"{need:,} bytes for a transpose of a {M}x{N} f32 tile (line 17)" in text
+    assert f"use smaller tiles (M={M}, N={N})" in text
+    lines = text.splitlines()  # located at the user's line, with a caret under the transpose
+    assert lines[0].startswith(f"{__file__}:17:") and "tl.trans(t)" in lines[1] and lines[2].strip() == "^"
+    assert isinstance(e, CompilationError) and isinstance(e, LaunchError)  # Triton code catches OutOfResources
+
+
+def test_pipeline_buffers_name_num_stages():
+    """A matmul's pipelined operand buffers: the message names the stages too."""
+    from gpu_jit_kernels import matmul_kernel
+    constexprs = {"BM": 256, "BN": 256, "BK": 128}
+    sig = ",".join(["*fp16", "*fp16", "*fp32"] + ["i32"] * 9)
+    src = ASTSource(matmul_kernel, signature=sig, constexprs=constexprs)
+    with pytest.raises(OutOfResources, match=r"stages of 256x128 f16 tiles .*use smaller tiles \(BM=256, BN=256, "
+                                             r"BK=128\) or fewer stages \(num_stages=3\)"):
+        tilec.compile(src, target=tilec.Target("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3})
