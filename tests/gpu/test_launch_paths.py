@@ -366,3 +366,18 @@ def test_with_synchronous_launches_the_faulting_launch_names_itself(gpu, monkeyp
     gpu.fake.fault = gpu.fault
     with pytest.raises(KernelFault, match=r"kernel 'add' \(its launch 2, grid \(7, 1, 1\)\) faulted"):
         k.run((7,), [a, a, a, 1])
+
+
+def test_launch_errors_reach_the_user_at_the_launch_line(gpu):
+    """Through ``kernel[grid](...)``: the error, without tilec's own frames under it."""
+    import traceback
+    a = gpu.array(0x100)
+    launches = [lambda: add[(1,)](a, np.zeros(4, np.float32), a, 1, BLOCK=64, target=gpu.target)]
+    if isinstance(gpu, Hip):
+        launches.append(lambda: add[(2**26,)](a, a, a, 1, BLOCK=64, target=gpu.target))
+    for launch in launches:
+        with pytest.raises(LaunchError) as info:
+            launch()
+        frames = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
+        assert not [f for f in frames if os.sep + "tilec" + os.sep in f], frames
+        assert "'add'" in str(info.value)

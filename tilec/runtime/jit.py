@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from ..compiler import ASTSource, target_for
-from ..errors import BoundsError, CompilationError, DeviceAssertionError, for_user
+from ..errors import BoundsError, CompilationError, DeviceAssertionError, LaunchError, for_user
 from ..ir.evaluator import EvaluationError
 from ..frontend.function import PLAIN_PARAMETERS_ONLY, KernelFunction
 from ..frontend.source import replace_source
@@ -35,8 +35,9 @@ from ..targets.grid import checked_grid, normalize_grid
 from .specialize import describe, hashable as _hashable
 
 _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
-#: errors that name the kernel line themselves: they reach the user without tilec's frames and chained exceptions
-_LOCATED = (CompilationError, BoundsError, DeviceAssertionError, EvaluationError)
+#: errors that name the kernel line (or the kernel and its launch) themselves: they reach the user without tilec's
+#: frames and chained exceptions
+_LOCATED = (CompilationError, BoundsError, DeviceAssertionError, EvaluationError, LaunchError)
 _EMPTY = inspect.Parameter.empty
 
 
