@@ -6,16 +6,16 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 
 import numpy as np
 import pytest
 
 import tilec
-import tilec.language as tl
 from tilec.compiler import ASTSource
 from tilec.errors import ArgumentError, DeviceAssertionError, LaunchError
 from gpu_helpers import device_arch
+from gpu_jit_kernels import add_kernel as add
+from launch_kernels import in_threads, positive, scaled
 
 pytestmark = pytest.mark.gpu
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir)
@@ -23,25 +23,6 @@ ROOT = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir)
 
 def target():
     return tilec.Target("cuda", device_arch(), 32)
-
-
-@tilec.jit
-def add(x, y, out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
-
-
-@tilec.jit
-def scaled(out, a, b, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(out + offs, a.to(tl.float32) * offs + b.to(tl.float32))
-
-
-@tilec.jit
-def positive(x, n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.device_assert(tl.load(x + offs, mask=offs < n, other=1.0) > 0, "inputs must be positive")
 
 
 def _torch():
@@ -113,31 +94,21 @@ def test_alternating_devices_in_one_process():
 def test_several_gpus_side_streams_and_threads():
     torch = _two_gpus()
     n, rounds = 70_001, 12
-    errors = []
 
     def work(t):
-        try:
-            streams = [torch.cuda.Stream(device=d) for d in (0, 1)]
-            for i in range(rounds):
-                dev = (i + t) % 2
-                x = torch.randn(n, device=f"cuda:{dev}")
-                y = torch.randn(n, device=f"cuda:{dev}")
-                out = torch.full_like(x, float("nan"))
-                s = streams[dev]
-                s.wait_stream(torch.cuda.current_stream(dev))
-                with torch.cuda.stream(s):
-                    add[(tilec.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
-                s.synchronize()
-                if not torch.equal(out, x + y):
-                    errors.append(f"thread {t} round {i} on cuda:{dev}: wrong result")
-        except Exception as e:  # noqa: BLE001
-            errors.append(f"thread {t}: {type(e).__name__}: {e}")
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert errors == []
+        streams = [torch.cuda.Stream(device=d) for d in (0, 1)]
+        for i in range(rounds):
+            dev = (i + t) % 2
+            x = torch.randn(n, device=f"cuda:{dev}")
+            y = torch.randn(n, device=f"cuda:{dev}")
+            out = torch.full_like(x, float("nan"))
+            s = streams[dev]
+            s.wait_stream(torch.cuda.current_stream(dev))
+            with torch.cuda.stream(s):
+                add[(tilec.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+            s.synchronize()
+            assert torch.equal(out, x + y), f"thread {t} round {i} on cuda:{dev}: wrong result"
+    assert in_threads(work, 4) == []
 
 
 def test_debug_record_on_the_arguments_device():

@@ -7,39 +7,21 @@ import ctypes
 import os
 import struct
 import sys
-import threading
-
 import numpy as np
 import pytest
 
 import tilec
-import tilec.language as tl
 from tilec.compiler import ASTSource
 from tilec.errors import ArgumentError, DeviceAssertionError, KernelFault, LaunchError
 from tilec.pipeline import CompiledKernel
 
+from gpu_jit_kernels import add_kernel as add
+from launch_kernels import in_threads, positive, scaled
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "hip"))
 import fake_cuda  # noqa: E402
 import fake_hip  # noqa: E402
-
-
-@tilec.jit
-def add(x, y, out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
-
-
-@tilec.jit
-def scaled(out, a, b, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(out + offs, a.to(tl.float32) * offs + b.to(tl.float32))
-
-
-@tilec.jit
-def positive(x, n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.device_assert(tl.load(x + offs, mask=offs < n, other=1.0) > 0, "inputs must be positive")
+import fake_torch  # noqa: E402
 
 
 class Cuda:
@@ -157,32 +139,9 @@ def test_streams_of_the_arguments(gpu):
     assert gpu.fake.launches[-1]["stream"] == 0  # the default stream
 
 
-def _fake_torch(monkeypatch, streams, hip: bool):
-    import types
-    torch = types.ModuleType("torch")
-    torch.version = types.SimpleNamespace(hip="6.2" if hip else None, cuda=None if hip else "12.8")
-    torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda dev: streams[dev])
-    monkeypatch.setitem(sys.modules, "torch", torch)
-
-    class Tensor:
-        is_cuda = True
-        dtype = "torch.float32"
-
-        def __init__(self, ptr, index):
-            self.ptr, self.device = ptr, types.SimpleNamespace(type="cuda", index=index)
-
-        def data_ptr(self):
-            return self.ptr
-
-        def get_device(self):
-            return self.device.index
-    Tensor.__module__ = "torch"
-    return Tensor
-
-
 def test_torch_tensors_launch_on_torchs_current_stream_of_their_device(gpu, monkeypatch):
     streams = ({0: gpu.fake.stream(0), 1: gpu.fake.stream(1)} if isinstance(gpu, Cuda) else {0: 0x7770, 1: 0x7771})
-    Tensor = _fake_torch(monkeypatch, streams, isinstance(gpu, Hip))
+    Tensor = fake_torch.install(monkeypatch, streams, isinstance(gpu, Hip)).Tensor
     k = vector_add(gpu)
     for device in (1, 0, 1):
         t = Tensor(0x9000 + device, device)
@@ -194,26 +153,17 @@ def test_torch_tensors_launch_on_torchs_current_stream_of_their_device(gpu, monk
 def test_several_threads_alternating_devices_and_streams(gpu):
     k = vector_add(gpu)
     streams = {d: (gpu.fake.stream(d) if isinstance(gpu, Cuda) else 0x6000 + d) for d in (0, 1)}
-    errors, per_thread = [], 40
-
+    per_thread = 40
     snapshot_values(gpu, k.launcher)
 
     def work(t):
-        try:
-            gpu.make_current(t % 2)
-            for i in range(per_thread):
-                device = (i + t) % 2
-                a = gpu.array(0x1000 + 16 * t + device, device, stream=streams[device] if i % 3 else None)
-                k.run((1 + t,), [a, a, a, i])
-                assert gpu.current() == t % 2
-        except Exception as e:  # noqa: BLE001
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert errors == []
+        gpu.make_current(t % 2)
+        for i in range(per_thread):
+            device = (i + t) % 2
+            a = gpu.array(0x1000 + 16 * t + device, device, stream=streams[device] if i % 3 else None)
+            k.run((1 + t,), [a, a, a, i])
+            assert gpu.current() == t % 2
+    assert in_threads(work, 4) == []
     launches = gpu.fake.launches
     assert len(launches) == 4 * per_thread
     for launch in launches:  # every launch went to the device its arguments are on, with that device's stream
@@ -300,7 +250,7 @@ def test_scalar_cells_follow_the_gpu_register_model():
 def test_scalars_that_do_not_fit_are_argument_errors(gpu):
     k = vector_add(gpu)
     a = gpu.array(0x100)
-    with pytest.raises(ArgumentError, match="argument 3 of 'add' .*2.5.* does not fit its i32 parameter"):
+    with pytest.raises(ArgumentError, match="argument 3 of 'add_kernel' .*2.5.* does not fit its i32 parameter"):
         k.run((1,), [a, a, a, 2.5])
     with pytest.raises(ValueError, match="takes 4 runtime arguments, got 3"):
         k.run((1,), [a, a, a])
@@ -316,7 +266,7 @@ def test_pinned_host_memory_is_taken_pageable_refused(gpu):
     k.run((1,), [pinned, dev, dev, 64])
     launch = gpu.fake.launches[-1]
     assert launch["values"][0] == 0xD000 and launch["device"] == 1  # the device's address of it
-    with pytest.raises(ArgumentError, match=rf"host \(numpy\) array was passed to {gpu.kernel_words} \('add'\); "
+    with pytest.raises(ArgumentError, match=rf"host \(numpy\) array was passed to {gpu.kernel_words} \('add_kernel'\); "
                                             "copy it to the device first, or use pinned host memory"):
         k.run((1,), [pageable, dev, dev, 64])
     with pytest.raises(ValueError):  # as Triton refuses a CPU tensor
@@ -331,7 +281,7 @@ def test_grid_limits_of_the_target(gpu):
     if isinstance(gpu, Hip):  # work-items per dimension are a 32-bit count
         most = (2**32 - 1) // block
         k.run((most,), [a, a, a, 1])
-        with pytest.raises(LaunchError, match=rf"kernel 'add': grid \({most + 1}, 1, 1\) has {most + 1} programs "
+        with pytest.raises(LaunchError, match=rf"kernel 'add_kernel': grid \({most + 1}, 1, 1\) has {most + 1} programs "
                                               rf"along axis 0, over the limit of {most} .*{block} threads.*32 bits"):
             k.run((most + 1,), [a, a, a, 1])
     else:
@@ -350,11 +300,11 @@ def test_a_fault_names_the_kernel_it_comes_from(gpu):
     gpu.fake.fault = gpu.fault
     other = compiled(gpu, positive, "*fp32,i32", BLOCK=32)  # loaded after the fault: not its own failure
     with pytest.raises(KernelFault, match=r"loading .*failed on device 0: a kernel faulted \(.*(MISALIGNED|Illegal)"
-                                          r".*\); the last kernel launched on device 0 was 'add' \(its launch 2, "
+                                          r".*\); the last kernel launched on device 0 was 'add_kernel' \(its launch 2, "
                                           r"grid \(5, 1, 1\)\)\..*one process per test"):
         other.run((1,), [a, 3])
-    with pytest.raises(KernelFault, match=r"launching 'add' on grid \(1, 1, 1\) failed on device 0: a kernel "
-                                          r"faulted .*'add' \(its launch 2"):
+    with pytest.raises(KernelFault, match=r"launching 'add_kernel' on grid \(1, 1, 1\) failed on device 0: a kernel "
+                                          r"faulted .*'add_kernel' \(its launch 2"):
         first.run((1,), [a, a, a, 1])  # every later error says where it came from
 
 
@@ -364,7 +314,7 @@ def test_with_synchronous_launches_the_faulting_launch_names_itself(gpu, monkeyp
     a = gpu.array(0x100)
     k.run((4,), [a, a, a, 1])
     gpu.fake.fault = gpu.fault
-    with pytest.raises(KernelFault, match=r"kernel 'add' \(its launch 2, grid \(7, 1, 1\)\) faulted"):
+    with pytest.raises(KernelFault, match=r"kernel 'add_kernel' \(its launch 2, grid \(7, 1, 1\)\) faulted"):
         k.run((7,), [a, a, a, 1])
 
 
@@ -380,4 +330,4 @@ def test_launch_errors_reach_the_user_at_the_launch_line(gpu):
             launch()
         frames = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
         assert not [f for f in frames if os.sep + "tilec" + os.sep in f], frames
-        assert "'add'" in str(info.value)
+        assert "'add_kernel'" in str(info.value)

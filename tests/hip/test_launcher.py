@@ -3,7 +3,6 @@ object's metadata note, module and function loading per device, the architecture
 and every error a user can meet, all without ROCm."""
 import struct
 import sys
-import types
 
 import numpy as np
 import pytest
@@ -67,24 +66,9 @@ def test_device_and_stream_from_the_arguments(monkeypatch, vector_add):
 
 def test_torch_on_rocm_is_hip_and_uses_the_current_stream(monkeypatch, vector_add):
     """torch on ROCm calls AMD GPUs 'cuda'; torch.version.hip tells them apart."""
-    fake_torch = types.ModuleType("torch")
-    fake_torch.version = types.SimpleNamespace(hip="6.2.41133", cuda=None)
-    fake_torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda dev: 0x5000 + dev)
-    monkeypatch.setitem(sys.modules, "torch", fake_torch)
-
-    class Tensor:
-        is_cuda = True
-        dtype = "torch.float32"
-
-        def __init__(self, ptr, index=0):
-            self.ptr, self.device = ptr, types.SimpleNamespace(type="cuda", index=index)
-
-        def data_ptr(self):
-            return self.ptr
-
-        def get_device(self):
-            return self.device.index
-    Tensor.__module__ = "torch"
+    import fake_torch
+    torch = fake_torch.install(monkeypatch, {0: 0x5000}, hip=True)
+    Tensor = torch.Tensor
     t = Tensor(0x7000)
     assert device_of(t) == "hip"
     assert owner_of([t, np.zeros(1)]) == "hip"  # asked before the CPU
@@ -92,7 +76,7 @@ def test_torch_on_rocm_is_hip_and_uses_the_current_stream(monkeypatch, vector_ad
     vector_add.run((1,), [t, t, t, 16])
     assert fake.launches[0]["stream"] == 0x5000
     assert struct.unpack_from("<Q", fake.launches[0]["args"])[0] == 0x7000
-    fake_torch.version.hip = None
+    torch.version.hip = None
     assert device_of(Tensor(1)) == "cuda"  # CUDA torch: not ours
 
 
