@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..layouts import DotOperandLayout, MatrixUnitOperandLayout, gather_registers, holds_copies
 from .common import Pass, elem_bytes
 from ...ir import ops as O
+from .. import ops as G
 
 ALIGN = 16
 BUFFER_ALIGN = 1024
@@ -19,7 +20,7 @@ BUFFER_ALIGN = 1024
 
 def scratch_bytes(op) -> int:
     """Bytes of shared memory ``op`` uses while it runs (0: none). The GPU lowering follows the same rules."""
-    if isinstance(op, O.ConvertLayoutOp):
+    if isinstance(op, G.ConvertLayoutOp):
         s, d = op.src.type, op.result.type
         if s.layout is None or d.layout is None:
             return 0
@@ -77,7 +78,7 @@ def _last_use(alloc, order):
     region op around its last use (a use inside a loop keeps the buffer for every iteration)."""
     end = order[alloc]
     for user, _ in alloc.result.uses:
-        if isinstance(user, O.LocalDeallocOp):
+        if isinstance(user, G.LocalDeallocOp):
             return order[user]
         top = user
         while top.parent_op is not None and top.parent_op is not alloc.parent_op and \
@@ -119,7 +120,7 @@ class AllocateShared(Pass):
                 n = scratch_bytes(op)
                 if n:
                     intervals.append((op, n, i, i))
-                elif isinstance(op, O.LocalAllocOp):
+                elif isinstance(op, G.LocalAllocOp):
                     # swizzle atoms repeat every 1024 bytes: matrix-unit descriptors assume that alignment
                     intervals.append((op, buffer_bytes(op.result.type), i, _last_use(op, order), BUFFER_ALIGN))
             offsets, total = allocate(intervals)

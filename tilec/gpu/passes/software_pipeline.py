@@ -28,6 +28,7 @@ business: a copy engine where the target has one for the vector width, else a pl
 from __future__ import annotations
 
 from ...ir import ops as O
+from .. import ops as G
 from ...ir.builder import Builder
 from ...ir.core import BlockArgument, OpResult
 from ...ir.types import SharedBufferType, TileType, i1, i32, i64
@@ -81,7 +82,7 @@ def _args_used(values, body, args):
 
 
 def _is_zero(v) -> bool:
-    while isinstance(v, OpResult) and isinstance(v.op, (O.SplatOp, O.ConvertLayoutOp)):
+    while isinstance(v, OpResult) and isinstance(v.op, (O.SplatOp, G.ConvertLayoutOp)):
         v = v.op.operands[0]
     return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] == 0
 
@@ -91,7 +92,7 @@ def operand_layout(ld):
     uses = ld.result.uses
     layouts = set()
     for user, _ in uses:
-        if not isinstance(user, O.ConvertLayoutOp):
+        if not isinstance(user, G.ConvertLayoutOp):
             return None
         lay = user.result.type.layout
         if not isinstance(lay, MmaOperandLayout):
@@ -128,7 +129,7 @@ class SoftwarePipeline(Pass):
         for dot in [o for o in body.ops if isinstance(o, O.DotOp)]:
             for idx in (0, 1):
                 v = dot.operands[idx]
-                if not (isinstance(v, OpResult) and isinstance(v.op, O.ConvertLayoutOp) and
+                if not (isinstance(v, OpResult) and isinstance(v.op, G.ConvertLayoutOp) and
                         isinstance(v.type.layout, MmaOperandLayout) and not loop.is_ancestor_of(v.op)):
                     continue
                 src = v.op.src
@@ -138,18 +139,18 @@ class SoftwarePipeline(Pass):
                 b.loc = loop.loc
                 kdim = 1 if idx == 0 else 0
                 lay = shared_for_operand(t.shape, (kdim, 1 - kdim), elem_bytes(t))
-                buf = b.create(O.LocalAllocOp, [], [SharedBufferType((1,) + t.shape, t.element, lay)]).result
+                buf = b.create(G.LocalAllocOp, [], [SharedBufferType((1,) + t.shape, t.element, lay)]).result
                 zero = b.constant(0, i32)
-                b.create(O.LocalStoreOp, [src, buf, zero], [])
+                b.create(G.LocalStoreOp, [src, buf, zero], [])
                 b.create(O.BarrierOp, [], [])
                 r = Builder()
                 r.set_insertion_point_before(dot)
-                ld = r.create(O.LocalLoadOp, [buf, zero], [v.type]).result
+                ld = r.create(G.LocalLoadOp, [buf, zero], [v.type]).result
                 dot.set_operand(idx, ld)
                 a = Builder()
                 a.set_insertion_point_after(loop)
                 a.create(O.BarrierOp, [], [])
-                a.create(O.LocalDeallocOp, [buf], [])
+                a.create(G.LocalDeallocOp, [buf], [])
                 changed = True
         return changed
 
@@ -219,13 +220,13 @@ class SoftwarePipeline(Pass):
             if isinstance(ld, O.DescriptorLoadOp):
                 smem, swizzle = self.tma_layout(ld)
                 t = ld.result.type
-                bufs.append(b.create(O.LocalAllocOp, [], [SharedBufferType((S,) + t.shape, t.element, smem)]).result)
+                bufs.append(b.create(G.LocalAllocOp, [], [SharedBufferType((S,) + t.shape, t.element, smem)]).result)
                 tma[id(ld)] = self.descriptor(b, ld, smem, swizzle)
                 continue
             pt = ld.ptr.type
             smem = shared_for_operand(pt.shape, _order_of(pt), pointee_bytes(pt))
             bt = SharedBufferType((S,) + pt.shape, pt.element.pointee, smem)
-            bufs.append(b.create(O.LocalAllocOp, [], [bt]).result)
+            bufs.append(b.create(G.LocalAllocOp, [], [bt]).result)
         # each load its own copy group, numbered in the order the loop body first uses them
         def consumer(u):  # the dot a conversion feeds (the place the data is really needed)
             return min((body.ops.index(d) for d, _ in u.result.uses if d.parent is body), default=body.ops.index(u))
@@ -284,17 +285,17 @@ class SoftwarePipeline(Pass):
             at.set_insertion_point_before(users[0])
             at.loc = users[0].loc
             for bars in dict.fromkeys(tma[id(ld)][1] for ld, _ in loads[j:k + 1] if id(ld) in tma):
-                at.create(O.MBarrierWaitOp, [bars, rd, phase], [])
+                at.create(G.MBarrierWaitOp, [bars, rd, phase], [])
             last_cp = [cp_group[id(ld)] for ld, _ in loads[:k + 1] if id(ld) in cp_group]
             if any(id(ld) in cp_group for ld, _ in loads[j:k + 1]):
-                waits.append(at.create(O.AsyncWaitOp, [], [], {"pending": 0, "group": last_cp[-1],
+                waits.append(at.create(G.AsyncWaitOp, [], [], {"pending": 0, "group": last_cp[-1],
                                                               "ahead": (S - 1) * len(cp_group)}))
             at.create(O.BarrierOp, [], [])
             for (ld, _), buf in zip(loads[j:k + 1], bufs[j:k + 1]):
                 for user, _ in list(ld.result.uses):
                     r = Builder()
                     r.set_insertion_point_before(user)
-                    v = r.create(O.LocalLoadOp, [buf, rd], [user.result.type]).result
+                    v = r.create(G.LocalLoadOp, [buf, rd], [user.result.type]).result
                     user.result.replace_all_uses_with(v)
                     user.erase()
             j = k + 1
@@ -322,13 +323,13 @@ class SoftwarePipeline(Pass):
         ny.set_operands(list(ny.operands) + nexts + [rd_n, wr_n] + ph_n)
         # after the loop: nothing in flight, buffers released
         b.set_insertion_point_after(new_loop)
-        b.create(O.AsyncWaitOp, [], [], {"pending": 0})
+        b.create(G.AsyncWaitOp, [], [], {"pending": 0})
         b.create(O.BarrierOp, [], [])  # every thread's last reads are done before the bytes are reused
         rings = list(dict.fromkeys(bars for _, bars, _ in tma.values()))
         for bars in rings:
-            b.create(O.MBarrierInvalOp, [bars], [])
+            b.create(G.MBarrierInvalOp, [bars], [])
         for buf in bufs + rings:
-            b.create(O.LocalDeallocOp, [buf], [])
+            b.create(G.LocalDeallocOp, [buf], [])
         return new_loop
 
     @staticmethod
@@ -339,16 +340,16 @@ class SoftwarePipeline(Pass):
         func = ld
         while not isinstance(func, O.FuncOp):
             func = func.parent_op
-        slot = sum(1 for o in func.walk() if isinstance(o, O.TensormapCreateOp))
-        desc = b.create(O.TensormapCreateOp, [ld.base, *ld.shape, *ld.strides], [i64],
+        slot = sum(1 for o in func.walk() if isinstance(o, G.TensormapCreateOp))
+        desc = b.create(G.TensormapCreateOp, [ld.base, *ld.shape, *ld.strides], [i64],
                         {"box": box, "swizzle": swizzle, "padding": ld.attrs["padding"], "slot": slot}).result
         return desc
 
     @staticmethod
     def stage_barriers(b, S):
         """``S`` initialised barriers, one per stage, for the tensor copies first needed at one place."""
-        bars = b.create(O.LocalAllocOp, [], [SharedBufferType((S, 1), i64, SharedLayout(1, 1, 1, (0,)))]).result
-        b.create(O.MBarrierInitOp, [bars], [])
+        bars = b.create(G.LocalAllocOp, [], [SharedBufferType((S, 1), i64, SharedLayout(1, 1, 1, (0,)))]).result
+        b.create(G.MBarrierInitOp, [bars], [])
         return bars
 
     @staticmethod
@@ -359,14 +360,14 @@ class SoftwarePipeline(Pass):
             if id(ld) in tma:
                 desc, bars, announce = tma[id(ld)]
                 coords = [_clone(o, body, mapping, b) for o in ld.offsets]
-                b.create(O.TmaCopyOp, [buf, stage, bars, desc, cond, *coords], [], {"announce": announce})
+                b.create(G.TmaCopyOp, [buf, stage, bars, desc, cond, *coords], [], {"announce": announce})
                 continue
             ptr = _clone(ld.ptr, body, mapping, b)
             t = ld.ptr.type
             guard = b.op(O.SplatOp, cond, result_type=TileType(t.shape, i1, t.layout))
             mask = guard if ld.mask is None else b.op(O.AndOp, _clone(ld.mask, body, mapping, b), guard)
-            b.create(O.AsyncCopyOp, [buf, stage, ptr, mask], [], {"cache": ld.attrs.get("cache", "")})
-            b.create(O.AsyncCommitOp, [], [])
+            b.create(G.AsyncCopyOp, [buf, stage, ptr, mask], [], {"cache": ld.attrs.get("cache", "")})
+            b.create(G.AsyncCommitOp, [], [])
 
 
 def recount_waits(body):
@@ -375,9 +376,9 @@ def recount_waits(body):
     Passes that move the copies call this again."""
     commits = 0
     for op in body.ops:
-        if isinstance(op, O.AsyncCommitOp):
+        if isinstance(op, G.AsyncCommitOp):
             commits += 1
-        elif isinstance(op, O.AsyncWaitOp) and op.attrs.get("group", -1) >= 0:
+        elif isinstance(op, G.AsyncWaitOp) and op.attrs.get("group", -1) >= 0:
             op.attrs["pending"] = max(0, op.attrs["ahead"] + commits - op.attrs["group"] - 1)
 
 

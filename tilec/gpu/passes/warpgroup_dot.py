@@ -12,6 +12,7 @@ dot to the next, the dot stays running across the back edge (see ``overlap``).
 from __future__ import annotations
 
 from ...ir import ops as O
+from .. import ops as G
 from ...ir.builder import Builder
 from ...ir.core import OpResult
 from ...ir.types import SharedBufferType, i32
@@ -27,7 +28,7 @@ def uses_warpgroups(op) -> bool:
 
 def _stage_of(v):
     """The ``local_load`` ``v`` comes from when it has no other use (None otherwise)."""
-    if isinstance(v, OpResult) and isinstance(v.op, O.LocalLoadOp) and len(v.uses) == 1:
+    if isinstance(v, OpResult) and isinstance(v.op, G.LocalLoadOp) and len(v.uses) == 1:
         return v.op
     return None
 
@@ -44,14 +45,14 @@ def _fence_after_stores(buf):
     ordered before the matrix units' asynchronous reads. Copies (``cp.async``) need none, as their completion
     wait already publishes them."""
     for user, _ in list(buf.uses):
-        if isinstance(user, O.LocalStoreOp):
+        if isinstance(user, G.LocalStoreOp):
             ops = user.parent.ops
             i = ops.index(user)
-            if i + 1 < len(ops) and isinstance(ops[i + 1], O.FenceAsyncSharedOp):
+            if i + 1 < len(ops) and isinstance(ops[i + 1], G.FenceAsyncSharedOp):
                 continue
             b = Builder()
             b.set_insertion_point_after(user)
-            b.create(O.FenceAsyncSharedOp, [], [])
+            b.create(G.FenceAsyncSharedOp, [], [])
 
 
 class WarpGroupDot(Pass):
@@ -81,7 +82,7 @@ class WarpGroupDot(Pass):
         y = body.terminator
         args = list(loop.iter_args)
         moved = []
-        for dot in [o for o in body.ops if isinstance(o, O.WarpGroupDotOp)]:
+        for dot in [o for o in body.ops if isinstance(o, G.WarpGroupDotOp)]:
             if len(dot.result.uses) != 1 or dot.result.uses[0][0] is not y:
                 continue
             i = dot.result.uses[0][1]
@@ -93,13 +94,13 @@ class WarpGroupDot(Pass):
                     continue
                 # a dot that waits for everything before the first reader already retires this one: no wait
                 # after this dot, and the hand-over before the reader needs no instruction
-                retired = any(isinstance(o, O.WarpGroupDotOp) and o.attrs.get("pending", 0) == 0
+                retired = any(isinstance(o, G.WarpGroupDotOp) and o.attrs.get("pending", 0) == 0
                               for o in body.ops[:first])
                 if retired:
                     dot.attrs["pending"] = -1
                 b = Builder()
                 b.set_insertion_point_before(body.ops[first])
-                w = b.create(O.WarpGroupDotWaitOp, [arg], [arg.type], {"pending": 0, "hw": not retired})
+                w = b.create(G.WarpGroupDotWaitOp, [arg], [arg.type], {"pending": 0, "hw": not retired})
                 for user, idx in list(arg.uses):
                     if user is not w:
                         user.set_operand(idx, w.result)
@@ -107,16 +108,16 @@ class WarpGroupDot(Pass):
             res = loop.results[i]
             b = Builder()
             b.set_insertion_point_after(loop)
-            w = b.create(O.WarpGroupDotWaitOp, [res], [res.type], {"pending": 0})
+            w = b.create(G.WarpGroupDotWaitOp, [res], [res.type], {"pending": 0})
             for user, idx in list(res.uses):
                 if user is not w:
                     user.set_operand(idx, w.result)
         if not moved:
             return
         # the first op after which no dot of the previous iteration is running, then the next barrier
-        done_at = next(o for o in body.ops if isinstance(o, O.WarpGroupDotWaitOp) or
-                       isinstance(o, O.WarpGroupDotOp))
-        copies = [o for o in body.ops if isinstance(o, (O.AsyncCopyOp, O.AsyncCommitOp, O.TmaCopyOp))]
+        done_at = next(o for o in body.ops if isinstance(o, G.WarpGroupDotWaitOp) or
+                       isinstance(o, G.WarpGroupDotOp))
+        copies = [o for o in body.ops if isinstance(o, (G.AsyncCopyOp, G.AsyncCommitOp, G.TmaCopyOp))]
         if not copies:
             return
         i0 = body.ops.index(done_at)
@@ -149,7 +150,7 @@ class WarpGroupDot(Pass):
         else:
             bv = self.from_registers(op, op.b, staged)
         b = before_op()
-        new = b.create(O.WarpGroupDotOp, [a, bv, op.acc], [op.result.type], dict(op.attrs))
+        new = b.create(G.WarpGroupDotOp, [a, bv, op.acc], [op.result.type], dict(op.attrs))
         op.replace_with([new.result])
         for ld in done:  # now: inserting earlier in the block would shift the builder's position
             _fence_after_stores(ld.buffer)
@@ -157,26 +158,26 @@ class WarpGroupDot(Pass):
         for buf, where in staged:
             b.set_insertion_point_after(where if where is not None else new)
             b.create(O.BarrierOp, [], [])  # every warpgroup is done reading before the bytes are reused
-            b.create(O.LocalDeallocOp, [buf], [])
+            b.create(G.LocalDeallocOp, [buf], [])
 
     @staticmethod
     def from_registers(op, v, staged):
         """B from registers, staged through a one-stage buffer right before the dot (the pipeliner already
         moved loop-invariant operands to shared memory)."""
         src = v
-        if isinstance(src, OpResult) and isinstance(src.op, O.ConvertLayoutOp):
+        if isinstance(src, OpResult) and isinstance(src.op, G.ConvertLayoutOp):
             src = src.op.src
         at = Builder()
         at.set_insertion_point_before(op)
         at.loc = op.loc
         t = src.type
         lay = shared_for_operand(t.shape, (0, 1), elem_bytes(t))  # k contiguous: K-major
-        buf = at.create(O.LocalAllocOp, [], [SharedBufferType((1,) + t.shape, t.element, lay)]).result
+        buf = at.create(G.LocalAllocOp, [], [SharedBufferType((1,) + t.shape, t.element, lay)]).result
         zero = at.constant(0, i32)
-        at.create(O.LocalStoreOp, [src, buf, zero], [])
-        at.create(O.FenceAsyncSharedOp, [], [])
+        at.create(G.LocalStoreOp, [src, buf, zero], [])
+        at.create(G.FenceAsyncSharedOp, [], [])
         at.create(O.BarrierOp, [], [])
-        view = at.op(O.LocalIndexOp, buf, zero, result_type=buf.type)
+        view = at.op(G.LocalIndexOp, buf, zero, result_type=buf.type)
         staged.append((buf, None))
         return view
 
@@ -185,7 +186,7 @@ class WarpGroupDot(Pass):
         ld = _stage_of(v)
         buf = ld.buffer
         one = SharedBufferType((1,) + buf.type.tile_shape, buf.type.element, buf.type.layout)
-        view = b.op(O.LocalIndexOp, buf, ld.index, result_type=one)
+        view = b.op(G.LocalIndexOp, buf, ld.index, result_type=one)
         done.append(ld)
         return view
 
@@ -195,16 +196,16 @@ def _drop_wait_barrier(body):
     point where the previous iteration's dots are done (and its barrier), it orders nothing. A barrier-wait on
     the copy's stage barrier already makes the bytes visible to the waiting thread, and the stages are read by
     the warpgroup units (no thread reads them itself)."""
-    if any(isinstance(o, (O.LocalLoadOp, O.AsyncWaitOp)) for o in body.ops):
+    if any(isinstance(o, (G.LocalLoadOp, G.AsyncWaitOp)) for o in body.ops):
         return
     first = next((o for o in body.ops if isinstance(o, O.BarrierOp)), None)
     i = body.ops.index(first) if first is not None else 0
-    if first is None or i == 0 or not isinstance(body.ops[i - 1], O.MBarrierWaitOp):
+    if first is None or i == 0 or not isinstance(body.ops[i - 1], G.MBarrierWaitOp):
         return
-    if any(isinstance(o, (O.TmaCopyOp, O.AsyncCopyOp)) for o in body.ops[:i]):
+    if any(isinstance(o, (G.TmaCopyOp, G.AsyncCopyOp)) for o in body.ops[:i]):
         return
     later = [o for o in body.ops[i + 1:] if isinstance(o, O.BarrierOp)]
-    copies = [o for o in body.ops if isinstance(o, O.TmaCopyOp)]
+    copies = [o for o in body.ops if isinstance(o, G.TmaCopyOp)]
     if later and copies and all(body.ops.index(c) > body.ops.index(later[0]) for c in copies):
         first.erase()
 
