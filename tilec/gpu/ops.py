@@ -45,12 +45,24 @@ def _check_stage(op, buf, index, tile_shape, element, what):
 
 class LocalAllocOp(Operation):
     """A shared-memory buffer (the result type says stages, tile shape, element and placement), live until its
-    ``local_dealloc``; allocate-shared gives it its bytes. Not pure: two allocations are two buffers."""
+    ``local_dealloc`` (without one: until its last use, views' uses included); allocate-shared gives it its
+    bytes. Not pure: two allocations are two buffers.
+
+    With ``src`` (a register tile) it is a one-stage buffer holding that tile: how every matrix-unit operand
+    that is not already in registers reaches shared memory (stage-operands). Such a buffer is written once,
+    here; insert-barriers orders its write before the reads, and the software pipeliner replaces a ``load``
+    whose only user is such an allocation by a ring of asynchronous copies."""
     name = "local_alloc"
+    operand_names = ("src?",)
     traits = frozenset({"writes"})
 
     def verify_(self):
-        _check(_is_buffer(self.result.type), self, f"must produce a shared buffer, got {self.result.type}")
+        r = self.result.type
+        _check(_is_buffer(r), self, f"must produce a shared buffer, got {r}")
+        if self.src is not None:
+            t = self.src.type
+            _check(t.is_tile and r.num_buffers == 1 and r.tile_shape == t.shape and r.element == t.element, self,
+                   f"a buffer made from a tile must be one stage of it: {t} -> {r}")
 
 
 class LocalDeallocOp(Operation):
@@ -126,11 +138,12 @@ class LocalStoreOp(Operation):
 
 
 class LocalIndexOp(Operation):
-    """Stage ``index`` of ``buffer`` as a one-stage buffer: how an operand in shared memory is handed to an
-    instruction that reads shared memory itself (warpgroup matrix units)."""
+    """Stage ``index`` of ``buffer`` as a one-stage buffer (a view: the same bytes): how one stage of a ring is
+    handed to its readers, views of it (``local_trans``) and instructions that read shared memory themselves
+    (warpgroup matrix units)."""
     name = "local_index"
     operand_names = ("buffer", "index")
-    traits = PURE
+    traits = PURE | {"view"}
 
     def verify_(self):
         b, r = self.buffer.type, self.result.type
@@ -138,6 +151,35 @@ class LocalIndexOp(Operation):
         _check(self.index.type == i32, self, f"stage index must be i32, got {self.index.type}")
         _check(r.shape == (1,) + b.tile_shape and r.element == b.element and r.layout == b.layout, self,
                f"result must be one stage of {b}")
+
+
+class LocalTransOp(Operation):
+    """The same bytes as ``buffer`` seen with its tile dimensions permuted (``order`` as ``trans``: view dimension
+    ``i`` is the buffer's dimension ``order[i]``; the stage dimension stays first): a transposed operand costs
+    nothing once it is in shared memory. The result's layout is the buffer's, permuted
+    (``SharedLayout.permuted``), so every element keeps its address."""
+    name = "local_trans"
+    operand_names = ("buffer",)
+    attr_types = {"order": tuple}
+    traits = PURE | {"view"}
+
+    @staticmethod
+    def view_type(t, order):
+        order = tuple(order)
+        shape = (t.num_buffers,) + tuple(t.tile_shape[d] for d in order)
+        return SharedBufferType(shape, t.element, t.layout.permuted(order))
+
+    @classmethod
+    def infer_result_types(cls, operands, attrs):
+        return [cls.view_type(operands[0].type, attrs["order"])]
+
+    def verify_(self):
+        b = self.buffer.type
+        _check(_is_buffer(b), self, f"needs a shared buffer, got {b}")
+        order = tuple(self.attrs["order"])
+        _check(sorted(order) == list(range(len(b.tile_shape))), self, f"bad order {order}")
+        _check(self.result.type == self.view_type(b, order), self,
+               f"result must be {self.view_type(b, order)}, got {self.result.type}")
 
 
 class FenceAsyncSharedOp(Operation):
@@ -265,3 +307,29 @@ class MBarrierInvalOp(Operation):
     name = "mbarrier_inval"
     operand_names = ("barriers",)
     traits = frozenset({"writes"})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# buffers and their views
+# ---------------------------------------------------------------------------------------------------------------
+def buffer_root(v):
+    """The ``local_alloc`` whose bytes shared-buffer value ``v`` views (through ``local_index`` and
+    ``local_trans``), or None (a block argument, say)."""
+    from ..ir.core import OpResult
+    while isinstance(v, OpResult) and "view" in v.op.traits:
+        v = v.op.operands[0]
+    return v.op if isinstance(v, OpResult) and isinstance(v.op, LocalAllocOp) else None
+
+
+def buffer_users(v):
+    """(op, operand index) for every op that reads or writes the bytes of buffer value ``v``, views followed
+    (the views themselves are not listed)."""
+    out, todo = [], [v]
+    while todo:
+        x = todo.pop()
+        for user, idx in x.uses:
+            if "view" in user.traits:
+                todo.append(user.result)
+            else:
+                out.append((user, idx))
+    return out

@@ -75,11 +75,18 @@ def _vector(ll, layout, shape, limit):
 @lowers(G.LocalAllocOp)
 def lower_local_alloc(L, op):
     L.bind(op.result, _c(L._smem_base(op, "local_alloc")))
+    if op.src is not None:  # a buffer made from a register tile: written here (insert-barriers orders the reads)
+        write_stage(L, op.src, op.result.type, _c(L._smem_base(op, "local_alloc")))
 
 
 @lowers(G.LocalIndexOp)
 def lower_local_index(L, op):
     L.bind(op.result, stage_base(L, op.buffer, op.index))
+
+
+@lowers(G.LocalTransOp)
+def lower_local_trans(L, op):
+    L.bind(op.result, L.get(op.buffer))  # the same bytes: the view's type alone says how to read them
 
 
 @lowers(G.FenceAsyncSharedOp)
@@ -139,14 +146,18 @@ def lower_async_copy(L, op):
 
 @lowers(G.LocalStoreOp)
 def lower_local_store(L, op):
+    write_stage(L, op.value, op.buffer.type, stage_base(L, op.buffer, op.index))
+
+
+def write_stage(L, value, bt, base):
+    """Registers of tile ``value`` written to the stage of buffer type ``bt`` at byte offset ``base``."""
     b = L.b
-    bt, vt = op.buffer.type, op.value.type
+    vt = value.type
     eb = memory_bytes(bt.element)
     ll = ll_of(vt)
     vec = _vector(ll, bt.layout, bt.tile_shape, max(1, 16 // eb))
-    base = stage_base(L, op.buffer, op.index)
     offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
-    vals = [to_memory(b, bt.element, v) for v in L.get(op.value)]
+    vals = [to_memory(b, bt.element, v) for v in L.get(value)]
     for g in range(0, len(vals), vec):
         p = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
         store_vector(b, p, vals[g:g + vec], eb)

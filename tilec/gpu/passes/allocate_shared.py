@@ -3,7 +3,8 @@ do not overlap.
 
 Buffers are (size, first op, last op) intervals over the function's ops in program order: an op's scratch space
 (layout conversions through shared memory, cross-warp reductions, transposes, gathers) lives only during its op; a
-``local_alloc`` buffer (the software pipeliner's stage rings) lives until its ``local_dealloc``. One first-fit
+``local_alloc`` buffer (the software pipeliner's stage rings, operands staged from registers) lives until its
+``local_dealloc``, or else until its last use through any view. One first-fit
 allocator places both, so scratch inside a pipelined loop never lands on a ring. Each op gets an
 ``smem_offset`` attribute; the function gets ``shared`` (bytes).
 """
@@ -77,7 +78,7 @@ def _last_use(alloc, order):
     """Program-order index where ``alloc``'s buffer dies: its ``local_dealloc``, else the end of the outermost
     region op around its last use (a use inside a loop keeps the buffer for every iteration)."""
     end = order[alloc]
-    for user, _ in alloc.result.uses:
+    for user, _ in G.buffer_users(alloc.result):
         if isinstance(user, G.LocalDeallocOp):
             return order[user]
         top = user
