@@ -9,7 +9,6 @@ each byte read once and each byte written once. Also: cold compile time (empty c
 result is on the device) and warm launch overhead (1000 launches of a 1-program kernel, host time per launch).
 """
 import argparse
-import importlib.util
 import os
 import sys
 import tempfile
@@ -22,27 +21,8 @@ import triton
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir))
 import tilec  # noqa: E402
-from tilec import compat  # noqa: E402
-
-_loads = 0
-
-
-def load_kernels(use_tilec: bool, filename: str = "gpu_kernels.py"):
-    """A fresh copy of a kernels file (fresh JIT functions, so nothing is cached in memory)."""
-    global _loads
-    _loads += 1
-    name = f"{filename[:-3]}_{'tilec' if use_tilec else 'triton'}_{_loads}"
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
-    mod = importlib.util.module_from_spec(spec)
-    if use_tilec:
-        compat.install()
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        if use_tilec:
-            compat.uninstall()
-    return mod
-
+from tilec import compat  # noqa: E402,F401
+from kernel_loading import load_kernels  # noqa: E402,F401
 
 def bench(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median") * 1e-3

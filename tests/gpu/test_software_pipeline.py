@@ -100,7 +100,11 @@ def test_loops_left_alone(why):
           "no tensor cores": dict(arch=70)}[why]
     m = _gir(**kw)
     names = _names(m.walk())
-    if why == "nonzero other":  # only the A load keeps its plain load; B is still pipelined
-        assert names.count("local_load") == 1 and names.count("load") == 1
-    else:
+    if why == "nonzero other":  # only the A load keeps its plain load (staged from registers); B is pipelined
+        assert names.count("local_load") == 2 and names.count("load") == 1 and names.count("async_copy") == 3
+    elif why == "one stage":  # both operands staged from registers, loaded synchronously: no ring, no copies
+        allocs = [op for op in m.walk() if op.name == "local_alloc"]
+        assert len(allocs) == 2 and all(op.src is not None and op.result.type.num_buffers == 1 for op in allocs)
+        assert "async_copy" not in names and names.count("load") == 2
+    else:  # the FMA path: nothing in shared memory
         assert "local_alloc" not in names and "async_copy" not in names and names.count("load") == 2

@@ -295,7 +295,15 @@ def _repeat_bases(dim, rank, covered, size):
 class MatrixUnitLayout(Layout):
     """Base of the accumulator layouts of matrix-unit dots (each vendor's instruction family is one subclass):
     the generic passes treat any of them alike (a dot's result stays there, the math after it sinks into it);
-    only the target that chose it lowers the dot itself."""
+    only the target that chose it lowers the dot itself. Two questions stage-operands asks of the instructions
+    behind a layout: whether they read operand ``op_idx`` from shared memory themselves, and which placement
+    order they need there for an element type (None: any; e.g. (1, 0) for A [M, K]: k contiguous)."""
+
+    def operand_in_shared(self, op_idx: int) -> bool:
+        return False
+
+    def shared_operand_order(self, op_idx: int, element) -> tuple | None:
+        return None
 
 
 class MatrixUnitOperandLayout(Layout):
@@ -324,6 +332,15 @@ class MmaLayout(MatrixUnitLayout):
     def _body(self):
         v = f", version = {self.version}" if self.version != 2 else ""
         return f"wpc = {_fmt(self.warps_per_cta)}{v}"
+
+    def operand_in_shared(self, op_idx: int) -> bool:
+        return self.version == 3 and op_idx == 1  # warpgroup units read B through a descriptor (A may be registers)
+
+    def shared_operand_order(self, op_idx: int, element) -> tuple | None:
+        # warpgroup units transpose 16-bit operands while reading; 8-bit and tf32 operands must be k-contiguous
+        if self.version == 3 and element.name not in ("f16", "bf16"):
+            return (1, 0) if op_idx == 0 else (0, 1)
+        return None
 
     def _linear(self, shape):
         M, N = shape
@@ -425,6 +442,13 @@ class SharedLayout(Layout):
         cols = f", cols = {self.cols}" if self.cols else ""
         return (f"vec = {self.vec}, per_phase = {self.per_phase}, max_phase = {self.max_phase}, "
                 f"order = {_fmt(self.order)}{cols}")
+
+    def permuted(self, order) -> "SharedLayout":
+        """The same bytes seen through a transposed view whose dimension ``i`` is this layout's dimension
+        ``order[i]`` (``tl.trans``'s order): only the names of the dimensions change, so every element keeps its
+        offset (see :meth:`offset`)."""
+        where = {d: i for i, d in enumerate(order)}
+        return SharedLayout(self.vec, self.per_phase, self.max_phase, tuple(where[d] for d in self.order), self.cols)
 
     def block_cols(self, shape) -> int:
         """Elements of the fast dimension per contiguous block."""

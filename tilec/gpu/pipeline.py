@@ -6,12 +6,20 @@
 - ``convert-to-gir`` gives every tile a blocked layout; ``coalesce`` picks layouts that make global accesses
   contiguous per thread; ``accelerate-dot`` moves dots to the target's matrix-unit layouts; then
   ``remove-layout-conversions`` cleans up the conversions those choices left.
-- ``software-pipeline`` (num_stages) turns loads feeding matrix-unit dots in loops into asynchronous copies into
-  shared-memory stage rings; ``descriptor-copies`` stages kept descriptor stores through the copy engine and
-  expands kept descriptor loads no pipeline took; ``allocate-shared`` places every shared-memory buffer and scratch space; ``insert-barriers`` orders shared-memory accesses across threads.
+- ``stage-operands`` puts every matrix-unit operand that does not come straight from registers into shared
+  memory as a value (``local_alloc`` of the producer, transposes as views, ``local_load`` at the dot);
+  ``software-pipeline`` (num_stages) turns each load whose only user is such an allocation in a loop into
+  asynchronous copies into a ring of stages; ``descriptor-copies`` stages kept descriptor stores through the
+  copy engine and expands kept descriptor loads no pipeline took; ``warpgroup-dot`` hands shared operands to
+  warpgroup matrix units.
+- ``cse`` and ``dce`` clean up what the rewrites left (duplicate indices, dead conversions and their scratch
+  memory) before ``allocate-shared`` places every shared-memory buffer and scratch space and ``insert-barriers``
+  orders shared-memory accesses across threads.
 """
 from __future__ import annotations
 
+from ..passes.cse import CSE
+from ..passes.dce import DCE
 from ..passes.inline import InlineAll
 from ..passes.expand_descriptors import ExpandDescriptors
 from ..passes.manager import PassManager
@@ -22,25 +30,26 @@ from .passes.convert_to_gir import ConvertToGIR
 from .passes.descriptor_copies import DescriptorCopies
 from .passes.insert_barriers import InsertBarriers
 from .passes.software_pipeline import SoftwarePipeline
+from .passes.stage_operands import StageOperands
 from .passes.warpgroup_dot import WarpGroupDot
 from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.verify_gir import verify_gir
 
-GPU_PASSES = ("inline-all", "expand-descriptors", "convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions",
-              "software-pipeline", "descriptor-copies", "warpgroup-dot", "allocate-shared", "insert-barriers")
+GPU_PASSES = ("inline-all", "expand-descriptors", "convert-to-gir", "coalesce", "accelerate-dot",
+              "remove-layout-conversions", "stage-operands", "software-pipeline", "descriptor-copies", "warpgroup-dot",
+              "cse", "dce", "allocate-shared", "insert-barriers")
 
 
 def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3, keep_descriptor=None,
-               dot_layouts=None):
+               dot_layouts=None, shared_limit: int = 0):
     """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
     generation accelerate-dot targets; ``dot_layouts`` (a target's ``GpuTarget.dot_layouts``) replaces that
     choice with the target's own; ``keep_descriptor`` says which ``descriptor_load`` ops the target moves whole
-    (the others are expanded)."""
+    (the others are expanded); ``shared_limit`` (bytes, 0: none) bounds what the pipeliner's rings take."""
     return [InlineAll(), ExpandDescriptors(keep_descriptor), ConvertToGIR(num_warps, warp_size),
             Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps, dot_layouts), RemoveLayoutConversions(),
-            SoftwarePipeline(num_stages), DescriptorCopies(), WarpGroupDot(),
-            AllocateShared(),
-            InsertBarriers()]
+            StageOperands(), SoftwarePipeline(num_stages, shared_limit), DescriptorCopies(), WarpGroupDot(),
+            CSE(), DCE(), AllocateShared(), InsertBarriers()]
 
 
 def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str | None = None, arch: int = 80,

@@ -385,6 +385,9 @@ class _Parser:
             return self.module_op()
         cls = OP_REGISTRY.get(name)
         if cls is None:
+            importlib.import_module("tilec.gpu.ops")  # the GPU IR's ops register themselves (a plugin, as layouts)
+            cls = OP_REGISTRY.get(name)
+        if cls is None:
             raise self.error(f"unknown op '{name}'", name_pos)
         operands = []
         if not self.at_eol() and self.peek("%"):

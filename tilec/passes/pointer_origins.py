@@ -49,7 +49,7 @@ def origins(value, func) -> set[int]:
             found.add(args[id(v)])
         elif isinstance(v, OpResult):
             op = v.op
-            if isinstance(op, _THROUGH) or isinstance(op, O.ConvertLayoutOp):
+            if isinstance(op, _THROUGH) or "forwards_value" in op.traits:
                 todo.append(op.operands[0])
             elif isinstance(op, O.SelectOp):
                 todo += [op.true_value, op.false_value]

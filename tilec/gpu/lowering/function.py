@@ -12,6 +12,7 @@ import llvmlite.ir as ir
 
 from ...errors import BackendError
 from ...ir import ops as O
+from .. import ops as G
 from ..passes.axis_info import AxisAnalysis
 from .registry import lowering_for
 from .types import I8, I32, llvm_type
@@ -20,7 +21,7 @@ from .values import ll_of, num_regs
 
 def global_scratch_bytes(func) -> int:
     """Bytes of global scratch each program of ``func`` needs: one 128-byte slot per tensor copy descriptor."""
-    slots = [op.attrs.get("slot", 0) for op in func.walk() if isinstance(op, O.TensormapCreateOp)]
+    slots = [op.attrs.get("slot", 0) for op in func.walk() if isinstance(op, G.TensormapCreateOp)]
     return 128 * (max(slots) + 1) if slots else 0
 
 

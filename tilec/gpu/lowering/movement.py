@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...gpu.layouts import LinearLayout
 from ...ir import ops as O
+from .. import ops as G
 from .layouts import StagingBuffer, reg_coord_values, remap, smem_shuffle
 from .registry import lowers
 from .types import from_memory, memory_bytes, memory_type, to_memory
@@ -26,14 +27,14 @@ def _move(L, op, src_t, dst_t, fn, elem_t):
     src_off = buf.offsets(L, reg_coord_values(L, s_ll))
     dst_off = buf.offsets(L, reg_coord_values(L, mapped))
     store = None
-    if isinstance(op, O.ConvertLayoutOp):  # the target may write matrix fragments whole (stmatrix)
+    if isinstance(op, G.ConvertLayoutOp):  # the target may write matrix fragments whole (stmatrix)
         store = lambda mem: L.target.store_matrix_fragments(L, mem, s_ll, buf, base, eb)  # noqa: E731
     return smem_shuffle(L, vals, src_off, dst_off, memory_type(elem_t), eb, base,
                         lambda v: to_memory(L.b, elem_t, v), lambda v: from_memory(L.b, elem_t, v),
                         buf.src_vec, buf.dst_vec, store)
 
 
-@lowers(O.ConvertLayoutOp)
+@lowers(G.ConvertLayoutOp)
 def lower_convert_layout(L, op):
     s, d = op.src.type, op.result.type
     L.bind(op.result, _move(L, op, s, d, lambda c: c, s.element))

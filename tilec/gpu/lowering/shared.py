@@ -11,6 +11,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...ir import ops as O
+from .. import ops as G
 from .layouts import load_vector, reg_coord_values, store_vector
 from .memory import _width
 from .registry import lowers
@@ -71,27 +72,34 @@ def _vector(ll, layout, shape, limit):
     return max(v, 1)
 
 
-@lowers(O.LocalAllocOp)
+@lowers(G.LocalAllocOp)
 def lower_local_alloc(L, op):
     L.bind(op.result, _c(L._smem_base(op, "local_alloc")))
+    if op.src is not None:  # a buffer made from a register tile: written here (insert-barriers orders the reads)
+        write_stage(L, op.src, op.result.type, _c(L._smem_base(op, "local_alloc")))
 
 
-@lowers(O.LocalIndexOp)
+@lowers(G.LocalIndexOp)
 def lower_local_index(L, op):
     L.bind(op.result, stage_base(L, op.buffer, op.index))
 
 
-@lowers(O.FenceAsyncSharedOp)
+@lowers(G.LocalTransOp)
+def lower_local_trans(L, op):
+    L.bind(op.result, L.get(op.buffer))  # the same bytes: the view's type alone says how to read them
+
+
+@lowers(G.FenceAsyncSharedOp)
 def lower_fence_async_shared(L, op):
     L.target.fence_async_shared(L.b)
 
 
-@lowers(O.WarpGroupDotOp)
+@lowers(G.WarpGroupDotOp)
 def lower_warp_group_dot(L, op):
     L.target.lower_warp_group_dot(L, op)
 
 
-@lowers(O.WarpGroupDotWaitOp)
+@lowers(G.WarpGroupDotWaitOp)
 def lower_warp_group_dot_wait(L, op):
     vals, shapes = L._flatten([L.get(v) for v in op.operands])
     vals = L.target.warp_group_dot_wait(L.b, op.attrs["pending"] if op.attrs.get("hw", True) else None, vals)
@@ -99,22 +107,22 @@ def lower_warp_group_dot_wait(L, op):
         L.bind(r, v)
 
 
-@lowers(O.LocalDeallocOp)
+@lowers(G.LocalDeallocOp)
 def lower_local_dealloc(L, op):
     pass  # the allocator already knows where the buffer's life ends
 
 
-@lowers(O.AsyncCommitOp)
+@lowers(G.AsyncCommitOp)
 def lower_async_commit(L, op):
     L.target.async_commit(L.b)
 
 
-@lowers(O.AsyncWaitOp)
+@lowers(G.AsyncWaitOp)
 def lower_async_wait(L, op):
     L.target.async_wait(L.b, op.attrs["pending"])
 
 
-@lowers(O.AsyncCopyOp)
+@lowers(G.AsyncCopyOp)
 def lower_async_copy(L, op):
     b = L.b
     bt, pt = op.buffer.type, op.ptr.type
@@ -136,22 +144,26 @@ def lower_async_copy(L, op):
         store_vector(b, dst, vals, eb)
 
 
-@lowers(O.LocalStoreOp)
+@lowers(G.LocalStoreOp)
 def lower_local_store(L, op):
+    write_stage(L, op.value, op.buffer.type, stage_base(L, op.buffer, op.index))
+
+
+def write_stage(L, value, bt, base):
+    """Registers of tile ``value`` written to the stage of buffer type ``bt`` at byte offset ``base``."""
     b = L.b
-    bt, vt = op.buffer.type, op.value.type
+    vt = value.type
     eb = memory_bytes(bt.element)
     ll = ll_of(vt)
     vec = _vector(ll, bt.layout, bt.tile_shape, max(1, 16 // eb))
-    base = stage_base(L, op.buffer, op.index)
     offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
-    vals = [to_memory(b, bt.element, v) for v in L.get(op.value)]
+    vals = [to_memory(b, bt.element, v) for v in L.get(value)]
     for g in range(0, len(vals), vec):
         p = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
         store_vector(b, p, vals[g:g + vec], eb)
 
 
-@lowers(O.LocalLoadOp)
+@lowers(G.LocalLoadOp)
 def lower_local_load(L, op):
     b = L.b
     bt, rt = op.buffer.type, op.result.type

@@ -10,6 +10,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...ir import ops as O
+from .. import ops as G
 from .function import global_scratch_bytes
 from .registry import lowers
 from .shared import stage_base
@@ -34,7 +35,7 @@ def _program_index(L):
     return b.add(x, b.mul(nx, b.add(y, b.mul(ny, z))))
 
 
-@lowers(O.TensormapCreateOp)
+@lowers(G.TensormapCreateOp)
 def lower_tensormap_create(L, op):
     b = L.b
     per_program = global_scratch_bytes(L.func)
@@ -44,14 +45,14 @@ def lower_tensormap_create(L, op):
     L.bind(op.result, addr)
 
 
-@lowers(O.TmaCopyOp)
+@lowers(G.TmaCopyOp)
 def lower_tma_copy(L, op):
     dst = _shared_address(L, stage_base(L, op.buffer, op.index))
     bar = _shared_address(L, stage_base(L, op.barriers, op.index))
     L.target.tma_copy(L, op, dst, bar, L.get(op.desc), L.get(op.pred), [L.get(c) for c in op.coords])
 
 
-@lowers(O.TmaStoreOp)
+@lowers(G.TmaStoreOp)
 def lower_tma_store(L, op):
     src = _shared_address(L, stage_base(L, op.buffer, op.index))
     L.target.tma_store(L, op, src, L.get(op.desc), [L.get(c) for c in op.coords])
@@ -61,20 +62,20 @@ def _stages(L, buf):
     return [_shared_address(L, L.b.add(L.get(buf), _c(8 * s))) for s in range(buf.type.num_buffers)]
 
 
-@lowers(O.MBarrierInitOp)
+@lowers(G.MBarrierInitOp)
 def lower_mbarrier_init(L, op):
     for bar in _stages(L, op.barriers):
         L.target.mbarrier(L, "init", bar, 1)
     L.target.barrier(L.b)  # every thread sees initialised barriers before it waits on one
 
 
-@lowers(O.MBarrierWaitOp)
+@lowers(G.MBarrierWaitOp)
 def lower_mbarrier_wait(L, op):
     bar = _shared_address(L, stage_base(L, op.barriers, op.index))
     L.target.mbarrier(L, "wait", bar, L.get(op.phase))
 
 
-@lowers(O.MBarrierInvalOp)
+@lowers(G.MBarrierInvalOp)
 def lower_mbarrier_inval(L, op):
     for bar in _stages(L, op.barriers):
         L.target.mbarrier(L, "inval", bar)

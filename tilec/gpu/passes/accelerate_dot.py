@@ -15,6 +15,7 @@ every dot, the (A, B, accumulator) layouts or None (FMA), and the arch-based cho
 from __future__ import annotations
 
 from ...ir import ops as O
+from .. import ops as G
 from ...ir.builder import Builder
 from ...ir.types import f16
 from ..layouts import MmaLayout, MmaOperandLayout
@@ -119,7 +120,7 @@ def in_chain(op) -> bool:
 
 
 def _is_zero(v) -> bool:
-    while isinstance(v, OpResult) and isinstance(v.op, O.ConvertLayoutOp):
+    while isinstance(v, OpResult) and isinstance(v.op, G.ConvertLayoutOp):
         v = v.op.src
     return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] == 0
 
@@ -131,7 +132,7 @@ def fold_add_into_acc(op):
         return
     v, user = op.result, op.result.uses[0][0]
     chain = []
-    while isinstance(user, O.ConvertLayoutOp) and len(user.result.uses) == 1:
+    while isinstance(user, G.ConvertLayoutOp) and len(user.result.uses) == 1:
         chain.append(user)
         v, user = user.result, user.result.uses[0][0]
     if not isinstance(user, O.AddOp) or user.parent is not op.parent:

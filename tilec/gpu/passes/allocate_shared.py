@@ -3,7 +3,8 @@ do not overlap.
 
 Buffers are (size, first op, last op) intervals over the function's ops in program order: an op's scratch space
 (layout conversions through shared memory, cross-warp reductions, transposes, gathers) lives only during its op; a
-``local_alloc`` buffer (the software pipeliner's stage rings) lives until its ``local_dealloc``. One first-fit
+``local_alloc`` buffer (the software pipeliner's stage rings, operands staged from registers) lives until its
+``local_dealloc``, or else until its last use through any view. One first-fit
 allocator places both, so scratch inside a pipelined loop never lands on a ring. Each op gets an
 ``smem_offset`` attribute; the function gets ``shared`` (bytes).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from ..layouts import DotOperandLayout, MatrixUnitOperandLayout, gather_registers, holds_copies
 from .common import Pass, elem_bytes
 from ...ir import ops as O
+from .. import ops as G
 
 ALIGN = 16
 BUFFER_ALIGN = 1024
@@ -19,7 +21,7 @@ BUFFER_ALIGN = 1024
 
 def scratch_bytes(op) -> int:
     """Bytes of shared memory ``op`` uses while it runs (0: none). The GPU lowering follows the same rules."""
-    if isinstance(op, O.ConvertLayoutOp):
+    if isinstance(op, G.ConvertLayoutOp):
         s, d = op.src.type, op.result.type
         if s.layout is None or d.layout is None:
             return 0
@@ -76,8 +78,8 @@ def _last_use(alloc, order):
     """Program-order index where ``alloc``'s buffer dies: its ``local_dealloc``, else the end of the outermost
     region op around its last use (a use inside a loop keeps the buffer for every iteration)."""
     end = order[alloc]
-    for user, _ in alloc.result.uses:
-        if isinstance(user, O.LocalDeallocOp):
+    for user, _ in G.buffer_users(alloc.result):
+        if isinstance(user, G.LocalDeallocOp):
             return order[user]
         top = user
         while top.parent_op is not None and top.parent_op is not alloc.parent_op and \
@@ -119,7 +121,7 @@ class AllocateShared(Pass):
                 n = scratch_bytes(op)
                 if n:
                     intervals.append((op, n, i, i))
-                elif isinstance(op, O.LocalAllocOp):
+                elif isinstance(op, G.LocalAllocOp):
                     # swizzle atoms repeat every 1024 bytes: matrix-unit descriptors assume that alignment
                     intervals.append((op, buffer_bytes(op.result.type), i, _last_use(op, order), BUFFER_ALIGN))
             offsets, total = allocate(intervals)

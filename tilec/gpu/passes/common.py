@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...ir.builder import Builder
 from ...ir.core import Value
 from ..layouts import Layout
-from ...ir.ops import ConvertLayoutOp
+from ..ops import ConvertLayoutOp
 
 from ...passes.manager import Pass  # noqa: F401 - re-exported for the GPU passes
 

@@ -11,6 +11,7 @@ only has to be correct.
 from __future__ import annotations
 
 from ...ir import ops as O
+from .. import ops as G
 from ..layouts import BlockedLayout, SliceLayout, default_blocked
 from .common import Pass, convert_before, layout_of, set_layout, tile_values
 
@@ -154,7 +155,7 @@ class ConvertToGIR(Pass):
         if isinstance(op, O.GatherOp):  # each thread reads its index's elements from anywhere in the source
             set_layout(op.result, layout_of(op.index) or self.anchor(op.result.type.rank))
             return
-        if isinstance(op, O.ConvertLayoutOp):
+        if isinstance(op, G.ConvertLayoutOp):
             return
         # everything else: results take the layout of the first tile operand of their shape; other tile
         # operands of that shape are converted to it.

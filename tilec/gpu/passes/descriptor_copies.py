@@ -12,6 +12,7 @@ pipeliner did not take.
 from __future__ import annotations
 
 from ...ir import ops as O
+from .. import ops as G
 from ...ir.builder import Builder
 from ...ir.core import OpResult
 from ...ir.types import SharedBufferType, i32, i64
@@ -42,7 +43,7 @@ def expand_in_gir(op, num_warps: int):
 
 
 def _slot(func) -> int:
-    return sum(1 for o in func.walk() if isinstance(o, O.TensormapCreateOp))
+    return sum(1 for o in func.walk() if isinstance(o, G.TensormapCreateOp))
 
 
 def store_through_copy_engine(op, func) -> bool:
@@ -56,23 +57,23 @@ def store_through_copy_engine(op, func) -> bool:
     b = Builder()
     b.set_insertion_point_before(op)
     b.loc = op.loc
-    buf = b.create(O.LocalAllocOp, [], [SharedBufferType((1,) + tuple(t.shape), t.element, lay)]).result
+    buf = b.create(G.LocalAllocOp, [], [SharedBufferType((1,) + tuple(t.shape), t.element, lay)]).result
     zero = b.constant(0, i32)
     value, converts = op.value, []
-    while isinstance(value, OpResult) and isinstance(value.op, O.ConvertLayoutOp):
+    while isinstance(value, OpResult) and isinstance(value.op, G.ConvertLayoutOp):
         converts.append(value.op)
         value = value.op.src  # the stage is written from any register layout: no conversion first
     # the buffer may reuse bytes an earlier shared-memory user (a conversion's scratch) still reads
     b.create(O.BarrierOp, [], [])
-    b.create(O.LocalStoreOp, [value, buf, zero], [])
-    b.create(O.FenceAsyncSharedOp, [], [])
+    b.create(G.LocalStoreOp, [value, buf, zero], [])
+    b.create(G.FenceAsyncSharedOp, [], [])
     b.create(O.BarrierOp, [], [])
     box = (t.shape[0], lay.block_cols(t.shape))
-    desc = b.create(O.TensormapCreateOp, [op.base, *op.shape, *op.strides], [i64],
+    desc = b.create(G.TensormapCreateOp, [op.base, *op.shape, *op.strides], [i64],
                     {"box": box, "swizzle": sw, "padding": "zero", "slot": _slot(func)}).result
-    b.create(O.TmaStoreOp, [buf, zero, desc, *op.offsets], [])
+    b.create(G.TmaStoreOp, [buf, zero, desc, *op.offsets], [])
     b.create(O.BarrierOp, [], [])  # the stage is read out before anybody reuses its bytes
-    b.create(O.LocalDeallocOp, [buf], [])
+    b.create(G.LocalDeallocOp, [buf], [])
     op.erase()
     for c in converts:  # outermost first; each only if nothing else reads it
         if not c.result.uses:

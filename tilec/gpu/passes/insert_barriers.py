@@ -2,27 +2,50 @@
 shared-memory user touched since the last barrier (threads of the earlier op may still be reading them).
 
 Each user's own write -> barrier -> read sequence is emitted by its lowering; this pass only orders users
-against each other. Loops are walked twice so that accesses at the end of one iteration guard the start of the
+against each other: ops with scratch space, and the buffers stage-operands makes from registers (written by
+their ``local_alloc``, read by ``local_load`` and warpgroup dots); reads after reads need no barrier. Loops are walked twice so that accesses at the end of one iteration guard the start of the
 next; ``if`` branches merge their pending sets.
 """
 from __future__ import annotations
 
 from ...ir import ops as O
 from ...ir.builder import Builder
-from .allocate_shared import scratch_bytes
+from ...ir.types import SharedBufferType
+from .. import ops as G
+from .allocate_shared import buffer_bytes, scratch_bytes
 from .common import Pass
 
 
-def _range(op):
-    n = scratch_bytes(op)
-    if not n or "smem_offset" not in op.attrs:
+def _staged_range(v):
+    """Bytes of the buffer behind ``v`` when it was made from registers (``local_alloc`` with a source), whose
+    accesses this pass orders; None for other buffers (rings order themselves with waits and barriers)."""
+    root = G.buffer_root(v) if isinstance(v.type, SharedBufferType) else None
+    if root is None or root.src is None or "smem_offset" not in root.attrs:
         return None
-    off = op.attrs["smem_offset"]
-    return (off, off + n)
+    off = root.attrs["smem_offset"]
+    return (off, off + buffer_bytes(root.result.type))
 
 
-def _overlaps(r, pending):
-    return any(not (r[1] <= a or b <= r[0]) for a, b in pending)
+def accesses(op):
+    """((start, end), writes) for the shared memory ``op`` touches that this pass orders: its scratch space
+    (written and read), and buffers made from registers: written by their ``local_alloc``, read by
+    ``local_load`` and warpgroup dots through any view."""
+    n = scratch_bytes(op)
+    if n and "smem_offset" in op.attrs:
+        off = op.attrs["smem_offset"]
+        return [((off, off + n), True)]
+    if isinstance(op, G.LocalAllocOp) and op.src is not None:
+        r = _staged_range(op.result)
+        return [(r, True)] if r else []
+    if isinstance(op, (G.LocalLoadOp, G.WarpGroupDotOp)):
+        return [(r, False) for r in map(_staged_range, op.operands) if r is not None]
+    return []
+
+
+def _conflicts(acc, pending):
+    """Whether access ``acc`` must wait for a pending one: overlapping bytes, one of the two writing."""
+    (a0, a1), w = acc
+    return any(not (a1 <= b0 or b1 <= a0) and (w or w2) for (b0, b1), w2 in pending)
 
 
 class InsertBarriers(Pass):
@@ -40,17 +63,17 @@ class InsertBarriers(Pass):
             if op.regions and not isinstance(op, (O.ReduceOp, O.ScanOp)):
                 pending = self.region_op(op, pending, insert)
                 continue
-            r = _range(op)
-            if r is None:
+            acc = accesses(op)
+            if not acc:
                 continue
-            if _overlaps(r, pending):
+            if any(_conflicts(a, pending) for a in acc):
                 if insert:
                     b = Builder()
                     b.set_insertion_point_before(op)
                     b.loc = op.loc
                     b.create(O.BarrierOp, [], [])
                 pending = frozenset()
-            pending = pending | {r}
+            pending = pending | set(acc)
         return pending
 
     def region_op(self, op, pending, insert):

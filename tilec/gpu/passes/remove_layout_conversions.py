@@ -23,6 +23,7 @@ wanted layout instead costs a few ALU instructions. So, until nothing changes:
 from __future__ import annotations
 
 from ...ir import ops as O
+from .. import ops as G
 from ...ir.builder import Builder
 from ...ir.core import BlockArgument, OpResult
 from ..layouts import BlockedLayout, MatrixUnitLayout, SliceLayout
@@ -35,7 +36,7 @@ REMAT = ("addptr", "cmp", "select", "cast", "hint", "bitcast", "fma")
 
 def _rematerialisable(op) -> bool:
     return op.name in FREE or op.name in REMAT or (op.is_elementwise and "pure" in op.traits) \
-        or isinstance(op, (O.BroadcastOp, O.ExpandDimsOp, O.ConvertLayoutOp))
+        or isinstance(op, (O.BroadcastOp, O.ExpandDimsOp, G.ConvertLayoutOp))
 
 
 def _operand_layout(op, i, layout):
@@ -60,7 +61,7 @@ def _cost(v, layout, seen, budget):
     if not isinstance(v, OpResult):
         return None
     op = v.op
-    if isinstance(op, O.ConvertLayoutOp):
+    if isinstance(op, G.ConvertLayoutOp):
         return _cost(op.src, layout, seen, budget)
     if not _rematerialisable(op) or len(op.results) != 1 or op.regions:
         return None
@@ -88,7 +89,7 @@ def _build(v, layout, builder, memo):
     if key in memo:
         return memo[key]
     op = v.op
-    if isinstance(op, O.ConvertLayoutOp):
+    if isinstance(op, G.ConvertLayoutOp):
         out = _build(op.src, layout, builder, memo)
     else:
         new_operands = []
@@ -122,7 +123,7 @@ def _carried_layout(op, i):
         return None
     y = op.body.terminator
     v = y.operands[i]
-    if not (isinstance(v, OpResult) and isinstance(v.op, O.ConvertLayoutOp)):
+    if not (isinstance(v, OpResult) and isinstance(v.op, G.ConvertLayoutOp)):
         return None
     want = v.op.src.type.layout
     if want == arg.type.layout:
@@ -130,7 +131,7 @@ def _carried_layout(op, i):
     if anchored(want) and not anchored(arg.type.layout):
         return want
     for use_op, _ in arg.uses:
-        if not isinstance(use_op, O.ConvertLayoutOp) or use_op.result.type.layout != want:
+        if not isinstance(use_op, G.ConvertLayoutOp) or use_op.result.type.layout != want:
             return None
     return want
 
@@ -140,7 +141,7 @@ def _free_in(v, layout, b, budget=MAX_REMAT_OPS):
     rematerialisation built at ``b``); None when that is not possible."""
     if not v.type.is_tile or v.type.layout == layout:
         return v
-    if isinstance(v, OpResult) and isinstance(v.op, O.ConvertLayoutOp) and v.op.src.type.layout == layout:
+    if isinstance(v, OpResult) and isinstance(v.op, G.ConvertLayoutOp) and v.op.src.type.layout == layout:
         return v.op.src
     if _cost(v, layout, set(), budget) is None:
         return None
@@ -193,7 +194,7 @@ def _sink(conv) -> bool:
             if x is None and _carried(o):
                 # a loop-carried value: converting it here makes the yield a conversion out of the anchored
                 # layout, so the loop rule then carries the value in that layout and this conversion goes away
-                x = b.op(O.ConvertLayoutOp, o, result_type=o.type.with_layout(op_lay))
+                x = b.op(G.ConvertLayoutOp, o, result_type=o.type.with_layout(op_lay))
             if x is None:
                 break
             operands.append(x)
@@ -204,7 +205,7 @@ def _sink(conv) -> bool:
                 r.type = r.type.with_layout(rl)
             b.insert(new)
             for old, r in zip(user.results, new.results):
-                back = b.op(O.ConvertLayoutOp, r, result_type=old.type)
+                back = b.op(G.ConvertLayoutOp, r, result_type=old.type)
                 old.replace_all_uses_with(back)
             user.erase()
             changed = True
@@ -251,16 +252,16 @@ class RemoveLayoutConversions(Pass):
             convert_before(op, 3 + i, want)
             arg.type = arg.type.with_layout(want)
             uses = list(arg.uses)
-            if all(isinstance(u, O.ConvertLayoutOp) and u.result.type.layout == want for u, _ in uses):
+            if all(isinstance(u, G.ConvertLayoutOp) and u.result.type.layout == want for u, _ in uses):
                 for use_op, _ in uses:
                     use_op.replace_with([arg])
             else:  # the uses start from a conversion back, which sinking then moves on
                 b = Builder()
                 b.set_insertion_point_before(op.body.ops[0])
                 b.loc = op.loc
-                back = b.op(O.ConvertLayoutOp, arg, result_type=old)
+                back = b.op(G.ConvertLayoutOp, arg, result_type=old)
                 for use_op, idx in uses:
-                    if isinstance(use_op, O.ConvertLayoutOp) and use_op.result.type.layout == want:
+                    if isinstance(use_op, G.ConvertLayoutOp) and use_op.result.type.layout == want:
                         use_op.replace_with([arg])
                     else:
                         use_op.set_operand(idx, back)
@@ -283,21 +284,21 @@ class RemoveLayoutConversions(Pass):
             if isinstance(op, O.ForOp) and op.parent is not None:
                 changed |= self.loop_carried(op)
             elif isinstance(op, O.GatherOp) and isinstance(op.src, OpResult) and \
-                    isinstance(op.src.op, O.ConvertLayoutOp):
+                    isinstance(op.src.op, G.ConvertLayoutOp):
                 op.set_operand(0, op.src.op.src)
                 changed = True
         for op in list(f.walk()):
-            if isinstance(op, O.ConvertLayoutOp) and op.parent is not None:
+            if isinstance(op, G.ConvertLayoutOp) and op.parent is not None:
                 if _hoist(op):
                     changed = True
                 if anchored(op.src.type.layout) and not anchored(op.result.type.layout):
                     changed |= _sink(op)
         for op in list(f.walk()):
-            if not isinstance(op, O.ConvertLayoutOp) or op.parent is None:
+            if not isinstance(op, G.ConvertLayoutOp) or op.parent is None:
                 continue
             want = op.result.type.layout
             src = op.src
-            while isinstance(src, OpResult) and isinstance(src.op, O.ConvertLayoutOp):
+            while isinstance(src, OpResult) and isinstance(src.op, G.ConvertLayoutOp):
                 src = src.op.src
             if src.type.layout == want:
                 op.replace_with([src])

@@ -14,6 +14,7 @@ from ..layouts import BlockedLayout, SliceLayout
 from ...ir.parser import parse_module
 from ...ir.printer import print_ir
 from ...ir import ops as O
+from .. import ops as G
 
 SAME_LAYOUT = (O.LoadOp, O.StoreOp, O.AtomicRMWOp, O.AtomicCASOp, O.SelectOp, O.CastOp, O.BitcastOp, O.AddPtrOp,
                O.HintOp, O.CmpOp, O.FmaOp, O.SplatOp, O.ConstantOp, O.ArangeOp)
@@ -71,7 +72,7 @@ def strip_layouts(module):
             if v.type.is_tile:
                 v.type = v.type.with_layout(None)
     for op in list(c.walk()):
-        if isinstance(op, O.ConvertLayoutOp):
+        if isinstance(op, G.ConvertLayoutOp):
             op.replace_with([op.src])
     return c
 

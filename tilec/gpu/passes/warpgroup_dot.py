@@ -1,22 +1,23 @@
-"""warpgroup-dot: dots that accelerate-dot gave a version-3 matrix-unit layout read their operands from
-shared memory.
+"""warpgroup-dot: dots that accelerate-dot gave a version-3 matrix-unit layout read their shared operands
+through descriptors.
 
-Runs after software-pipeline. An operand that the pipeliner already reads from a stage ring
-(``local_load``) is handed over as that stage (``local_index``); where the stage was written by ordinary stores
-(``local_store``) a ``fence_async_shared`` follows them, since the matrix units read asynchronously. B from registers is staged through a one-stage buffer of its own (``local_store``, fence,
-barrier, and a barrier after the dot before the bytes are reused). A from registers stays in registers (the
-instructions take it there), as for attention's ``p @ v``; a loop-invariant A (attention's ``q``) already comes
-from a stage (software-pipeline puts it there). Where a loop only carries the accumulator from one
-dot to the next, the dot stays running across the back edge (see ``overlap``).
+Runs after software-pipeline. An operand that stage-operands put in shared memory (``local_load`` of a buffer
+or of a view of one: a ring stage, a transposed view, a one-stage buffer written from registers) is handed over
+as that buffer; after ordinary writes into it (``local_alloc`` from registers, ``local_store``) a
+``fence_async_shared`` follows, since the matrix units read asynchronously (insert-barriers orders the write
+before the dot). A computed in registers stays in registers (the instructions take it there), as for
+attention's ``p @ v``. Where a loop only carries the accumulator from one dot to the next, the dot stays
+running across the back edge (see ``overlap``) unless it reads a buffer the loop rewrites from registers.
 """
 from __future__ import annotations
 
 from ...ir import ops as O
+from .. import ops as G
 from ...ir.builder import Builder
 from ...ir.core import OpResult
-from ...ir.types import SharedBufferType, i32
-from ..layouts import MmaLayout, shared_for_operand
-from .common import Pass, elem_bytes
+from ...ir.types import SharedBufferType
+from ..layouts import MmaLayout
+from .common import Pass
 from .software_pipeline import recount_waits
 
 
@@ -27,7 +28,7 @@ def uses_warpgroups(op) -> bool:
 
 def _stage_of(v):
     """The ``local_load`` ``v`` comes from when it has no other use (None otherwise)."""
-    if isinstance(v, OpResult) and isinstance(v.op, O.LocalLoadOp) and len(v.uses) == 1:
+    if isinstance(v, OpResult) and isinstance(v.op, G.LocalLoadOp) and len(v.uses) == 1:
         return v.op
     return None
 
@@ -39,19 +40,33 @@ def _top(op, block):
     return op
 
 
-def _fence_after_stores(buf):
-    """A ``fence_async_shared`` after every ``local_store`` into ``buf`` (once): ordinary stores must be
-    ordered before the matrix units' asynchronous reads. Copies (``cp.async``) need none, as their completion
-    wait already publishes them."""
-    for user, _ in list(buf.uses):
-        if isinstance(user, O.LocalStoreOp):
-            ops = user.parent.ops
-            i = ops.index(user)
-            if i + 1 < len(ops) and isinstance(ops[i + 1], O.FenceAsyncSharedOp):
-                continue
-            b = Builder()
-            b.set_insertion_point_after(user)
-            b.create(O.FenceAsyncSharedOp, [], [])
+def _fence_after_writes(view):
+    """A ``fence_async_shared`` after every ordinary write of the buffer behind ``view`` (its ``local_alloc``
+    from registers, ``local_store``s; once each): they must be ordered before the matrix units' asynchronous
+    reads. Copies (``cp.async``, tensor copies) need none, as their completion wait already publishes them."""
+    root = G.buffer_root(view)
+    if root is None:
+        return
+    writes = ([root] if root.src is not None else []) + \
+        [u for u, _ in G.buffer_users(root.result) if isinstance(u, G.LocalStoreOp)]
+    for w in writes:
+        ops = w.parent.ops
+        i = ops.index(w)
+        if i + 1 < len(ops) and isinstance(ops[i + 1], G.FenceAsyncSharedOp):
+            continue
+        b = Builder()
+        b.set_insertion_point_after(w)
+        b.create(G.FenceAsyncSharedOp, [], [])
+
+
+def _rewritten_in(loop, dot) -> bool:
+    """Whether a shared operand of ``dot`` is written from registers inside ``loop`` every iteration (the
+    dot must then finish within its iteration, before the next write)."""
+    for v in (dot.a, dot.b):
+        root = G.buffer_root(v) if isinstance(v.type, SharedBufferType) else None
+        if root is not None and root.src is not None and loop.is_ancestor_of(root):
+            return True
+    return False
 
 
 class WarpGroupDot(Pass):
@@ -81,8 +96,8 @@ class WarpGroupDot(Pass):
         y = body.terminator
         args = list(loop.iter_args)
         moved = []
-        for dot in [o for o in body.ops if isinstance(o, O.WarpGroupDotOp)]:
-            if len(dot.result.uses) != 1 or dot.result.uses[0][0] is not y:
+        for dot in [o for o in body.ops if isinstance(o, G.WarpGroupDotOp)]:
+            if len(dot.result.uses) != 1 or dot.result.uses[0][0] is not y or _rewritten_in(loop, dot):
                 continue
             i = dot.result.uses[0][1]
             arg = args[i]
@@ -93,13 +108,13 @@ class WarpGroupDot(Pass):
                     continue
                 # a dot that waits for everything before the first reader already retires this one: no wait
                 # after this dot, and the hand-over before the reader needs no instruction
-                retired = any(isinstance(o, O.WarpGroupDotOp) and o.attrs.get("pending", 0) == 0
+                retired = any(isinstance(o, G.WarpGroupDotOp) and o.attrs.get("pending", 0) == 0
                               for o in body.ops[:first])
                 if retired:
                     dot.attrs["pending"] = -1
                 b = Builder()
                 b.set_insertion_point_before(body.ops[first])
-                w = b.create(O.WarpGroupDotWaitOp, [arg], [arg.type], {"pending": 0, "hw": not retired})
+                w = b.create(G.WarpGroupDotWaitOp, [arg], [arg.type], {"pending": 0, "hw": not retired})
                 for user, idx in list(arg.uses):
                     if user is not w:
                         user.set_operand(idx, w.result)
@@ -107,16 +122,16 @@ class WarpGroupDot(Pass):
             res = loop.results[i]
             b = Builder()
             b.set_insertion_point_after(loop)
-            w = b.create(O.WarpGroupDotWaitOp, [res], [res.type], {"pending": 0})
+            w = b.create(G.WarpGroupDotWaitOp, [res], [res.type], {"pending": 0})
             for user, idx in list(res.uses):
                 if user is not w:
                     user.set_operand(idx, w.result)
         if not moved:
             return
         # the first op after which no dot of the previous iteration is running, then the next barrier
-        done_at = next(o for o in body.ops if isinstance(o, O.WarpGroupDotWaitOp) or
-                       isinstance(o, O.WarpGroupDotOp))
-        copies = [o for o in body.ops if isinstance(o, (O.AsyncCopyOp, O.AsyncCommitOp, O.TmaCopyOp))]
+        done_at = next(o for o in body.ops if isinstance(o, G.WarpGroupDotWaitOp) or
+                       isinstance(o, G.WarpGroupDotOp))
+        copies = [o for o in body.ops if isinstance(o, (G.AsyncCopyOp, G.AsyncCommitOp, G.TmaCopyOp))]
         if not copies:
             return
         i0 = body.ops.index(done_at)
@@ -137,57 +152,36 @@ class WarpGroupDot(Pass):
 
 
     def rewrite(self, op):
-        def before_op():  # a fresh position each time: staging inserts ops before the dot
-            b = Builder()
-            b.set_insertion_point_before(op)
-            b.loc = op.loc
-            return b
-        staged, done = [], []
-        a = self.from_stage(op.a, before_op(), done) if _stage_of(op.a) else op.a
-        if _stage_of(op.b):
-            bv = self.from_stage(op.b, before_op(), done)
-        else:
-            bv = self.from_registers(op, op.b, staged)
-        b = before_op()
-        new = b.create(O.WarpGroupDotOp, [a, bv, op.acc], [op.result.type], dict(op.attrs))
+        """The dot on warpgroup units: an operand that stage-operands put in shared memory is handed over as
+        the buffer it reads (its view), fenced after ordinary writes; A computed in registers stays there."""
+        operands = []
+        for v in (op.a, op.b):
+            ld = _stage_of(v)
+            if ld is None:
+                operands.append(v)
+                continue
+            view = ld.buffer
+            if view.type.num_buffers != 1:
+                b = Builder()
+                b.set_insertion_point_before(op)
+                t = view.type
+                view = b.create(G.LocalIndexOp, [view, ld.index],
+                                [SharedBufferType((1,) + t.tile_shape, t.element, t.layout)]).result
+            operands.append(view)
+        if not isinstance(operands[1].type, SharedBufferType):
+            raise ValueError("internal: a warpgroup dot's B must be staged in shared memory (stage-operands)")
+        b = Builder()
+        b.set_insertion_point_before(op)
+        b.loc = op.loc
+        new = b.create(G.WarpGroupDotOp, [operands[0], operands[1], op.acc], [op.result.type], dict(op.attrs))
+        loads = [_stage_of(v) for v in (op.a, op.b)]
         op.replace_with([new.result])
-        for ld in done:  # now: inserting earlier in the block would shift the builder's position
-            _fence_after_stores(ld.buffer)
-            ld.erase()
-        for buf, where in staged:
-            b.set_insertion_point_after(where if where is not None else new)
-            b.create(O.BarrierOp, [], [])  # every warpgroup is done reading before the bytes are reused
-            b.create(O.LocalDeallocOp, [buf], [])
-
-    @staticmethod
-    def from_registers(op, v, staged):
-        """B from registers, staged through a one-stage buffer right before the dot (the pipeliner already
-        moved loop-invariant operands to shared memory)."""
-        src = v
-        if isinstance(src, OpResult) and isinstance(src.op, O.ConvertLayoutOp):
-            src = src.op.src
-        at = Builder()
-        at.set_insertion_point_before(op)
-        at.loc = op.loc
-        t = src.type
-        lay = shared_for_operand(t.shape, (0, 1), elem_bytes(t))  # k contiguous: K-major
-        buf = at.create(O.LocalAllocOp, [], [SharedBufferType((1,) + t.shape, t.element, lay)]).result
-        zero = at.constant(0, i32)
-        at.create(O.LocalStoreOp, [src, buf, zero], [])
-        at.create(O.FenceAsyncSharedOp, [], [])
-        at.create(O.BarrierOp, [], [])
-        view = at.op(O.LocalIndexOp, buf, zero, result_type=buf.type)
-        staged.append((buf, None))
-        return view
-
-    @staticmethod
-    def from_stage(v, b, done):
-        ld = _stage_of(v)
-        buf = ld.buffer
-        one = SharedBufferType((1,) + buf.type.tile_shape, buf.type.element, buf.type.layout)
-        view = b.op(O.LocalIndexOp, buf, ld.index, result_type=one)
-        done.append(ld)
-        return view
+        for ld in loads:
+            if ld is not None:
+                ld.erase()
+        for v in operands[:2]:
+            if isinstance(v.type, SharedBufferType):
+                _fence_after_writes(v)
 
 
 def _drop_wait_barrier(body):
@@ -195,16 +189,16 @@ def _drop_wait_barrier(body):
     point where the previous iteration's dots are done (and its barrier), it orders nothing. A barrier-wait on
     the copy's stage barrier already makes the bytes visible to the waiting thread, and the stages are read by
     the warpgroup units (no thread reads them itself)."""
-    if any(isinstance(o, (O.LocalLoadOp, O.AsyncWaitOp)) for o in body.ops):
+    if any(isinstance(o, (G.LocalLoadOp, G.AsyncWaitOp)) for o in body.ops):
         return
     first = next((o for o in body.ops if isinstance(o, O.BarrierOp)), None)
     i = body.ops.index(first) if first is not None else 0
-    if first is None or i == 0 or not isinstance(body.ops[i - 1], O.MBarrierWaitOp):
+    if first is None or i == 0 or not isinstance(body.ops[i - 1], G.MBarrierWaitOp):
         return
-    if any(isinstance(o, (O.TmaCopyOp, O.AsyncCopyOp)) for o in body.ops[:i]):
+    if any(isinstance(o, (G.TmaCopyOp, G.AsyncCopyOp)) for o in body.ops[:i]):
         return
     later = [o for o in body.ops[i + 1:] if isinstance(o, O.BarrierOp)]
-    copies = [o for o in body.ops if isinstance(o, O.TmaCopyOp)]
+    copies = [o for o in body.ops if isinstance(o, G.TmaCopyOp)]
     if later and copies and all(body.ops.index(c) > body.ops.index(later[0]) for c in copies):
         first.erase()
 

@@ -278,10 +278,6 @@ class Lowering:
     def op_barrier(self, op):
         pass
 
-    def op_convert_layout(self, op):
-        """GPU layouts mean nothing on the CPU: the value is unchanged."""
-        self.vals[op.results[0]] = self.get(op.operands[0])
-
 
 def _reads_memory(node) -> bool:
     return isinstance(node, Lazy) and node.loads
@@ -292,7 +288,7 @@ for _cls, _fn in ((O.ConstantOp, Lowering.op_constant), (O.SplatOp, Lowering.op_
                   (O.ProgramIdOp, Lowering.op_program_id), (O.NumProgramsOp, Lowering.op_num_programs),
                   (O.LoadOp, Lowering.op_load), (O.StoreOp, Lowering.op_store), (O.ReshapeOp, Lowering.op_reshape),
                   (O.TransOp, Lowering.op_trans), (O.ReturnOp, Lowering.op_return), (O.CallOp, Lowering.op_call),
-                  (O.BarrierOp, Lowering.op_barrier), (O.ConvertLayoutOp, Lowering.op_convert_layout),
+                  (O.BarrierOp, Lowering.op_barrier),
                   ((O.ElementwiseOp, O.ArangeOp, O.BroadcastOp, O.ExpandDimsOp, O.HintOp), Lowering.op_elementwise)):
     LOWERINGS.register(*(_cls if isinstance(_cls, tuple) else (_cls,)))(_fn)
 

@@ -104,11 +104,25 @@ def keeps_descriptor(op, options) -> bool:
         return False
     if loop.attrs.get("num_stages", options.get("num_stages", 3)) < 2:
         return False
-    if not op.result.uses or not all(isinstance(u, O.DotOp) and i in (0, 1) for u, i in op.result.uses):
+    if not _feeds_dots(op.result):
         return False
     if not all(_outside(v, loop) for v in (op.base, *op.shape, *op.strides)):
         return False
     return _aligned(op, eb)
+
+
+def _feeds_dots(v) -> bool:
+    """Every use of ``v`` is a dot operand, directly or through transposes (which cost nothing once the block
+    is in shared memory)."""
+    if not v.uses:
+        return False
+    for u, i in v.uses:
+        if isinstance(u, O.TransOp):
+            if not _feeds_dots(u.result):
+                return False
+        elif not (isinstance(u, O.DotOp) and i in (0, 1)):
+            return False
+    return True
 
 
 # -- lowering -----------------------------------------------------------------------------------------------

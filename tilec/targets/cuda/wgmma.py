@@ -21,6 +21,7 @@ import llvmlite.ir as ir
 from ...gpu.lowering.types import I32, I64, to_memory
 from ...gpu.lowering.values import ll_of
 from ...ir import ops as O
+from ...gpu import ops as G
 from ...ir.core import OpResult
 from ...ir.types import SharedBufferType
 from . import nvvm
@@ -180,7 +181,7 @@ def wait(b, pending, values):
 
 
 def _is_zero(v) -> bool:
-    while isinstance(v, OpResult) and isinstance(v.op, (O.ConvertLayoutOp, O.SplatOp)):
+    while isinstance(v, OpResult) and isinstance(v.op, (G.ConvertLayoutOp, O.SplatOp)):
         v = v.op.operands[0]
     return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] == 0
 
