@@ -40,12 +40,14 @@ def test_too_much_shared_memory_is_refused_at_compile_time(target, M, N, need, a
     assert isinstance(e, CompilationError) and isinstance(e, LaunchError)  # Triton code catches OutOfResources
 
 
-def test_pipeline_buffers_name_num_stages():
-    """A matmul's pipelined operand buffers: the message names the stages too."""
+@pytest.mark.parametrize("target, allowed", [(("cuda", 90, 32), "232,448"), (("hip", "gfx942", 64), "65,536")])
+def test_pipeline_buffers_name_num_stages(target, allowed):
+    """A 256x256x128 fp16 matmul's pipelined operand buffers: the message names the stages too."""
     from gpu_jit_kernels import matmul_kernel
     constexprs = {"BM": 256, "BN": 256, "BK": 128}
     sig = ",".join(["*fp16", "*fp16", "*fp32"] + ["i32"] * 9)
     src = ASTSource(matmul_kernel, signature=sig, constexprs=constexprs)
-    with pytest.raises(OutOfResources, match=r"stages of 256x128 f16 tiles .*use smaller tiles \(BM=256, BN=256, "
+    with pytest.raises(OutOfResources, match=rf"kernel 'matmul_kernel' needs .* allows {allowed} per block; .*"
+                                             r"stages of 256x128 f16 tiles .*use smaller tiles \(BM=256, BN=256, "
                                              r"BK=128\) or fewer stages \(num_stages=3\)"):
-        tilec.compile(src, target=tilec.Target("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3})
+        tilec.compile(src, target=tilec.Target(*target), options={"num_warps": 8, "num_stages": 3})

@@ -12,10 +12,11 @@ import linecache
 
 from ..errors import OutOfResources
 from ..ir import ops as O
+from . import ops as G
 from .passes.allocate_shared import buffer_bytes, scratch_bytes
 
 #: what each kind of op keeps in shared memory, for the message
-_USES = {O.ConvertLayoutOp: "a layout conversion of", O.ReduceOp: "a reduction of", O.ScanOp: "a scan of",
+_USES = {G.ConvertLayoutOp: "a layout conversion of", O.ReduceOp: "a reduction of", O.ScanOp: "a scan of",
          O.DotOp: "the operands of a dot on", O.TransOp: "a transpose of", O.ReshapeOp: "a reshape of",
          O.GatherOp: "a gather from", O.AtomicRMWOp: "the results of an atomic on",
          O.AtomicCASOp: "the results of an atomic on"}
@@ -27,7 +28,7 @@ def _users(kernel):
     for op in kernel.walk():
         if "smem_offset" not in op.attrs:
             continue
-        if isinstance(op, O.LocalAllocOp):
+        if isinstance(op, G.LocalAllocOp):
             t = op.result.type
             n = buffer_bytes(t)
             what = f"{t.num_buffers} stage{'s' if t.num_buffers != 1 else ''} of {_shape(t.tile_shape, t)} tiles"
@@ -45,7 +46,7 @@ def _shape(shape, t) -> str:
 
 
 def _dims(op) -> set:
-    t = op.result.type if isinstance(op, O.LocalAllocOp) else (op.operands[0].type if op.operands else
+    t = op.result.type if isinstance(op, G.LocalAllocOp) else (op.operands[0].type if op.operands else
                                                                  op.result.type)
     return set(getattr(t, "shape", ()) or ())
 
@@ -70,7 +71,7 @@ def check_shared_memory(kernel, metadata: dict, target) -> None:
              if type(v) is int and v > 1 and v in dims]
     advice = f"use smaller tiles ({', '.join(sizes)})" if sizes else "use smaller tiles"
     stages = (metadata.get("options") or {}).get("num_stages")
-    if any(isinstance(op, O.LocalAllocOp) for _, op, _ in users) and isinstance(stages, int) and stages > 1:
+    if any(isinstance(op, G.LocalAllocOp) for _, op, _ in users) and isinstance(stages, int) and stages > 1:
         advice += f" or fewer stages (num_stages={stages})"
     message = "".join(parts) + f". To fit, {advice}."
     loc = users[0][1].loc if users else None
