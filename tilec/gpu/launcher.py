@@ -103,7 +103,7 @@ class _Record:
     """A debug build's failure record on one device: ``words`` int64 in device memory, and a host copy."""
 
     def __init__(self, drv, words: int):
-        self.drv, self.nbytes = drv, 8 * words
+        self.nbytes = 8 * words
         self.address = drv.alloc(self.nbytes)
         self.host = np.zeros(words, np.int64)
 
@@ -113,8 +113,9 @@ class GpuLauncher:
     backend shares), ``args`` the runtime arguments in parameter order.
 
     Subclasses set ``drv`` and ``kernel_words`` (for messages: "a <vendor> kernel"), call :meth:`setup` with one ctypes
-    cell per parameter, and implement ``load(device) -> function`` and ``issue(function, grid, stream)``.
-    ``grid_limit``: the largest grid this launch can have on the target, per dimension."""
+    cell per parameter, and implement ``load(device) -> function`` (with the device current) and ``issue(function,
+    grid, stream, device)`` (raising :meth:`launch_failed`'s error when the driver refuses). ``grid_limit``: the
+    largest grid this launch can have on the target, per dimension."""
 
     drv = None
     kernel_words = "a GPU kernel"
@@ -164,6 +165,8 @@ class GpuLauncher:
                 cell.value = args[i]
             for i, cell, convert in self.converted_cells:
                 cell.value = convert(args[i])
+        except ArgumentError:
+            raise
         except (TypeError, ValueError, OverflowError) as e:
             raise self._mismatch(args, e) from None
         return device, stream, host

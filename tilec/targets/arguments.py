@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import LaunchError
+from ..errors import ArgumentError
 
 # numpy dtype -> signature element type
 NUMPY_TO_SIG = {
@@ -371,7 +371,7 @@ def register_pointer_getter(t: type, getter):
 
 def pointer_getter(v):
     """The ``value -> (address, device, stream)`` function for ``type(v)`` (made once per type, then cached in
-    :data:`GETTERS`); LaunchError for values that cannot be pointer arguments."""
+    :data:`GETTERS`); ArgumentError (a LaunchError and ValueError) for values that cannot be pointer arguments."""
     t = type(v)
     g = GETTERS.get(t)
     if g is not None:
@@ -387,7 +387,7 @@ def pointer_getter(v):
         elif isinstance(v, (ctypes.Array, ctypes._Pointer)):
             g = _ctypes_getter
         else:
-            raise LaunchError(f"cannot pass {t.__name__} as a pointer argument")
+            raise ArgumentError(f"cannot pass {t.__name__} as a pointer argument")
     GETTERS[t] = g
     return g
 
