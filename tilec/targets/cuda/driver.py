@@ -317,9 +317,10 @@ def host_device_pointer(address: int):
     attr = d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER
     try:
         err, value = d.cuPointerGetAttribute(attr, address)
+        value = int(value) if int(err) == 0 else 0
     except Exception:  # noqa: BLE001  (a pointer cuda-python cannot even describe)
         return None
-    return int(value) if int(err) == 0 and int(value) else None
+    return value or None
 
 
 def device_attribute(name: str, device: int = 0) -> int:

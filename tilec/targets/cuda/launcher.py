@@ -62,14 +62,6 @@ class Launcher(GpuLauncher):
         self._modules[device] = (mod, f)
         return int(f)
 
-    def function(self, device: int) -> int:
-        """The kernel's function handle on ``device``, loading it there first if needed."""
-        fn = self.functions.get(device)
-        if fn is None:
-            with drv.on_device(device):
-                fn = self.functions[device] = self.load(device)
-        return fn
-
     def issue(self, fn, grid, stream, device):
         gx, gy, gz = grid
         if self.scratch:
