@@ -69,24 +69,26 @@ def cell_type(kind: str):
 
 
 # -- which launch a fault belongs to ---------------------------------------------------------------------------
-#: device -> (launcher, its launch count, grid) of the last launch issued there; device -> the fault's description
+#: device -> the launcher of the last launch issued there (its ``launches`` and ``last_grid`` say which launch);
+#: device -> the first fault's description
 LAST_LAUNCH: dict = {}
 FAULTS: dict = {}
 
 
-def _describe(entry) -> str:
-    launcher, n, grid = entry
-    return f"'{launcher.name}' (its launch {n}, grid {grid})"
+def _describe(launcher, n=None, grid=None) -> str:
+    n, grid = (launcher.launches, launcher.last_grid) if n is None else (n, grid)
+    return f"'{launcher.name}' (its launch {n}, grid {tuple(grid)})"
 
 
 def fault_error(drv, what: str, err_text: str, device, own=None) -> KernelFault:
     """The error for a kernel fault that a driver call (``what``) reported on ``device``. Faults surface at the next
     call after the kernel, so the culprit is ``own`` (the launch that reported it, when launches are synchronous)
-    or else the last kernel launched on the device; the first attribution is kept for every later error there."""
+    (``(launcher, its launch count, grid)``) or else the last kernel launched on the device; the first attribution is
+    kept for every later error there."""
     known = FAULTS.get(device)
     if known is None:
         if own is not None:
-            culprit = f"kernel {_describe(own)} faulted: {err_text}"
+            culprit = f"kernel {_describe(*own)} faulted: {err_text}"
         else:
             last = LAST_LAUNCH.get(device)
             culprit = (f"a kernel faulted ({err_text}); the last kernel launched on device {device} was "
@@ -131,6 +133,7 @@ class GpuLauncher:
         self.functions: dict = {}
         self.lock = threading.Lock()
         self.launches = 0
+        self.last_grid = None
         self.records: dict = {}
 
     # -- arguments ---------------------------------------------------------------------------------------------
@@ -231,6 +234,8 @@ class GpuLauncher:
             if gx == 0 or gy == 0 or gz == 0:
                 return
             raise self.grid_error(grid)
+        if type(grid) is not tuple or len(grid) != 3:
+            grid = (gx, gy, gz)
         if len(args) != self.nargs:
             raise self._mismatch(args)
         drv = self.drv
@@ -247,9 +252,10 @@ class GpuLauncher:
                 fn = self.functions.get(device)
                 if fn is None:
                     fn = self.functions[device] = self.load(device)
+                self.issue(fn, grid, stream or 0, device)
                 self.launches += 1
-                self.issue(fn, (gx, gy, gz), stream or 0, device)
-                LAST_LAUNCH[device] = (self, self.launches, (gx, gy, gz))
+                self.last_grid = grid
+                LAST_LAUNCH[device] = self
             finally:
                 if token is not None:
                     drv.leave(token)
@@ -260,7 +266,7 @@ class GpuLauncher:
         what = f"launching '{self.name}' on grid {grid}"
         if self.drv.fault_code(err):
             blocking = os.environ.get(self.drv.BLOCKING_ENV, "0") not in ("", "0")
-            return fault_error(self.drv, what, text, device, (self, self.launches, grid) if blocking else None)
+            return fault_error(self.drv, what, text, device, (self, self.launches + 1, grid) if blocking else None)
         return LaunchError(f"{what} failed: {text}")
 
     # -- debug builds ------------------------------------------------------------------------------------------

@@ -212,8 +212,9 @@ def _context_calls():
     raw_set = _libcuda_symbol("cuCtxSetCurrent", [ctypes.c_void_p])
     if raw_get is not None and raw_set is not None:
         def get():
-            cell = _tls.__dict__.get("cell")
-            if cell is None:
+            try:
+                cell = _tls.cell
+            except AttributeError:
                 cell = _tls.cell = ctypes.c_void_p()
             err = raw_get(ctypes.addressof(cell))
             if err:
@@ -239,11 +240,13 @@ def _context_calls():
 def enter(device: int):
     """Make ``device``'s primary context current in this thread if it is not; returns the context to restore
     after the work (None: ``device`` was current already, or no context was, which then stays set)."""
-    want = _state.get("handles", {}).get(device)
-    if want is None:
+    try:
+        want = _state["handles"][device]
+        get, set_ = _state["context_calls"]
+    except KeyError:  # the first time on this device (or at all)
         primary_context(device)
         want = _state["handles"][device]
-    get, set_ = _context_calls()
+        get, set_ = _context_calls()
     current = get()
     if current == want:
         return None
