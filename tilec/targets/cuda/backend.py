@@ -20,6 +20,7 @@ from ...gpu.shared_limit import check_shared_memory
 from . import ptx
 from .driver import compute_capability
 from .launcher import is_cuda_value, make_launcher
+from ..params import param_kind
 from .lower import lower_module_text
 from .target import CudaTarget
 from ...gpu.lowering.function import global_scratch_bytes
@@ -64,13 +65,6 @@ def disassemble(cubin: bytes) -> str:
                 return "\n".join(y for x, y in lines if y or not x.strip()).strip("\n") + "\n"
             failures.append(f"{tool}: {(p.stderr or p.stdout).strip() or f'exit status {p.returncode}'}")
     raise BackendError("no SASS: " + "; ".join(failures))
-
-
-def param_kind(t) -> str:
-    """How a kernel parameter travels: 'ptr' or the scalar type's name."""
-    if t.is_tile:
-        raise BackendError(f"kernel parameters cannot be tiles ({t})")
-    return "ptr" if t.is_ptr else t.element.name
 
 
 class CUDABackend:

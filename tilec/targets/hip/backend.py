@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...elf import amdgpu_metadata, link_shared, read_elf
 from ...errors import BackendError
 from ..arguments import device_of
+from ..params import param_kind
 from ...gpu.lowering import lower_module_text
 from ...gpu.passes.verify_gir import verify_gir
 from ...gpu.pipeline import gpu_passes
@@ -23,12 +24,6 @@ NO_MATRIX_UNITS = 0
 MAX_THREADS = 1024
 #: what ``Target("hip")`` compiles for when no architecture is named and no AMD GPU is present
 DEFAULT_ARCH = "gfx942"
-
-
-def param_kind(t) -> str:
-    if t.is_tile:
-        raise BackendError(f"kernel parameters cannot be tiles ({t})")
-    return "ptr" if t.is_ptr else t.element.name
 
 
 class HIPBackend:
