@@ -370,3 +370,51 @@ def test_hip_bad_input(tmp_path, capsys, args, message, status):
                            *args, "-o", str(tmp_path / "o" / "k")])
     err = capsys.readouterr().err.strip()
     assert rc == status and err.startswith("tilec: ") and message in err and "\n" not in err, err
+
+
+HALF_MAIN_C = textwrap.dedent('''
+    #include <stdint.h>
+    #include <stdio.h>
+    #include "dispatch.h"
+
+    extern void (*fake_show_args)(void **params);
+
+    static void show(void **params) {  /* a: the f32 the bf16 parameter is; b: the f16 parameter's bits */
+      printf(" %.9g %u", (double)*(float *)params[4], (unsigned)*(uint16_t *)params[5]);
+    }
+
+    int main(void) {
+      char *base = (char *)(uintptr_t)4096;
+      fake_show_args = show;
+      /* bf16 0x4049 is 3.140625; f16 0x3e00 is 1.5 */
+      printf("rc %d\\n", (int)axpb(NULL, base, base + 8192, 3, 50, (uint16_t)0x4049, (uint16_t)0x3e00, 0));
+      return 0;
+    }
+''')
+
+
+@pytest.mark.skipif(_cc() is None, reason="no C compiler (cc, gcc or clang) on PATH")
+def test_hip_16_bit_float_scalars_travel_as_the_kernel_takes_them(tmp_path):
+    """A bf16 parameter is an f32 in the kernel (its bits widened), an f16 parameter its 16 bits: the code
+    object's metadata and the C entry agree."""
+    out = tmp_path / "out"
+    _compile(tmp_path, "-n", "axpb_kernel", "-g", "(cols + BLOCK - 1) / BLOCK, rows", "-t", "hip:gfx942",
+             "-o", str(out / "axpb"), "-s", "*fp32, *fp32, i32, i32, bf16, fp16, 32")
+    assert aot_link.main(sorted(str(p) for p in out.glob("*.h")) + ["-o", str(out / "dispatch")]) == 0
+    inc = tmp_path / "include" / "hip"
+    inc.mkdir(parents=True)
+    (inc / "hip_runtime_api.h").write_text(STUB_HEADER)
+    (tmp_path / "fake_hip.c").write_text(FAKE_RUNTIME)
+    (tmp_path / "main.c").write_text(HALF_MAIN_C)
+    exe = tmp_path / "main"
+    r = subprocess.run([_cc(), "-Wall", "-Werror", "-I", str(tmp_path / "include"), "-I", str(out),
+                        str(tmp_path / "main.c"), str(tmp_path / "fake_hip.c"), *sorted(str(p) for p in out.glob("*.c")),
+                        "-o", str(exe)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = subprocess.run([str(exe)], capture_output=True, text=True, check=True, timeout=60).stdout.splitlines()
+    launch = next(ln for ln in lines if ln.startswith("launch"))
+    assert launch.endswith("args 3.140625 15872"), lines
+    from tilec.targets.hip.launcher import kernarg_layout
+    c_file = next(out.glob("axpb.*.c"))
+    layout, _ = kernarg_layout(_embedded(c_file), "axpb_kernel", ["ptr", "ptr", "i32", "i32", "bf16", "f16"])
+    assert [ct.__name__ for _, ct in layout][4:] == ["c_float", "c_ushort"]

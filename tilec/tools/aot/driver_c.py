@@ -31,7 +31,11 @@ def source(spec: KernelSpec, compiled, image: bytes, api: DriverApi, threads: in
     shared = int(compiled.metadata.get("shared", 0) or 0)
     params = ", ".join(f"{p.ctype} {p.name}" for p in spec.params)
     sep = ", " if spec.params else ""
-    argv = ", ".join(f"(void *)&{p.name}" for p in spec.params) or "NULL"
+    # a bf16 parameter is the f32 register the kernel keeps it in (the GPU register model): its bits widened
+    widen = "".join(f"\n  union {{ uint32_t bits; float value; }} {p.name}_f32 = {{ (uint32_t){p.name} << 16 }};"
+                    for p in spec.params if p.kind == "bf16")
+    argv = ", ".join(f"(void *)&{p.name}_f32.value" if p.kind == "bf16" else f"(void *)&{p.name}"
+                     for p in spec.params) or "NULL"
     gx, gy, gz = spec.grid
     a = api
     after = f"\n{after_get.format(f=f, shared=shared)}" if after_get else ""
@@ -68,7 +72,7 @@ static {a.function} {f}_function = NULL;
 {a.result} {f}({a.stream} stream{sep}{params}) {{
   {a.result} err = load_{f}();
   if (err != {a.ok}) return err;
-  unsigned int gx = (unsigned int)({gx}), gy = (unsigned int)({gy}), gz = (unsigned int)({gz});
+  unsigned int gx = (unsigned int)({gx}), gy = (unsigned int)({gy}), gz = (unsigned int)({gz});{widen}
   void *args[] = {{{argv}}};
   if ((unsigned long long)gx * gy * gz == 0) return {a.ok};{note}
   return {a.launch}({f}_function, gx, gy, gz, {threads}, 1, 1, {shared}, stream, args, NULL);
