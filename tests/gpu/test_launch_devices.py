@@ -59,14 +59,17 @@ def test_launches_go_to_torchs_current_stream():
     torch = _torch()
     n = 100_003
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-    out = torch.full_like(x, float("nan"))
+    out = torch.empty_like(x)
+    grid = (tilec.cdiv(n, 1024),)
+    add[grid](x, y, out, n, BLOCK=1024)  # compiled and loaded before timing matters
+    out.fill_(float("nan"))
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     sleep = getattr(torch.cuda, "_sleep", None)
     with torch.cuda.stream(side):
         if sleep is not None:
-            sleep(1_000_000_000)  # keeps the side stream busy for a while
-        add[(tilec.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+            sleep(1_000_000_000)  # keeps the side stream busy for a while (about half a second)
+        add[grid](x, y, out, n, BLOCK=1024)
     if sleep is not None:  # on the side stream, behind the sleep: not run yet as seen from the default stream
         assert torch.isnan(out).all().item() and not side.query()
     side.synchronize()
