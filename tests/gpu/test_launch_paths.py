@@ -224,6 +224,9 @@ def test_bf16_values():
     assert bf16_value(3.14159) == 3.140625 and bf16_value(1.00390625) == 1.0  # to nearest, ties to even
     assert bf16_value(-0.1) == -0.10009765625 and bf16_value(65504) == 65536 and bf16_value(2) == 2.0
     assert bf16_value(float("inf")) == float("inf") and np.isnan(bf16_value(float("nan")))
+    from tilec.gpu.launcher import CONVERT  # fp8 scalars: f32 registers holding a value of the format
+    assert CONVERT["f8e4m3"](0.3) == 0.3125 and CONVERT["f8e5m2"](0.3) == 0.3125
+    assert CONVERT["f8e4m3"](1000.0) == 448.0 and CONVERT["f8e5m2"](1e6) == float("inf")  # as the evaluator rounds
 
 
 def test_bf16_parameter_is_four_bytes_in_the_compiled_kernel(gpu):

@@ -56,7 +56,7 @@ CELLS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32":
          "u64": ctypes.c_uint64, "f32": ctypes.c_float, "f64": ctypes.c_double, "ptr": ctypes.c_uint64,
          "f16": ctypes.c_uint16, "bf16": ctypes.c_float, "f8e4m3": ctypes.c_float, "f8e5m2": ctypes.c_float}
 CONVERT = {"f16": f16_bits, "bf16": bf16_value, "f8e4m3": _fp8("f8e4m3"), "f8e5m2": _fp8("f8e5m2")}
-#: the integer kinds take Python ints and numpy integers as they are; these refuse floats (ctypes would too)
+#: kinds that take any real number (the others take integers only), for naming an argument that does not fit
 _FLOAT_KINDS = {"f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"}
 
 
