@@ -299,7 +299,7 @@ class MatrixUnitLayout(Layout):
     behind a layout: whether they read operand ``op_idx`` from shared memory themselves, and which placement
     order they need there for an element type (None: any; e.g. (1, 0) for A [M, K]: k contiguous)."""
 
-    def operand_in_shared(self, op_idx: int) -> bool:
+    def operand_in_shared(self, op_idx: int, element=None) -> bool:
         return False
 
     def shared_operand_order(self, op_idx: int, element) -> tuple | None:
@@ -333,8 +333,9 @@ class MmaLayout(MatrixUnitLayout):
         v = f", version = {self.version}" if self.version != 2 else ""
         return f"wpc = {_fmt(self.warps_per_cta)}{v}"
 
-    def operand_in_shared(self, op_idx: int) -> bool:
-        return self.version == 3 and op_idx == 1  # warpgroup units read B through a descriptor (A may be registers)
+    def operand_in_shared(self, op_idx: int, element=None) -> bool:
+        # warpgroup units read B through a descriptor; A may come in registers when it has 16-bit elements
+        return self.version == 3 and (op_idx == 1 or element is not None and element.name not in ("f16", "bf16"))
 
     def shared_operand_order(self, op_idx: int, element) -> tuple | None:
         # warpgroup units transpose 16-bit operands while reading; 8-bit and tf32 operands must be k-contiguous

@@ -157,7 +157,7 @@ def write_stage(L, value, bt, base):
     ll = ll_of(vt)
     vec = _vector(ll, bt.layout, bt.tile_shape, max(1, 16 // eb))
     offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
-    vals = [to_memory(b, bt.element, v) for v in L.get(value)]
+    vals = [to_memory(b, vt, v) for v in L.get(value)]  # vt: the buffer's element, or its bits as an integer
     for g in range(0, len(vals), vec):
         p = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
         store_vector(b, p, vals[g:g + vec], eb)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from ...ir import ops as O
 from ...ir.builder import Builder
 from ...ir.core import BlockArgument, OpResult
-from ...ir.types import SharedBufferType, TileType, i1, i32, i64
+from ...ir.types import PointerType, ScalarType, SharedBufferType, TileType, i1, i32, i64
 from .. import ops as G
 from ..layouts import SharedLayout, swizzle_bytes
 from .common import Pass, elem_bytes
@@ -51,10 +51,16 @@ class Staged:
     ring: object = None
     group: int = -1          # commit group of a pointer load's copies within an iteration
     tma: tuple = None        # (descriptor, stage barriers, bytes announced) of a tensor copy
+    registers: bool = False  # copied through registers (loaded an iteration ahead, stored into its stage)
+    carried: object = None   # the register path's tile for the iteration ahead, as carried by the loop
 
     @property
     def is_tma(self) -> bool:
         return isinstance(self.load, O.DescriptorLoadOp)
+
+    @property
+    def is_async(self) -> bool:
+        return not self.is_tma and not self.registers
 
     def address(self):
         """The values its address (and mask) are computed from."""
@@ -95,8 +101,19 @@ def tma_swizzle(alloc):
     return swizzle_bytes(lay, t.tile_shape, elem_bytes(t))
 
 
-def match(loop):
-    """The loop's pipelinable ``(load, alloc)`` pairs as :class:`Staged`, in body order."""
+def copy_bytes(ld, alloc) -> int:
+    """Bytes per asynchronous copy of ``ld``'s tile into ``alloc``'s placement, as far as the layouts say:
+    consecutive elements a thread holds along the buffer's contiguous dimension."""
+    t = alloc.result.type
+    ll = ld.ptr.type.layout.to_linear(ld.ptr.type.shape)
+    return min(ll.contiguous_regs(t.layout.order[0]), t.layout.vec) * elem_bytes(t)
+
+
+def match(loop, async_copies=True):
+    """The loop's pipelinable ``(load, alloc)`` pairs as :class:`Staged`, in body order. A pointer load goes
+    through registers (``Staged.registers``) where the target has no asynchronous copies or the buffer's
+    placement leaves less than 4 contiguous bytes per copy (a transposing write, e.g. an 8-bit operand that
+    must be k-contiguous but is stored the other way)."""
     body, iv, args = loop.body, loop.induction_var, set(loop.iter_args)
     out = []
     for ld in body.ops:
@@ -112,6 +129,8 @@ def match(loop):
         elif not (ld.result.type.is_tile and ld.result.type.rank == 2) or ld.attrs.get("volatile") or \
                 (ld.other is not None and not _is_zero(ld.other)):
             continue
+        else:
+            s.registers = not async_copies or copy_bytes(ld, alloc) < 4
         if all(recomputable(v, body, iv, args) for v in s.address()):
             out.append(s)
     return out
@@ -173,7 +192,7 @@ def schedule(loop, staged):
     staged = sorted(staged, key=lambda s: s.first)
     groups = 0
     for s in staged:
-        if not s.is_tma:
+        if s.is_async:
             s.group, groups = groups, groups + 1
     return staged
 
@@ -213,24 +232,30 @@ class Emitter:
         b.set_insertion_point_before(loop)
         b.loc = loop.loc
         self.allocate_rings(b)
-        ahead_inits = self.prologue(b)
+        ahead_inits, regs_inits = self.prologue(b)
         zero, last = b.constant(0, i32), b.constant(S - 1, i32)
         has_tma = any(s.is_tma for s in self.staged)
         counters = [zero, last] + ([zero] if has_tma else [])
-        new = _add_carried(loop, ahead_inits + counters)
+        new = _add_carried(loop, ahead_inits + regs_inits + counters)
         body = new.body
         n = len(body.args) - len(counters)
-        ahead = list(body.args[n - len(self.closure):n])
+        ahead = list(body.args[n - len(regs_inits) - len(self.closure):n - len(regs_inits)])
+        for s, a in zip(self.by_registers, body.args[n - len(regs_inits):n]):
+            s.carried = a
         rd, wr = body.args[n], body.args[n + 1]
         phase = body.args[n + 2] if has_tma else None
         self.waits(body, rd, phase)
-        it = self.ahead_copies(body, new, ahead, wr)
+        b, nexts, regs_next = self.ahead_copies(body, new, ahead, wr)
         for s in self.staged:
             s.alloc.erase()
             s.load.erase()
-        self.advance(body, it, ahead, rd, wr, phase, zero)
+        self.advance(b, body, nexts, regs_next, rd, wr, phase, zero)
         self.epilogue(new)
         return new
+
+    @property
+    def by_registers(self):
+        return [s for s in self.staged if s.registers]
 
     def allocate_rings(self, b):
         for s in self.staged:
@@ -273,12 +298,35 @@ class Emitter:
             self.copies(b, body, dict(mapping), cond, b.constant(s, i32))
             m2 = dict(mapping)
             state = {a: _clone(y.operands[args.index(a)], body, m2, b) for a in self.closure}
-        return [state[a] for a in self.closure]
+        # the register path's tiles for iteration S - 1, stored when the loop's first iteration copies
+        it = b.op(O.AddOp, loop.lb, b.constant((self.S - 1) * self.step, iv.type))
+        cond = b.op(O.CmpOp, it, loop.ub, predicate="lt")
+        regs = [self.load_ahead(b, s, body, {iv: it, **state}, cond) for s in self.by_registers]
+        return [state[a] for a in self.closure], regs
+
+    @staticmethod
+    def load_ahead(b, s, body, mapping, cond):
+        """``s``'s tile loaded into registers for the iteration ``mapping`` describes, masked by ``cond`` (zero
+        where masked off). Float elements whose registers differ from their memory form (bf16, fp8) are loaded
+        as integers of their width: the tile only moves to shared memory, and ``local_store`` takes bits."""
+        ld = s.load
+        ptr = _clone(ld.ptr, body, mapping, b)
+        t = ld.ptr.type
+        guard = b.op(O.SplatOp, cond, result_type=TileType(t.shape, i1, t.layout))
+        mask = guard if ld.mask is None else b.op(O.AndOp, _clone(ld.mask, body, mapping, b), guard)
+        et = t.element.pointee
+        rt = ld.result.type
+        if et.name == "bf16" or et.name.startswith("f8"):
+            bits = ScalarType(f"i{et.bits}")
+            ptr = b.op(O.BitcastOp, ptr, result_type=t.with_element(PointerType(bits, t.element.address_space)))
+            rt = rt.with_element(bits)
+        other = b.constant(0, rt)
+        return b.create(O.LoadOp, [ptr, mask, other], [rt], dict(ld.attrs)).result
 
     def waits(self, body, rd, phase):
         """Where buffers are first needed: the wait for the last of them (groups complete in order) or their
         tensor copies' barrier, a barrier, and the read stage in place of each allocation."""
-        groups = sum(1 for s in self.staged if not s.is_tma)
+        groups = sum(1 for s in self.staged if s.is_async)
         at_first = {}
         for s in self.staged:
             at_first.setdefault(s.first, []).append(s)
@@ -290,7 +338,7 @@ class Emitter:
             at.loc = anchor.loc
             for bars in dict.fromkeys(s.tma[1] for s in here if s.is_tma):
                 at.create(G.MBarrierWaitOp, [bars, rd, phase], [])
-            mine = [s.group for s in here if not s.is_tma]
+            mine = [s.group for s in here if s.is_async]
             if mine:  # groups complete in order: waiting for the last one here covers those needed earlier
                 last = max(mine)
                 at.create(G.AsyncWaitOp, [], [], {"pending": 0, "group": last, "ahead": (self.S - 1) * groups})
@@ -313,23 +361,26 @@ class Emitter:
         cond = b.op(O.CmpOp, it, new.ub, predicate="lt")
         self.copies(b, body, mapping, cond, wr)
         recount_waits(body)
-        return it
+        # the carried loop values one iteration further, and the register path's loads for that iteration
+        m2 = dict(mapping)
+        nexts = [_clone(body.terminator.operands[self.args.index(a)], body, m2, b) for a in self.closure]
+        it2 = b.op(O.AddOp, iv, b.constant(self.S * self.step, iv.type))
+        cond2 = b.op(O.CmpOp, it2, new.ub, predicate="lt")
+        m3 = {iv: it2, **dict(zip(self.closure, nexts))}
+        regs = [self.load_ahead(b, s, body, dict(m3), cond2) for s in self.by_registers]
+        return b, nexts, regs
 
-    def advance(self, body, it, ahead, rd, wr, phase, zero):
-        """The yield carries the next iteration-ahead values, the next stages and the barrier phase."""
-        args = self.args
+    def advance(self, b, body, nexts, regs_next, rd, wr, phase, zero):
+        """The yield carries the next iteration-ahead values and register tiles, the next stages and the
+        barrier phase."""
         ny = body.terminator
-        b = Builder()
-        b.set_insertion_point_before(ny)
-        m2 = {body.args[0]: it, **dict(zip(self.closure, ahead))}
-        nexts = [_clone(ny.operands[args.index(a)], body, m2, b) for a in self.closure]
         one, stages = b.constant(1, i32), b.constant(self.S, i32)
         rd1, wr1 = b.op(O.AddOp, rd, one), b.op(O.AddOp, wr, one)
         wraps = b.op(O.CmpOp, rd1, stages, predicate="eq")
         rd_n = b.op(O.SelectOp, wraps, zero, rd1)
         wr_n = b.op(O.SelectOp, b.op(O.CmpOp, wr1, stages, predicate="eq"), zero, wr1)
         ph_n = [b.op(O.SelectOp, wraps, b.op(O.XorOp, phase, one), phase)] if phase is not None else []
-        ny.set_operands(list(ny.operands) + nexts + [rd_n, wr_n] + ph_n)
+        ny.set_operands(list(ny.operands) + nexts + regs_next + [rd_n, wr_n] + ph_n)
 
     def epilogue(self, new):
         """After the loop: nothing in flight, every thread's last reads done, rings released."""
@@ -353,6 +404,10 @@ class Emitter:
                 coords = [_clone(o, body, mapping, b) for o in ld.offsets]
                 b.create(G.TmaCopyOp, [s.ring, stage, bars, desc, cond, *coords], [], {"announce": announce})
                 continue
+            if s.registers:  # in the prologue a fresh load; in the loop the tile loaded an iteration earlier
+                x = s.carried if s.carried is not None else self.load_ahead(b, s, body, mapping, cond)
+                b.create(G.LocalStoreOp, [x, s.ring, stage], [])
+                continue
             ptr = _clone(ld.ptr, body, mapping, b)
             t = ld.ptr.type
             guard = b.op(O.SplatOp, cond, result_type=TileType(t.shape, i1, t.layout))
@@ -364,9 +419,10 @@ class Emitter:
 class SoftwarePipeline(Pass):
     name = "software-pipeline"
 
-    def __init__(self, num_stages: int = 3, shared_limit: int = 0):
+    def __init__(self, num_stages: int = 3, shared_limit: int = 0, async_copies: bool = True):
         self.num_stages = num_stages
         self.shared_limit = shared_limit  # bytes the rings may take (0: no limit)
+        self.async_copies = async_copies  # the target copies global -> shared asynchronously
 
     def run(self, module):
         changed = False
@@ -383,7 +439,7 @@ class SoftwarePipeline(Pass):
         if S < 2 or not (isinstance(step, OpResult) and isinstance(step.op, O.ConstantOp) and
                          step.op.attrs["value"] > 0):
             return None
-        staged = match(loop)
+        staged = match(loop, self.async_copies)
         if not staged:
             return None
         S = stages_that_fit(S, staged, self.shared_limit)
