@@ -50,7 +50,8 @@ def matmul(name, M=4096, N=4096, K=4096, dt="*fp16", out_dt="*fp16", bm=128, bn=
     out_name = {"*fp16": "float16", "*bf16": "bfloat16", "*fp32": "float32", "*i32": "int32"}[out_dt]
     return Case(name, "matmul_kernel", _mm_params(M, N, K, dt, out_dt, trans_a, trans_b),
                 dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, TRANS_A=int(trans_a), TRANS_B=int(trans_b),
-                     EPILOGUE=epilogue, ACC_ARG=int(acc_arg), OUT_DTYPE=("tl", out_name)),
+                     EPILOGUE=epilogue, ACC_ARG=int(acc_arg), OUT_DTYPE=("tl", out_name),
+                     ACC_DTYPE=("tl", "int32" if dt == "*i8" else "float32"), OTHER=0 if dt == "*i8" else 0.0),
                 warps, stages, dict(M=M, N=N, K=K, dt=dt, out=out_dt, trans_a=trans_a, trans_b=trans_b,
                                     epilogue=epilogue))
 

@@ -85,11 +85,11 @@ def warpgroup_inputs(op) -> int:
 
 def qualifies(op, arch: int) -> bool:
     a, b, c = op.a.type, op.b.type, op.acc.type
-    if arch < 80 or len(c.shape) != 2 or b.element != a.element:
+    if arch < 80 or len(c.shape) not in (2, 3) or b.element != a.element:
         return False
     if a.element.name in ("i8", "u8"):  # m16n8k32 with 32-bit integer accumulators
-        M, K = a.shape
-        return c.element.name == "i32" and M % 16 == 0 and b.shape[1] % 8 == 0 and K % 32 == 0
+        *_, M, K = a.shape
+        return c.element.name == "i32" and M % 16 == 0 and b.shape[-1] % 8 == 0 and K % 32 == 0
     if c.element.name != "f32":
         return False
     if a.element.name == "f32":
@@ -97,8 +97,8 @@ def qualifies(op, arch: int) -> bool:
             return False  # ieee (and tf32x3) stay exact on the FMA path
     elif a.element.name not in MMA_INPUTS:
         return False
-    M, K = a.shape
-    N = b.shape[1]
+    *_, M, K = a.shape
+    N = b.shape[-1]
     return M % 16 == 0 and N % 8 == 0 and K % (8 * k_width(op)) == 0
 
 
@@ -207,6 +207,13 @@ class AccelerateDot(Pass):
 
     def rewrite(self, op, num_warps):
         if not qualifies(op, self.arch) and not self.warpgroups(op, num_warps):
+            return
+        if len(op.acc.type.shape) == 3:  # batched: warps along the batch first, each matrix as a 2-d dot
+            B, M, N = op.acc.type.shape
+            wb = min(num_warps, B)
+            mma = MmaLayout((wb,) + mma_warps(M, N, num_warps // wb))
+            kw = k_width(op)
+            self.assign(op, MmaOperandLayout(0, mma, kw), MmaOperandLayout(1, mma, kw), mma)
             return
         M, N = op.acc.type.shape
         wpc = mma_warps(M, N, num_warps)

@@ -6,7 +6,7 @@ stage-operands puts every matrix-unit operand that comes from memory into shared
 themselves. That is the only pattern this pass knows, so it pipelines any vendor's matrix-unit operands and any
 spelling of them (transposed or not) alike. In three steps, each its own function:
 
-- **match** (:func:`match`): the loop's ``(load, alloc)`` pairs: a ``load`` of a 2-d tile (``other`` absent or
+- **match** (:func:`match`): the loop's ``(load, alloc)`` pairs: a ``load`` of a 2-d or 3-d (batched) tile (``other`` absent or
   zero, not volatile) or a ``descriptor_load`` the copy engine can write in the buffer's placement, whose address
   can be recomputed for another iteration (pure ops of the body from the induction variable, carried values and
   values from outside; the carried values it reads must advance by such ops too);
@@ -126,7 +126,7 @@ def match(loop, async_copies=True):
         if s.is_tma:
             if tma_swizzle(alloc) is None:
                 continue
-        elif not (ld.result.type.is_tile and ld.result.type.rank == 2) or ld.attrs.get("volatile") or \
+        elif not (ld.result.type.is_tile and ld.result.type.rank in (2, 3)) or ld.attrs.get("volatile") or \
                 (ld.other is not None and not _is_zero(ld.other)):
             continue
         else:

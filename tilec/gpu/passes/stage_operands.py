@@ -128,26 +128,27 @@ class StageOperands(Pass):
                 isinstance(v.type.layout, MatrixUnitOperandLayout)):
             return False
         p, orders, casts = producer(v)
-        if not p.type.is_tile or p.type.rank != 2:
+        if not p.type.is_tile or p.type.rank not in (2, 3):
             return False
+        rank = p.type.rank
         loop = _enclosing_loop(dot)
         loaded = isinstance(p, OpResult) and isinstance(p.op, LOADS)
         invariant = loop is not None and _defined_outside(p, loop)
         if not (loaded or invariant or orders or acc.operand_in_shared(idx, v.type.element)):
             return False
-        perm = compose(orders, 2)
+        perm = compose(orders, rank)
         need = acc.shared_operand_order(idx, p.type.element)
         if need is not None:  # the instructions' order, said in the view's dimensions: back to the producer's
             order = tuple(perm[d] for d in need)
         elif loaded and isinstance(p.op, O.DescriptorLoadOp):
-            order = (1, 0)  # a tensor copy writes whole rows
+            order = tuple(range(rank - 1, -1, -1))  # a tensor copy writes whole rows
         elif loaded:
             order = register_order(p.op.ptr.type)
         elif isinstance(p.type.layout, BlockedLayout):
             order = register_order(p.type)
         else:  # computed in a matrix-unit layout: k contiguous, which every reader takes without transposing
-            kd = 1 if idx == 0 else 0
-            order = (perm[kd], perm[1 - kd])
+            kd, od = (rank - 1, rank - 2) if idx == 0 else (rank - 2, rank - 1)
+            order = (perm[kd], perm[od]) + tuple(perm[d] for d in range(rank - 2))
         key = (p, order)
         buf = staged.get(key)
         if buf is None:
@@ -156,7 +157,7 @@ class StageOperands(Pass):
         b.set_insertion_point_before(dot)
         b.loc = dot.loc
         view = buf
-        if perm != (0, 1):
+        if perm != tuple(range(rank)):
             view = b.create(G.LocalTransOp, [buf], [G.LocalTransOp.view_type(buf.type, perm)],
                             {"order": perm}).result
         x = b.create(G.LocalLoadOp, [view, b.constant(0, i32)], [v.type.with_element(p.type.element)]).result
