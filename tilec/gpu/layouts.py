@@ -299,6 +299,10 @@ class MatrixUnitLayout(Layout):
     behind a layout: whether they read operand ``op_idx`` from shared memory themselves, and which placement
     order they need there for an element type (None: any; e.g. (1, 0) for A [M, K]: k contiguous)."""
 
+    #: whether a dot operand computed before the loop around the dot (attention's ``q``) is kept in shared
+    #: memory rather than in registers through the loop: worth it where registers are the scarcer resource
+    invariant_operands_in_shared = True
+
     def operand_in_shared(self, op_idx: int, element=None) -> bool:
         return False
 

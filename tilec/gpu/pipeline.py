@@ -41,14 +41,16 @@ GPU_PASSES = ("inline-all", "expand-descriptors", "convert-to-gir", "coalesce", 
 
 
 def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3, keep_descriptor=None,
-               dot_layouts=None, shared_limit: int = 0):
+               dot_layouts=None, shared_limit: int = 0, async_copies: bool = True):
     """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
     generation accelerate-dot targets; ``dot_layouts`` (a target's ``GpuTarget.dot_layouts``) replaces that
     choice with the target's own; ``keep_descriptor`` says which ``descriptor_load`` ops the target moves whole
-    (the others are expanded); ``shared_limit`` (bytes, 0: none) bounds what the pipeliner's rings take."""
+    (the others are expanded); ``shared_limit`` (bytes, 0: none) bounds what the pipeliner's rings take;
+    ``async_copies``: the target copies global -> shared asynchronously (else loads are pipelined through
+    registers)."""
     return [InlineAll(), ExpandDescriptors(keep_descriptor), ConvertToGIR(num_warps, warp_size),
             Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps, dot_layouts), RemoveLayoutConversions(),
-            StageOperands(), SoftwarePipeline(num_stages, shared_limit), DescriptorCopies(), WarpGroupDot(),
+            StageOperands(), SoftwarePipeline(num_stages, shared_limit, async_copies), DescriptorCopies(), WarpGroupDot(),
             CSE(), DCE(), AllocateShared(), InsertBarriers()]
 
 

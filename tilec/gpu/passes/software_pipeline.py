@@ -207,13 +207,31 @@ def tma_groups(staged):
 
 
 # -- emit -------------------------------------------------------------------------------------------------------
-def stages_that_fit(S, staged, limit):
-    """``S``, or fewer stages when the rings would take more than ``limit`` bytes of shared memory (at least
-    2: with fewer there is nothing to overlap; 0 when even 2 do not fit)."""
+def reserved_bytes(loop, staged) -> int:
+    """Shared memory the loop needs besides its rings: buffers allocated outside it that it reads (a staged
+    loop-invariant operand), buffers staged inside it that the pipeliner does not take, and the largest scratch
+    space of one of its ops (they come and go, one at a time)."""
+    from .allocate_shared import buffer_bytes, scratch_bytes
+    taken = {id(s.alloc) for s in staged}
+    outside, inside, scratch = set(), 0, 0
+    for op in loop.walk():
+        scratch = max(scratch, scratch_bytes(op))
+        if isinstance(op, G.LocalAllocOp) and id(op) not in taken:
+            inside += buffer_bytes(op.result.type)
+        for v in op.operands:
+            root = G.buffer_root(v) if isinstance(v.type, SharedBufferType) else None
+            if root is not None and not loop.is_ancestor_of(root):
+                outside.add(root)
+    return sum(buffer_bytes(r.result.type) for r in outside) + inside + scratch
+
+
+def stages_that_fit(S, staged, limit, reserved=0):
+    """``S``, or fewer stages when the rings would take more than ``limit - reserved`` bytes of shared memory
+    (at least 2: with fewer there is nothing to overlap; 0 when even 2 do not fit)."""
     per_stage = sum(t.tile_numel * elem_bytes(t) for t in (s.alloc.result.type for s in staged))
     if not limit:
         return S
-    while S >= 2 and S * per_stage > limit:
+    while S >= 2 and S * per_stage > limit - reserved:
         S -= 1
     return S if S >= 2 else 0
 
@@ -442,7 +460,7 @@ class SoftwarePipeline(Pass):
         staged = match(loop, self.async_copies)
         if not staged:
             return None
-        S = stages_that_fit(S, staged, self.shared_limit)
+        S = stages_that_fit(S, staged, self.shared_limit, reserved_bytes(loop, staged) if self.shared_limit else 0)
         closure = carried_closure(loop, staged)
         if not S or closure is None:
             return None

@@ -133,7 +133,7 @@ class StageOperands(Pass):
         rank = p.type.rank
         loop = _enclosing_loop(dot)
         loaded = isinstance(p, OpResult) and isinstance(p.op, LOADS)
-        invariant = loop is not None and _defined_outside(p, loop)
+        invariant = loop is not None and _defined_outside(p, loop) and acc.invariant_operands_in_shared
         if not (loaded or invariant or orders or acc.operand_in_shared(idx, v.type.element)):
             return False
         perm = compose(orders, rank)

@@ -203,7 +203,8 @@ def lower_warp_group_dot(L, op):
             for j, p in enumerate(parts):
                 vals = [next(done) for _ in p]
                 for i, v in zip(regs, vals):
-                    acc[i] = v if (zero and j == 0) else b.fadd(acc[i], v)
+                    # "contract": printed add.f32 as Triton's (nothing here to fuse with)
+                    acc[i] = v if (zero and j == 0) else b.fadd(acc[i], v, flags=("contract",))
         L.bind(op.result, acc)
         return
     pending = op.attrs.get("pending", 0)
