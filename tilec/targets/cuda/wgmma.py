@@ -144,8 +144,12 @@ def lower_warp_group_dot(L, op):
     nw = L.num_warps
     per_pass = 16 * nw
     n_inst = N if N <= 256 else 256
-    # this warpgroup's first row in each pass, from a warp index ptxas can see is uniform
-    wg_row = b.mul(b.lshr(nvvm.warp_uniform(b, L.warp), _c(2)), _c(64))
+    # this warpgroup's first row in each pass, from a warp index ptxas can see is uniform; computed once in
+    # the entry block, so a dot in a loop does not shuffle it again every iteration
+    wg_row = L.cache.get("warpgroup_row")
+    if wg_row is None:
+        e = L.entry
+        wg_row = L.cache["warpgroup_row"] = e.mul(e.lshr(nvvm.warp_uniform(e, L.warp), _c(2)), _c(64))
     B = Operand(L, op.b, 0)
     a_regs = None
     if isinstance(at, SharedBufferType):
