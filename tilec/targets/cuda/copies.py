@@ -183,6 +183,7 @@ def stmatrix_fragments(L, values, ll, buf, base: int, eb: int) -> bool:
         origin = ll.reg_coord(g << 1)
         coord = tuple(b.add(lane_off[d], _c(origin[d])) if origin[d] else lane_off[d] for d in range(2))
         off = buf.offsets(L, [coord])[0]
-        p = b.gep(L.smem, [b.add(_c(base), b.mul(off, _c(eb)))], source_etype=ir.IntType(8))
+        start = base if isinstance(base, ir.Value) else _c(base)
+        p = b.gep(L.smem, [b.add(start, b.mul(off, _c(eb)))], source_etype=ir.IntType(8))
         _asm(b, text, "r,r,r,r,r,~{memory}", [b.ptrtoint(p, I32)] + words[g:g + 4])
     return True

@@ -149,7 +149,7 @@ def lower_warp_group_dot(L, op):
     wg_row = L.cache.get("warpgroup_row")
     if wg_row is None:
         e = L.entry
-        wg_row = L.cache["warpgroup_row"] = e.mul(e.lshr(nvvm.warp_uniform(e, L.warp), _c(2)), _c(64))
+        wg_row = L.cache["warpgroup_row"] = e.mul(e.lshr(nvvm.uniform_warp(L), _c(2)), _c(64))
     B = Operand(L, op.b, 0)
     a_regs = None
     if isinstance(at, SharedBufferType):
