@@ -181,7 +181,13 @@ def main(argv=None):
     ap.add_argument("--only", action="append")
     ap.add_argument("--sm80", action="store_true", help="compile tilec for the Ampere path (TILEC_CUDA_ARCH=80)")
     ap.add_argument("--csv")
+    ap.add_argument("--exact", help=argparse.SUPPRESS)
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--isolate", action="store_true",
+                    help="each spelling in a process of its own (a faulting kernel spoils only its own row)")
     a = ap.parse_args(argv)
+    if a.isolate:
+        return isolated(a)
     if a.sm80:
         os.environ["TILEC_CUDA_ARCH"] = "80"
     os.environ.setdefault("TILEC_CACHE_DIR", tempfile.mkdtemp(prefix="tc-bench-"))
@@ -192,11 +198,19 @@ def main(argv=None):
     Ks = (load_kernels(True, "gpu_spelling_kernels.py"), load_kernels(False, "gpu_spelling_kernels.py"))
     rows = []
     for case in CASES:
-        if a.only and not any(o in case.name for o in a.only):
+        if a.exact and case.name != a.exact or a.only and not any(o in case.name for o in a.only):
             continue
         rows.append(run_case(case, Ks, g))
         r = rows[-1]
+        if a.json:
+            import json
+            print(json.dumps(r))
+            return
         print(f"  {r['name']}: {r.get('tilec')} / {r.get('triton')}", file=sys.stderr, flush=True)
+    report(rows, a)
+
+
+def report(rows, a):
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; tilec path "
           f"{'sm_80 (TILEC_CUDA_ARCH=80)' if a.sm80 else 'native'}")
     print(f"{'spelling':<30}{'tilec':>9}{'triton':>9}{'ratio':>8}  {'regs/spill tilec':>17}{'triton':>9}")
@@ -217,6 +231,26 @@ def main(argv=None):
             for r in rows:
                 fh.write(",".join(str(r.get(k, "")) for k in ("name", "tilec", "triton", "tilec_res",
                                                                "triton_res")) + "\n")
+
+
+def isolated(a):
+    """Run every selected spelling in its own process (``--exact``), then print the table from their rows."""
+    import json
+    import subprocess
+    rows = []
+    for case in CASES:
+        if a.only and not any(o in case.name for o in a.only):
+            continue
+        cmd = [sys.executable, __file__, "--exact", case.name, "--json"] + (["--sm80"] if a.sm80 else [])
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        line = next((x for x in p.stdout.splitlines() if x.startswith("{")), None)
+        if line is None:
+            err = (p.stderr.strip().splitlines() or ["no output"])[-1]
+            rows.append({"name": case.name, "tilec": f"FAILED {err[:80]}", "triton": ""})
+        else:
+            rows.append(json.loads(line))
+        print(f"  {case.name}: {rows[-1].get('tilec')} / {rows[-1].get('triton')}", file=sys.stderr, flush=True)
+    report(rows, a)
 
 
 if __name__ == "__main__":

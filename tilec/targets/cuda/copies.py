@@ -34,11 +34,13 @@ def cp_async(b, dst, src, nbytes: int, pred):
     zero-fills."""
     kind = "cg" if nbytes == 16 else "ca"
     addr = b.ptrtoint(dst, I32)
+    # "~{memory}": the copy writes shared memory, so LLVM must not move shared loads of bytes it may overwrite
+    # (a layout conversion's scratch read before the ring's first copy) across it
     if pred is None:
-        _asm(b, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes};", "r,l", [addr, src])
+        _asm(b, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes};", "r,l,~{memory}", [addr, src])
         return
     size = b.select(pred, _c(nbytes), _c(0))
-    _asm(b, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes}, $2;", "r,l,r", [addr, src, size])
+    _asm(b, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes}, $2;", "r,l,r,~{memory}", [addr, src, size])
 
 
 def cp_async_commit(b):
