@@ -13,7 +13,8 @@ spelling of them (transposed or not) alike. In three steps, each its own functio
 - **schedule** (:func:`schedule`): where each buffer is first needed (the first op in the body that reads it,
   views included), the order of the copy groups (first needed first), and which tensor copies share a barrier
   (those first needed at the same place: the first announces all their bytes, one wait covers them);
-- **emit** (:class:`Emitter`): ``S = num_stages`` (the loop's own from ``tl.range`` first, else the kernel's,
+- **emit** (:class:`Emitter`): a barrier (the rings may reuse scratch bytes of ops before the loop);
+  ``S = num_stages`` (the loop's own from ``tl.range`` first, else the kernel's,
   fewer when the rings would not fit the target's shared memory) and a ring ``smem<S x tile>`` per pair, in the
   allocation's placement; a prologue copying iterations ``0 .. S-2`` into stages ``0 .. S-2`` (masked off past
   the loop's end), each pointer load's copies their own commit group; where a buffer is first needed an
@@ -276,6 +277,9 @@ class Emitter:
         return [s for s in self.staged if s.registers]
 
     def allocate_rings(self, b):
+        # the rings may take bytes that ops before the loop used as scratch (a layout conversion's): every
+        # thread must be done with those before the first copy lands
+        b.create(O.BarrierOp, [], [])
         for s in self.staged:
             t = s.alloc.result.type
             s.ring = b.create(G.LocalAllocOp, [], [SharedBufferType((self.S,) + t.tile_shape, t.element,
