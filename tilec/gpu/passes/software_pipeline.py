@@ -102,19 +102,19 @@ def tma_swizzle(alloc):
     return swizzle_bytes(lay, t.tile_shape, elem_bytes(t))
 
 
-def copy_bytes(ld, alloc) -> int:
-    """Bytes per asynchronous copy of ``ld``'s tile into ``alloc``'s placement, as far as the layouts say:
-    consecutive elements a thread holds along the buffer's contiguous dimension."""
-    t = alloc.result.type
-    ll = ld.ptr.type.layout.to_linear(ld.ptr.type.shape)
-    return min(ll.contiguous_regs(t.layout.order[0]), t.layout.vec) * elem_bytes(t)
+def transposing(ld, alloc) -> bool:
+    """Whether ``alloc``'s placement keeps a different dimension contiguous than ``ld``'s tile does in
+    registers (and in memory): an 8-bit or tf32 operand that must be k-contiguous but is stored the other way.
+    Asynchronous copies move contiguous bytes, so such a tile has to go through registers."""
+    from .stage_operands import register_order
+    return alloc.result.type.layout.order[0] != register_order(ld.ptr.type)[0]
 
 
 def match(loop, async_copies=True):
     """The loop's pipelinable ``(load, alloc)`` pairs as :class:`Staged`, in body order. A pointer load goes
-    through registers (``Staged.registers``) where the target has no asynchronous copies or the buffer's
-    placement leaves less than 4 contiguous bytes per copy (a transposing write, e.g. an 8-bit operand that
-    must be k-contiguous but is stored the other way)."""
+    through registers (``Staged.registers``) where the target has no asynchronous copies or the placement
+    transposes (``transposing``); copies narrower than the copy engine takes (unaligned rows) stay
+    asynchronous copies that the lowering does synchronously, which costs no registers across iterations."""
     body, iv, args = loop.body, loop.induction_var, set(loop.iter_args)
     out = []
     for ld in body.ops:
@@ -131,7 +131,7 @@ def match(loop, async_copies=True):
                 (ld.other is not None and not _is_zero(ld.other)):
             continue
         else:
-            s.registers = not async_copies or copy_bytes(ld, alloc) < 4
+            s.registers = not async_copies or transposing(ld, alloc)
         if all(recomputable(v, body, iv, args) for v in s.address()):
             out.append(s)
     return out
