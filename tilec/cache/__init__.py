@@ -28,7 +28,7 @@ from .notice import CacheWarning, reset as reset_warnings, warn_once
 from .remote import ReadOnlyError, RemoteBackend, RemoteLevel
 
 __all__ = ["cache_dir", "enabled", "contains", "load", "store", "abandon", "remote", "set_remote_backend", "stats",
-           "CacheWarning", "RemoteBackend", "ReadOnlyError", "reset_warnings"]
+           "reset_stats", "CacheWarning", "RemoteBackend", "ReadOnlyError", "reset_warnings"]
 
 BACKENDS = {"redis": "tilec.cache.redis_backend:RedisBackend"}
 _ENV = ("TILEC_REMOTE_CACHE_BACKEND", "TILEC_REDIS_URL", "TILEC_REDIS_HOST", "TILEC_REDIS_PORT",
@@ -49,6 +49,10 @@ def enabled() -> bool:
 def stats() -> dict:
     """Counts of what the cache did in this process (hits per level, misses, publishes, waits, failures)."""
     return dict(_stats)
+
+
+def reset_stats() -> None:
+    _stats.clear()
 
 
 def _make_backend(spec: str):
