@@ -40,4 +40,8 @@ def child_env(server, local_dir, **extra) -> dict:
                TILEC_REDIS_URL=server.url, TILEC_REMOTE_CACHE_TIMEOUT="0.5")
     env.pop("TILEC_ALWAYS_COMPILE", None)
     env.update({k: str(v) for k, v in extra.items()})
+    import tilec  # this tilec, and the tests' helpers, wherever the child starts
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tilec.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.abspath(__file__)), root,
+                                         os.environ.get("PYTHONPATH", "")])
     return env

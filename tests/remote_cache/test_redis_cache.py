@@ -40,7 +40,6 @@ def compile_and_check(block: int):
 
 def run_member(server, local_dir, blocks, timeout=120, **env):
     env = child_env(server, local_dir, **env)
-    env["PYTHONPATH"] = os.pathsep.join([HERE, env.get("PYTHONPATH", "")])
     out = subprocess.run([sys.executable, os.path.join(HERE, "fleet_member.py"), *map(str, blocks)], env=env,
                          capture_output=True, text=True, timeout=timeout)
     assert out.returncode == 0, out.stderr
@@ -113,7 +112,6 @@ def test_server_killed_while_a_child_runs(redis_server, tmp_path):
     """A child process launching kernels loses the server between two launches: every result is right, it warns
     once, and its later variants are compiled and kept locally."""
     env = child_env(redis_server, tmp_path / "a", TILEC_REMOTE_CACHE_RETRY_S=60)
-    env["PYTHONPATH"] = os.pathsep.join([HERE, env.get("PYTHONPATH", "")])
     proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fleet_member.py"), "16", "--sleep-after-first",
                              "1.5", "32", "64"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = proc.stdout.readline()
