@@ -65,3 +65,15 @@ class ReadOnly(MemoryBackend):
 class BrokenConstructor(RemoteBackend):
     def __init__(self):
         raise RuntimeError("no credentials configured")
+
+
+class LateEntry(MemoryBackend):
+    """The entry appears (and its builder's lease is gone) just after this process's first look: the race
+    between a miss and taking the lease."""
+    first_look: set = set()
+
+    def get(self, key):
+        if key not in LateEntry.first_look:
+            LateEntry.first_look.add(key)
+            return None
+        return super().get(key)

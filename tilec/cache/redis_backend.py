@@ -51,8 +51,9 @@ class RedisBackend(RemoteBackend):
         timeout = timeout_s if timeout_s is not None else float(os.environ.get("TILEC_REMOTE_CACHE_TIMEOUT") or 2)
         ttl = ttl_s if ttl_s is not None else os.environ.get("TILEC_REDIS_TTL_S")
         self.ttl_ms = int(float(ttl) * 1000) if ttl else None
+        # RESP2: every server version speaks it (no HELLO handshake)
         self.client = redis.Redis.from_url(self.url, socket_timeout=timeout, socket_connect_timeout=timeout,
-                                           retry=Retry(NoBackoff(), 0), retry_on_timeout=False)
+                                           retry=Retry(NoBackoff(), 0), retry_on_timeout=False, protocol=2)
         e = redis.exceptions
         self._refusals = tuple(c for c in (getattr(e, "ReadOnlyError", None), getattr(e, "NoPermissionError", None),
                                            getattr(e, "OutOfMemoryError", None)) if c is not None)

@@ -165,7 +165,10 @@ class RemoteLevel:
                     return None  # down, waited long enough, or no lease can be taken: build here
                 if self._call(claim, key, self.LEASE_S, default=False, write=True):
                     self._hold(key)
-                    return None
+                    hit = self.load(key)  # published (and its lease given up) since this process last looked
+                    if hit is not None:
+                        self.release(key)
+                    return hit
                 if self._call(claimed, key, default=False):
                     waited = True
                 time.sleep(pause)  # the holder builds, or just finished: its entry is read next
