@@ -260,3 +260,24 @@ def test_importing_tilec_does_not_import_torch(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr
+
+
+def test_outputs_of_transposed_inputs_match_their_declarations(torch_warmed):
+    """like("x") is torch.empty_like(x): a transposed input's layout, in eager calls and in compiled graphs
+    alike; like("x", contiguous=True) is contiguous whatever x's strides."""
+    @op("tilec_tests::negate_like", out=like("x"))
+    def negate_like(x: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(x)  # x's strides: the kernel walks both through x's storage order
+        n = x.numel()
+        ops.scale_add_kernel[ops.grid1(n)](x, torch.zeros_like(x), out, -1.0, n, BLOCK=256)
+        return out
+
+    x = rand(37, 53, seed=15).t()
+    got = negate_like(x)
+    assert got.stride() == x.stride()
+    torch.testing.assert_close(got, -x)
+    torch.testing.assert_close(compiled_cleanly(lambda x: negate_like(x) * 2, x), -2 * x)
+    g = rand(53, 37, seed=16)
+    s = ops.sigmoid_mul(x, g)
+    assert s.is_contiguous()
+    torch.testing.assert_close(s, g * torch.sigmoid(x))
