@@ -152,3 +152,21 @@ def test_an_entry_published_between_the_miss_and_the_lease_is_used(fresh, monkey
     assert dict(build(128).asm) == dict(k.asm)
     assert cache.stats() == {"remote_hits": 1}
     assert mb.CLAIMS == set()
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork here")
+def test_a_forked_child_builds_its_own_remote_level(fresh, monkeypatch):
+    import os
+    use(monkeypatch, "MemoryBackend")
+    parent = cache.remote()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a new level, working
+        try:
+            ok = cache.remote() is not parent and cache.remote() is not None
+            os.write(write, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    assert cache.remote() is parent

@@ -93,6 +93,21 @@ def set_remote_backend(backend) -> None:
             _remote.update(config=None, level=RemoteLevel(backend, _stats), explicit=True)
 
 
+def _after_fork_in_child():
+    """A forked child builds its own remote level (connections, leases and the heartbeat thread are the parent's)."""
+    global _lock
+    _lock = threading.Lock()
+    level = _remote["level"]
+    if _remote["explicit"] and level is not None:
+        _remote["level"] = RemoteLevel(level.backend, _stats)
+    else:
+        _remote.update(config=None, level=None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def contains(key: str) -> bool:
     """Whether an entry for ``key`` is stored locally or remotely (not checked: ``load`` still verifies it)."""
     if not enabled():
