@@ -39,6 +39,8 @@ def op(name: str, fn=None, /, *, out=None, mutates_args=(), fake=None, backward=
     if fake is None and not outs and not mutates_args:
         raise TypeError(f"{name}: declare what it returns (out=tilec.torch.like(...)), or what it writes "
                         "(mutates_args=...), or give fake=")
+    if setup_context is not None and backward is None:
+        raise TypeError(f"{name}: setup_context= without backward=")
 
     def arguments(args, kwargs) -> dict:
         bound = sig.bind(*args, **kwargs)
@@ -64,6 +66,4 @@ def op(name: str, fn=None, /, *, out=None, mutates_args=(), fake=None, backward=
     opdef.register_fake(fake)
     if backward is not None:
         opdef.register_autograd(backward, setup_context=setup_context)
-    elif setup_context is not None:
-        raise TypeError(f"{name}: setup_context= without backward=")
     return opdef
