@@ -25,6 +25,7 @@ class CPUBackend:
     def parse_options(self, options: dict) -> dict:
         out = dict(DEFAULTS)
         out.update({k: v for k, v in (options or {}).items() if v is not None})
+        out["host"] = driver.host_identity()  # the machine compiled for is part of the cache key
         return out
 
     def arg_kind(self, value) -> str:
