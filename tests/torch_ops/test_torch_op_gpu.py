@@ -1,6 +1,7 @@
 """tilec kernels as torch custom operators on a CUDA GPU: torch.compile(fullgraph=True) with Inductor (no graph
 break, no warning), CUDA graphs capturing and replaying the launches (by hand and through Inductor's
 ``mode="reduce-overhead"``), autograd through the registered backward, and torch.export."""
+import importlib
 import math
 import os
 import sys
@@ -23,10 +24,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 def _cuda():
     if not torch.cuda.is_available():
         pytest.skip("torch sees no CUDA device")
-    import torch._dynamo
+    # imported by name: an `import torch._dynamo` here would make `torch` a local of this function
+    importlib.import_module("torch._dynamo")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import torch._inductor.compile_fx  # noqa: F401  (torch's own import-time warnings, before recording)
+        importlib.import_module("torch._inductor.compile_fx")  # torch's own import-time warnings, before recording
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
     yield
