@@ -35,9 +35,11 @@ class CPUBackend:
         return value
 
     def passes(self, options):
-        """Only ``expand-descriptors``: otherwise the CPU lowering works on tir as the tir pipeline leaves it."""
+        """``expand-descriptors`` and the cleanups after it: otherwise the CPU lowering works on tir as the tir
+        pipeline leaves it."""
         from ...passes.expand_descriptors import ExpandDescriptors
-        return [ExpandDescriptors()]
+        from ...passes.manager import cleanup_passes
+        return [ExpandDescriptors()] + cleanup_passes()
 
     def stages(self, options):
         level = int(options.get("opt_level", 3))
