@@ -259,3 +259,35 @@ def attn_fwd_kernel(Q, K, V, Out, sm_scale, stride_h, stride_m, N_CTX,
     acc = acc / l_i[:, None]
     tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(tl.float16),
              mask=offs_m[:, None] < N_CTX)
+
+
+@triton.jit
+def attn_bwd_dkdv_kernel(Q, K, V, DO, DK, DV, Lse, Delta, sm_scale, stride_h, stride_m, N_CTX,
+                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Attention backward, dK and dV for one block of keys (non-causal): walks the queries, recomputing
+    P^T = exp(K Q^T - lse) from the forward's log-sum-exp, then dV += P^T dO, dS^T = P^T (V dO^T - delta),
+    dK += dS^T Q. Operands reach the dots transposed in the kernel (``tl.trans``) the way kernel authors write
+    it."""
+    start_n = tl.program_id(0)
+    base = tl.program_id(1).to(tl.int64) * stride_h
+    offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    k = tl.load(K + base + offs_n[:, None] * stride_m + offs_d[None, :])
+    v = tl.load(V + base + offs_n[:, None] * stride_m + offs_d[None, :])
+    dk = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+    lse_base = tl.program_id(1) * N_CTX
+    for start_m in range(0, N_CTX, BLOCK_M):
+        offs_m = start_m + tl.arange(0, BLOCK_M)
+        q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :])
+        do = tl.load(DO + base + offs_m[:, None] * stride_m + offs_d[None, :])
+        lse = tl.load(Lse + lse_base + offs_m)
+        delta = tl.load(Delta + lse_base + offs_m)
+        qkT = tl.dot(k, tl.trans(q)) * (sm_scale * 1.44269504)
+        pT = tl.math.exp2(qkT - lse[None, :])
+        dv += tl.dot(pT.to(tl.float16), do)
+        dpT = tl.dot(v, tl.trans(do))
+        dsT = pT * (dpT - delta[None, :])
+        dk += tl.dot(dsT.to(tl.float16), q)
+    tl.store(DK + base + offs_n[:, None] * stride_m + offs_d[None, :], (dk * sm_scale).to(tl.float16))
+    tl.store(DV + base + offs_n[:, None] * stride_m + offs_d[None, :], dv.to(tl.float16))

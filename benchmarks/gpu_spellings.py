@@ -134,7 +134,50 @@ def attention_problem(case, g):
     return make_run, o, ref, 4 * B * H * S * S * D * (0.5 if causal else 1.0)
 
 
+def attention_bwd_problem(case, g):
+    """dK and dV of attention (non-causal) from the forward's log-sum-exp and delta = rowsum(O * dO), checked
+    against torch's autograd in float64; the output checked is dK and dV side by side."""
+    p = case.problem
+    B, H, S, D = p["B"], p["H"], p["S"], p["D"]
+    q, k, v, do = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16, generator=g) for _ in range(4))
+    scale = 1.0 / math.sqrt(D)
+    qd, kd, vd = (x.double().requires_grad_() for x in (q, k, v))
+    s = (qd @ kd.transpose(-1, -2)) * scale
+    o = torch.softmax(s, -1) @ vd
+    o.backward(do.double())
+    lse = (torch.logsumexp(s, -1) * 1.4426950408889634).float().detach().contiguous()
+    delta = (o * do.double()).sum(-1).float().detach().contiguous()
+    ref = torch.cat([kd.grad, vd.grad], -1)
+    dkv = torch.empty(B, H, S, 2 * D, device="cuda", dtype=torch.float16)
+    dk, dv = dkv[..., :D], dkv[..., D:]
+    dk_c, dv_c = torch.empty_like(q), torch.empty_like(q)
+    cx = case.constexprs
+    grid = (triton.cdiv(S, cx["BLOCK_N"]), B * H)
+
+    class Out:  # the checked output: both gradients
+        dtype = torch.float16
+
+        @staticmethod
+        def fill_(x):
+            dk_c.fill_(x)
+            dv_c.fill_(x)
+
+        @staticmethod
+        def double():
+            dk.copy_(dk_c)
+            dv.copy_(dv_c)
+            return dkv.double()
+
+    def make_run(K):
+        return lambda: K.attn_bwd_dkdv_kernel[grid](q, k, v, do, dk_c, dv_c, lse, delta, scale, q.stride(1),
+                                                    q.stride(2), S, **cx, num_warps=case.num_warps,
+                                                    num_stages=case.num_stages)
+    return make_run, Out, ref, 4 * 2 * B * H * S * S * D
+
+
 def problem(case, g):
+    if case.kernel == "attn_bwd_dkdv_kernel":
+        return attention_bwd_problem(case, g)
     if case.kernel == "matmul_kernel":
         return matmul_problem(case, g)
     if case.kernel == "attn_fwd_kernel":

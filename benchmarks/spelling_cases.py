@@ -111,4 +111,10 @@ CASES = [
     attention("attn D128 pre-transposed", 128, False, 0),
     attention("attn D128 trans(k)", 128, False, 1),
     attention("attn D128 k.T causal", 128, True, 2),
+    Case("attn bwd dK/dV D64", "attn_bwd_dkdv_kernel",
+         [("Q", "*fp16", None), ("K", "*fp16", None), ("V", "*fp16", None), ("DO", "*fp16", None),
+          ("DK", "*fp16", None), ("DV", "*fp16", None), ("Lse", "*fp32", None), ("Delta", "*fp32", None),
+          ("sm_scale", "fp32", 0.125), ("stride_h", "i32", 2048 * 64), ("stride_m", "i32", 64),
+          ("N_CTX", "i32", 2048)],
+         dict(HEAD_DIM=64, BLOCK_M=64, BLOCK_N=128), 8, 2, dict(B=2, H=16, S=2048, D=64)),
 ]
