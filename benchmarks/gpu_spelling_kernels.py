@@ -24,10 +24,11 @@ def _tile_ids(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: 
 def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                   stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                   GROUP_M: tl.constexpr, TRANS_A: tl.constexpr, TRANS_B: tl.constexpr, EPILOGUE: tl.constexpr,
-                  ACC_ARG: tl.constexpr, OUT_DTYPE: tl.constexpr):
+                  ACC_ARG: tl.constexpr, OUT_DTYPE: tl.constexpr, ACC_DTYPE: tl.constexpr, OTHER: tl.constexpr):
     """C = A @ B. TRANS_A: A is given as its transpose A^T [K, M] (strides of A^T), loaded [BK, BM] and
     ``tl.trans``-ed; TRANS_B: B is given as W [N, K] (``x @ W.T``), loaded [BN, BK] and transposed with ``.T``.
-    EPILOGUE 1: + bias[n], leaky relu. ACC_ARG: ``tl.dot(a, b, acc)`` (else ``acc += tl.dot(a, b)``)."""
+    EPILOGUE 1: + bias[n], leaky relu. ACC_ARG: ``tl.dot(a, b, acc)`` (else ``acc += tl.dot(a, b)``). OTHER: the
+    masked-off value in the inputs' kind (0.0 for floats, 0 for integers)."""
     pid = tl.program_id(0)
     pid_m, pid_n = _tile_ids(pid, M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
@@ -41,22 +42,21 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, 
         b_ptrs = b_ptr + offs_n[:, None] * stride_bn + offs_k[None, :] * stride_bk
     else:
         b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
-    acc_dtype = tl.int32 if a_ptr.dtype.element_ty == tl.int8 else tl.float32
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=acc_dtype)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC_DTYPE)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kleft = K - k * BLOCK_K
         if TRANS_A:
-            a = tl.trans(tl.load(a_ptrs, mask=offs_k[:, None] < kleft, other=0))
+            a = tl.trans(tl.load(a_ptrs, mask=offs_k[:, None] < kleft, other=OTHER))
         else:
-            a = tl.load(a_ptrs, mask=offs_k[None, :] < kleft, other=0)
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < kleft, other=OTHER)
         if TRANS_B:
-            b = tl.load(b_ptrs, mask=offs_k[None, :] < kleft, other=0).T
+            b = tl.load(b_ptrs, mask=offs_k[None, :] < kleft, other=OTHER).T
         else:
-            b = tl.load(b_ptrs, mask=offs_k[:, None] < kleft, other=0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < kleft, other=OTHER)
         if ACC_ARG:
-            acc = tl.dot(a, b, acc)
+            acc = tl.dot(a, b, acc, out_dtype=ACC_DTYPE)
         else:
-            acc += tl.dot(a, b)
+            acc += tl.dot(a, b, out_dtype=ACC_DTYPE)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
     if EPILOGUE == 1:
@@ -106,8 +106,8 @@ def persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
         b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
-            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0)
-            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0)
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
             acc = tl.dot(a, b, acc)
             a_ptrs += BLOCK_K * stride_ak
             b_ptrs += BLOCK_K * stride_bk
@@ -227,7 +227,7 @@ def attn_fwd_kernel(Q, K, V, Out, sm_scale, stride_h, stride_m, N_CTX,
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
-    q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0)
+    q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
     m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
@@ -236,13 +236,13 @@ def attn_fwd_kernel(Q, K, V, Out, sm_scale, stride_h, stride_m, N_CTX,
     for start_n in range(0, hi, BLOCK_N):
         cols = start_n + offs_n
         if K_SPELLING == 0:
-            k = tl.load(K + base + cols[None, :] * stride_m + offs_d[:, None], mask=cols[None, :] < N_CTX, other=0)
+            k = tl.load(K + base + cols[None, :] * stride_m + offs_d[:, None], mask=cols[None, :] < N_CTX, other=0.0)
             qk = tl.dot(q, k)
         elif K_SPELLING == 1:
-            k = tl.load(K + base + cols[:, None] * stride_m + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0)
+            k = tl.load(K + base + cols[:, None] * stride_m + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
             qk = tl.dot(q, tl.trans(k))
         else:
-            k = tl.load(K + base + cols[:, None] * stride_m + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0)
+            k = tl.load(K + base + cols[:, None] * stride_m + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
             qk = tl.dot(q, k.T)
         keep = cols[None, :] < N_CTX
         if CAUSAL:
@@ -253,9 +253,41 @@ def attn_fwd_kernel(Q, K, V, Out, sm_scale, stride_h, stride_m, N_CTX,
         alpha = tl.math.exp2(m_i - m_ij)
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        v = tl.load(V + base + cols[:, None] * stride_m + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0)
+        v = tl.load(V + base + cols[:, None] * stride_m + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
         acc = tl.dot(p.to(tl.float16), v, acc)
         m_i = m_ij
     acc = acc / l_i[:, None]
     tl.store(Out + base + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(tl.float16),
              mask=offs_m[:, None] < N_CTX)
+
+
+@triton.jit
+def attn_bwd_dkdv_kernel(Q, K, V, DO, DK, DV, Lse, Delta, sm_scale, stride_h, stride_m, N_CTX,
+                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Attention backward, dK and dV for one block of keys (non-causal): walks the queries, recomputing
+    P^T = exp(K Q^T - lse) from the forward's log-sum-exp, then dV += P^T dO, dS^T = P^T (V dO^T - delta),
+    dK += dS^T Q. Operands reach the dots transposed in the kernel (``tl.trans``) the way kernel authors write
+    it."""
+    start_n = tl.program_id(0)
+    base = tl.program_id(1).to(tl.int64) * stride_h
+    offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    k = tl.load(K + base + offs_n[:, None] * stride_m + offs_d[None, :])
+    v = tl.load(V + base + offs_n[:, None] * stride_m + offs_d[None, :])
+    dk = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+    lse_base = tl.program_id(1) * N_CTX
+    for start_m in range(0, N_CTX, BLOCK_M):
+        offs_m = start_m + tl.arange(0, BLOCK_M)
+        q = tl.load(Q + base + offs_m[:, None] * stride_m + offs_d[None, :])
+        do = tl.load(DO + base + offs_m[:, None] * stride_m + offs_d[None, :])
+        lse = tl.load(Lse + lse_base + offs_m)
+        delta = tl.load(Delta + lse_base + offs_m)
+        qkT = tl.dot(k, tl.trans(q)) * (sm_scale * 1.44269504)
+        pT = tl.math.exp2(qkT - lse[None, :])
+        dv += tl.dot(pT.to(tl.float16), do)
+        dpT = tl.dot(v, tl.trans(do))
+        dsT = pT * (dpT - delta[None, :])
+        dk += tl.dot(dsT.to(tl.float16), q)
+    tl.store(DK + base + offs_n[:, None] * stride_m + offs_d[None, :], (dk * sm_scale).to(tl.float16))
+    tl.store(DV + base + offs_n[:, None] * stride_m + offs_d[None, :], dv.to(tl.float16))

@@ -50,7 +50,8 @@ def matmul(name, M=4096, N=4096, K=4096, dt="*fp16", out_dt="*fp16", bm=128, bn=
     out_name = {"*fp16": "float16", "*bf16": "bfloat16", "*fp32": "float32", "*i32": "int32"}[out_dt]
     return Case(name, "matmul_kernel", _mm_params(M, N, K, dt, out_dt, trans_a, trans_b),
                 dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, TRANS_A=int(trans_a), TRANS_B=int(trans_b),
-                     EPILOGUE=epilogue, ACC_ARG=int(acc_arg), OUT_DTYPE=("tl", out_name)),
+                     EPILOGUE=epilogue, ACC_ARG=int(acc_arg), OUT_DTYPE=("tl", out_name),
+                     ACC_DTYPE=("tl", "int32" if dt == "*i8" else "float32"), OTHER=0 if dt == "*i8" else 0.0),
                 warps, stages, dict(M=M, N=N, K=K, dt=dt, out=out_dt, trans_a=trans_a, trans_b=trans_b,
                                     epilogue=epilogue))
 
@@ -110,4 +111,10 @@ CASES = [
     attention("attn D128 pre-transposed", 128, False, 0),
     attention("attn D128 trans(k)", 128, False, 1),
     attention("attn D128 k.T causal", 128, True, 2),
+    Case("attn bwd dK/dV D64", "attn_bwd_dkdv_kernel",
+         [("Q", "*fp16", None), ("K", "*fp16", None), ("V", "*fp16", None), ("DO", "*fp16", None),
+          ("DK", "*fp16", None), ("DV", "*fp16", None), ("Lse", "*fp32", None), ("Delta", "*fp32", None),
+          ("sm_scale", "fp32", 0.125), ("stride_h", "i32", 2048 * 64), ("stride_m", "i32", 64),
+          ("N_CTX", "i32", 2048)],
+         dict(HEAD_DIM=64, BLOCK_M=64, BLOCK_N=128), 8, 2, dict(B=2, H=16, S=2048, D=64)),
 ]

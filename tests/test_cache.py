@@ -123,7 +123,7 @@ def _warns_once(monkeypatch, where):
     """Storing into ``where`` fails with one CacheWarning; later stores fail silently; nothing is served."""
     import warnings
     monkeypatch.setenv("TILEC_CACHE_DIR", str(where))
-    monkeypatch.setattr(cache, "_warned", set())
+    cache.reset_warnings()
     with pytest.warns(cache.CacheWarning, match="cannot be written"):
         assert cache.store(KEY, "k", {"tir": "x"}, {"name": "k"}) is None
     with warnings.catch_warnings():
@@ -211,9 +211,9 @@ def test_full_disk_mid_entry_warns_once_leaves_nothing_and_compiles_in_memory(ca
                 raise OSError(errno.ENOSPC, "No space left on device")
         return builtins.open(path, mode, *a, **k)
 
-    monkeypatch.setattr(cache, "_warned", set())
+    cache.reset_warnings()
     patch = monkeypatch.context()
-    patch.__enter__().setattr(cache, "open", full_disk_open, raising=False)
+    patch.__enter__().setattr(cache.local, "open", full_disk_open, raising=False)
 
     @tilec.jit
     def twice(x_ptr, n, BLOCK: tl.constexpr):

@@ -212,8 +212,17 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
             if stage_files.dump_enabled():
                 stage_files.dump_stages(meta["name"], variant, asm)
             return CompiledKernel(meta["name"], target, asm, meta, backend)
+        try:
+            return _build(src, target, backend, opts, key, ir_override, use_cache)
+        finally:
+            cache.abandon(key)  # a lease on a remote entry is given up once stored, or when nothing is
+    return _build(src, target, backend, opts, key, ir_override, use_cache)
 
+
+def _build(src: ASTSource, target: Target, backend, opts: dict, key: str, ir_override, use_cache: bool):
+    """Compile a variant that no cache level had (stored there when ``use_cache``)."""
     from .passes import PassManager, tir_pipeline
+    variant = key[:12]
     t0 = time.perf_counter()
     module = src.make_ir(opts)
     kernel = next(f for f in module.funcs if f.attrs.get("kernel"))

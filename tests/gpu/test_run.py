@@ -127,7 +127,9 @@ def test_pipelined_loads_match_numpy(name):
     args, constexprs, grid, outs, ref = make(np.random.default_rng(8))
     k = compile_case(kernel, args, device_arch(), {"num_stages": 4}, **constexprs)
     gir = k.asm["gir"]
-    assert gir.count("async_copy") >= 2 * 4 and "smem<4x" in gir  # 3 stages ahead + the one in the loop, x2
+    # 4-stage rings, filled by asynchronous copies (3 stages ahead + the one in the loop, x2) or, where the
+    # operands' alignment leaves less than 4 bytes per copy, through registers one iteration ahead
+    assert "smem<4x" in gir and (gir.count("async_copy") >= 2 * 4 or gir.count("local_store") >= 2 * 4)
     dev = to_device(args)
     k.run(grid, case_runtime_args(kernel, dev))
     for i, exp in zip(outs, ref(args)):

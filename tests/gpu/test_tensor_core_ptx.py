@@ -98,17 +98,28 @@ def test_int8_dots_use_tensor_cores(arch, trans_b):
     src = tilec.ASTSource(T.int8_matmul_kernel, sig, constexprs=dict(BM=128, BN=128, BK=64))
     k = tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": 8, "num_stages": 3})
     ptx = k.asm["ptx"]
-    assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in ptx and "cp.async.cg" in ptx
-    assert ptx.count("ldmatrix") >= (12 if trans_b else 4)  # k-contiguous operands load as 8x8 matrices
+    assert "cp.async.cg" in ptx  # A (k-contiguous) is copied asynchronously
+    if arch >= 90:  # the s8 warpgroup instructions, both operands k-contiguous in shared memory
+        assert "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8" in ptx and "mma.sync" not in ptx
+        # B stored n-contiguous is transposed on its way through registers (loaded an iteration ahead)
+        assert trans_b or ("ld.global.v4.b32" in ptx and "st.shared.b8" in ptx)
+    else:
+        assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in ptx
+        assert ptx.count("ldmatrix") >= (12 if trans_b else 4)  # k-contiguous operands load as 8x8 matrices
 
 
 @pytest.mark.parametrize("arch", [80, 90])
 @pytest.mark.parametrize("dtype", ["fp8e5", "fp8e4nv"])
-def test_fp8_dots_take_the_f16_tensor_cores(dtype, arch):
-    """fp8 dots are widened to f16 (exactly) and take the tensor cores: seconds to compile, where the FMA path
-    of a 128x128x64 tile took minutes."""
+def test_fp8_dots_take_the_tensor_cores(dtype, arch):
+    """fp8 dots take the fp8 warpgroup instructions on sm_90 (k32, e4m3/e5m2 named in the instruction) and are
+    widened to f16 (exactly, after the shared-memory read) on the Ampere path: seconds to compile, where the
+    FMA path of a 128x128x64 tile took minutes."""
     import time
     t0 = time.perf_counter()
     ptx = _mm(arch, T.CONFIGS["128x128x64 w8 s3"], dtype=dtype).asm["ptx"]
     assert time.perf_counter() - t0 < 60
-    assert ("wgmma.mma_async" in ptx) if arch >= 90 else ("mma.sync.aligned.m16n8k16" in ptx)
+    kind = "e5m2" if dtype == "fp8e5" else "e4m3"
+    if arch >= 90:
+        assert f"wgmma.mma_async.sync.aligned.m64n128k32.f32.{kind}.{kind}" in ptx
+    else:
+        assert "mma.sync.aligned.m16n8k16" in ptx

@@ -15,16 +15,26 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 
-def _matmul(a, b, out_dtype, config, prec="ieee", bias=None):
+def _matmul(a, b, out_dtype, config, prec="ieee", bias=None, imprecise=None, handle=False):
     BM, BN, BK, nw, ns = config
     M, K = a.shape
     N = b.shape[1]
     c = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
     grid = (triton_cdiv(M, BM) * triton_cdiv(N, BN),)
-    matmul_kernel[grid](a, b, c, bias if bias is not None else c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
-                        b.stride(1), c.stride(0), c.stride(1), BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=4,
-                        PREC=prec, EPILOGUE=bias is not None, num_warps=nw, num_stages=ns)
-    return c
+    h = matmul_kernel[grid](a, b, c, bias if bias is not None else c, M, N, K, a.stride(0), a.stride(1),
+                            b.stride(0), b.stride(1), c.stride(0), c.stride(1), BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK,
+                            GROUP_M=4, PREC=prec, EPILOGUE=bias is not None, IMPRECISE=imprecise, num_warps=nw,
+                            num_stages=ns)
+    return (c, h) if handle else c
+
+
+def _native_fp8() -> bool:
+    """Whether fp8 dots run on the fp8 warpgroup instructions here (sm_90 path), whose own accumulation is less
+    precise than f32 (as in Triton), rather than widened exactly to f16."""
+    import os
+    from gpu_helpers import device_arch
+    forced = os.environ.get("TILEC_CUDA_ARCH")
+    return (int(forced.removeprefix("sm_").rstrip("a")) if forced else device_arch()) >= 90
 
 
 def triton_cdiv(a, b):
@@ -61,13 +71,30 @@ def test_matmul(dtype, shape, config):
 @pytest.mark.parametrize("config", ["128x128x64 w8 s3", "64x64x32 w4 s2"])
 @pytest.mark.parametrize("dtype", ["float8_e5m2", "float8_e4m3fn"])
 def test_fp8_matmul(dtype, config, trans):
-    """fp8 operands (the matmul tutorial's fp8 case: B K-major) run as exact f16 dots on the tensor cores."""
+    """fp8 operands (the matmul tutorial's fp8 case: B K-major, and B stored the other way) on the tensor cores:
+    the fp8 warpgroup instructions on sm_90 (their accumulation is less precise than f32, as Triton's default
+    there), exact f16 dots on the Ampere path."""
     gen = torch.Generator(device="cuda").manual_seed(hash((dtype, config, trans)) % 2**31)
     M, N, K = 200, 136, 320
     dt = getattr(torch, dtype)
     a, b = _operand((M, K), dt, False, gen), _operand((K, N), dt, trans == "B", gen)
     c = _matmul(a, b, torch.float32, CONFIGS[config])
-    _check(c, a.double() @ b.double(), 1e-6)
+    _check(c, a.double() @ b.double(), 1e-3 if _native_fp8() else 1e-6)
+
+
+@pytest.mark.parametrize("imprecise", [32, 64])
+def test_fp8_max_num_imprecise_acc(imprecise):
+    """``max_num_imprecise_acc``: the fp8 instructions accumulate that many products, then the partial sum is
+    added in f32 (one add per accumulator register per chunk, as Triton emits on sm_90)."""
+    gen = torch.Generator(device="cuda").manual_seed(imprecise)
+    M, N, K = 256, 128, 512
+    a = _operand((M, K), torch.float8_e4m3fn, False, gen)
+    b = _operand((K, N), torch.float8_e4m3fn, True, gen)
+    config = (128, 128, 64, 8, 3)
+    c, h = _matmul(a, b, torch.float32, config, imprecise=imprecise, handle=True)
+    _check(c, a.double() @ b.double(), 1e-3)
+    if _native_fp8():
+        assert h.asm["ptx"].count("add.f32") == 128 * 128 // (32 * 8) * (64 // imprecise)
 
 
 @pytest.mark.parametrize("trans", ["A", "B", "AB"])

@@ -41,6 +41,16 @@ def host_vector_bytes() -> int:
     return 64 if "+avx512f" in feats else 32 if "+avx" in feats else 16
 
 
+@functools.cache
+def host_identity() -> str:
+    """The machine host code is built for: triple, processor and a digest of its features. Part of the CPU's cache
+    key, so a cache shared by several machines never serves code optimised for (or only valid on) another."""
+    import hashlib
+    init()
+    feats = llvm.get_host_cpu_features().flatten()
+    return f"{llvm.get_process_triple()} {llvm.get_host_cpu_name()} {hashlib.sha256(feats.encode()).hexdigest()[:16]}"
+
+
 def excerpt(text: str, message: str, context: int = 3) -> str:
     """The lines of ``text`` that an LLVM error message points at (``<string>:LINE:COL``), numbered."""
     lines = text.splitlines()

@@ -299,7 +299,11 @@ class MatrixUnitLayout(Layout):
     behind a layout: whether they read operand ``op_idx`` from shared memory themselves, and which placement
     order they need there for an element type (None: any; e.g. (1, 0) for A [M, K]: k contiguous)."""
 
-    def operand_in_shared(self, op_idx: int) -> bool:
+    #: whether a dot operand computed before the loop around the dot (attention's ``q``) is kept in shared
+    #: memory rather than in registers through the loop: worth it where registers are the scarcer resource
+    invariant_operands_in_shared = True
+
+    def operand_in_shared(self, op_idx: int, element=None) -> bool:
         return False
 
     def shared_operand_order(self, op_idx: int, element) -> tuple | None:
@@ -323,18 +327,23 @@ class MmaLayout(MatrixUnitLayout):
 
     @property
     def rank(self):
-        return 2
+        return len(self.warps_per_cta)  # 3: batched dots, warps first along the batch
 
     @property
     def num_warps(self):
-        return self.warps_per_cta[0] * self.warps_per_cta[1]
+        return reduce(lambda a, b: a * b, self.warps_per_cta, 1)
 
     def _body(self):
         v = f", version = {self.version}" if self.version != 2 else ""
         return f"wpc = {_fmt(self.warps_per_cta)}{v}"
 
-    def operand_in_shared(self, op_idx: int) -> bool:
-        return self.version == 3 and op_idx == 1  # warpgroup units read B through a descriptor (A may be registers)
+    def flat(self) -> "MmaLayout":
+        """The rank-2 layout of one matrix of a batched (rank-3) one."""
+        return MmaLayout(tuple(self.warps_per_cta[-2:]), self.version)
+
+    def operand_in_shared(self, op_idx: int, element=None) -> bool:
+        # warpgroup units read B through a descriptor; A may come in registers when it has 16-bit elements
+        return self.version == 3 and (op_idx == 1 or element is not None and element.name not in ("f16", "bf16"))
 
     def shared_operand_order(self, op_idx: int, element) -> tuple | None:
         # warpgroup units transpose 16-bit operands while reading; 8-bit and tf32 operands must be k-contiguous
@@ -343,6 +352,8 @@ class MmaLayout(MatrixUnitLayout):
         return None
 
     def _linear(self, shape):
+        if len(shape) == 3:
+            return _batched(self, shape, self.warps_per_cta[0])
         M, N = shape
         wm, wn = _log2(self.warps_per_cta[0]), _log2(self.warps_per_cta[1])
         reg = [(0, 1), (8, 0)]
@@ -350,6 +361,18 @@ class MmaLayout(MatrixUnitLayout):
         warp = _log_bases(0, 2, 16, wm) + _log_bases(1, 2, 8, wn)
         reg += _repeat_bases(1, 2, 8 << wn, N) + _repeat_bases(0, 2, 16 << wm, M)
         return _linear_checked(shape, reg, lane, warp)
+
+
+def _batched(layout, shape, wb):
+    """A batched (rank-3) matrix-unit layout: the rank-2 layout of the same encoding with the batch warps
+    removed, for every matrix of the batch; warps take batch entries first (``wb`` of them), then registers
+    repeat over the rest of the batch."""
+    flat = layout.flat()
+    ll = flat.to_linear(tuple(shape[1:]))
+    up = lambda bs: tuple((0,) + tuple(x) for x in bs)  # noqa: E731
+    warp = _log_bases(0, 3, 1, _log2(wb)) + list(up(ll.warp))
+    reg = list(up(ll.reg)) + _repeat_bases(0, 3, wb, shape[0])
+    return _linear_checked(shape, reg, up(ll.lane), warp)
 
 
 @dataclass(frozen=True, repr=False)
@@ -367,7 +390,10 @@ class MmaOperandLayout(MatrixUnitOperandLayout):
 
     @property
     def rank(self):
-        return 2
+        return self.parent.rank
+
+    def flat(self) -> "MmaOperandLayout":
+        return MmaOperandLayout(self.op_idx, self.parent.flat(), self.k_width)
 
     @property
     def num_warps(self):
@@ -378,6 +404,8 @@ class MmaOperandLayout(MatrixUnitOperandLayout):
         return f"idx = {self.op_idx}, parent = {self.parent}{kw}"
 
     def _linear(self, shape):
+        if len(shape) == 3:
+            return _batched(self, shape, self.parent.warps_per_cta[0])
         wm, wn = _log2(self.parent.warps_per_cta[0]), _log2(self.parent.warps_per_cta[1])
         if self.k_width == 1:
             if self.op_idx == 0:

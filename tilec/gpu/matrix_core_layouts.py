@@ -69,6 +69,7 @@ def _operand_linear(shape, op_idx, tile, k_width, k_lane_bits, wpc, k_lane_step=
 
 @dataclass(frozen=True, repr=False)
 class MfmaLayout(MatrixUnitLayout):
+    invariant_operands_in_shared = False  # 512 registers per lane; the LDS is better spent on operand rings
     """Accumulator of the 64-lane MFMA instructions with ``m_dim`` x ``m_dim`` tiles (32 or 16)."""
     warps_per_cta: tuple
     m_dim: int = 32
@@ -134,6 +135,7 @@ class MfmaOperandLayout(MatrixUnitOperandLayout):
 
 @dataclass(frozen=True, repr=False)
 class WmmaLayout(MatrixUnitLayout):
+    invariant_operands_in_shared = False  # the LDS (64 KB) is better spent on operand rings
     """Accumulator of the 32-lane 16x16x16 WMMA instructions whose operands are repeated in both half-waves."""
     warps_per_cta: tuple
     name = "wmma"

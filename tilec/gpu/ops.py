@@ -126,7 +126,8 @@ class LocalLoadOp(Operation):
 
 
 class LocalStoreOp(Operation):
-    """Registers of ``value`` written to stage ``index`` of ``buffer``."""
+    """Registers of ``value`` written to stage ``index`` of ``buffer``; ``value`` may also be the bits of the
+    buffer's elements as integers of their width (a copy through registers moves bits, never decoding them)."""
     name = "local_store"
     operand_names = ("value", "buffer", "index")
     traits = frozenset({"writes"})
@@ -134,7 +135,9 @@ class LocalStoreOp(Operation):
     def verify_(self):
         v = self.value.type
         _check(v.is_tile, self, f"needs a tile, got {v}")
-        _check_stage(self, self.buffer, self.index, v.shape, v.element, "the stored tile")
+        e, be = v.element, self.buffer.type.element
+        bits = e.is_int and not be.is_int and e.bits == be.bits
+        _check_stage(self, self.buffer, self.index, v.shape, be if bits else e, "the stored tile")
 
 
 class LocalIndexOp(Operation):

@@ -2,7 +2,8 @@
 ``tilec/pipeline.py``), and ``run_gpu_passes`` for tools and tests that start from tir.
 
 - ``inline-all`` first: the GPU lowering has no calls; ``expand-descriptors`` then turns the tensor-descriptor
-  loads the target cannot move whole into masked pointer loads.
+  loads the target cannot move whole into masked pointer loads, and the tir cleanups (canonicalize, cse, licm,
+  dce) hoist and share their address arithmetic.
 - ``convert-to-gir`` gives every tile a blocked layout; ``coalesce`` picks layouts that make global accesses
   contiguous per thread; ``accelerate-dot`` moves dots to the target's matrix-unit layouts; then
   ``remove-layout-conversions`` cleans up the conversions those choices left.
@@ -22,7 +23,7 @@ from ..passes.cse import CSE
 from ..passes.dce import DCE
 from ..passes.inline import InlineAll
 from ..passes.expand_descriptors import ExpandDescriptors
-from ..passes.manager import PassManager
+from ..passes.manager import PassManager, cleanup_passes
 from .passes.accelerate_dot import AccelerateDot
 from .passes.allocate_shared import AllocateShared
 from .passes.coalesce import Coalesce
@@ -35,20 +36,23 @@ from .passes.warpgroup_dot import WarpGroupDot
 from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.verify_gir import verify_gir
 
-GPU_PASSES = ("inline-all", "expand-descriptors", "convert-to-gir", "coalesce", "accelerate-dot",
+GPU_PASSES = ("inline-all", "expand-descriptors", "canonicalize", "cse", "licm", "canonicalize", "cse", "dce",
+              "convert-to-gir", "coalesce", "accelerate-dot",
               "remove-layout-conversions", "stage-operands", "software-pipeline", "descriptor-copies", "warpgroup-dot",
               "cse", "dce", "allocate-shared", "insert-barriers")
 
 
 def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3, keep_descriptor=None,
-               dot_layouts=None, shared_limit: int = 0):
+               dot_layouts=None, shared_limit: int = 0, async_copies: bool = True):
     """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
     generation accelerate-dot targets; ``dot_layouts`` (a target's ``GpuTarget.dot_layouts``) replaces that
     choice with the target's own; ``keep_descriptor`` says which ``descriptor_load`` ops the target moves whole
-    (the others are expanded); ``shared_limit`` (bytes, 0: none) bounds what the pipeliner's rings take."""
-    return [InlineAll(), ExpandDescriptors(keep_descriptor), ConvertToGIR(num_warps, warp_size),
+    (the others are expanded); ``shared_limit`` (bytes, 0: none) bounds what the pipeliner's rings take;
+    ``async_copies``: the target copies global -> shared asynchronously (else loads are pipelined through
+    registers)."""
+    return [InlineAll(), ExpandDescriptors(keep_descriptor), *cleanup_passes(), ConvertToGIR(num_warps, warp_size),
             Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps, dot_layouts), RemoveLayoutConversions(),
-            StageOperands(), SoftwarePipeline(num_stages, shared_limit), DescriptorCopies(), WarpGroupDot(),
+            StageOperands(), SoftwarePipeline(num_stages, shared_limit, async_copies), DescriptorCopies(), WarpGroupDot(),
             CSE(), DCE(), AllocateShared(), InsertBarriers()]
 
 

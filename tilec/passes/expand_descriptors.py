@@ -3,8 +3,9 @@ means.
 
 A tensor descriptor's load is a block-pointer load with every dimension bounds-checked
 (``DescriptorLoadOp.decompose`` builds it); targets without a tensor copy engine (the CPU, sm_8x, AMD) run this
-pass first, so their lowerings never see the op. The tir pipeline's cleanups (canonicalize, cse, licm, dce) then
-run again, so the expansions' address arithmetic is hoisted and shared as if the kernel had spelled it out.
+pass first, so their lowerings never see the op. Backends follow it with the tir cleanups
+(``manager.cleanup_passes``: canonicalize, cse, licm, dce, each its own pass in the dumps), so the expansions'
+address arithmetic is hoisted and shared as if the kernel had spelled it out.
 
 ``keep`` (a predicate on the op) leaves the loads a target moves whole: on sm_90 the CUDA backend keeps those
 its tensor copy engine can take (``tilec/targets/cuda/tma.py``).
@@ -41,9 +42,4 @@ class ExpandDescriptors(Pass):
         todo = [op for op in found if self.keep is None or not self.keep(op)]
         for op in todo:
             expand(op)
-        if todo:
-            from .manager import tir_pipeline
-            for p in tir_pipeline():
-                if p.name != "inline":
-                    p.run(module)
         return bool(todo)

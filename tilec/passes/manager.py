@@ -115,6 +115,13 @@ def tir_pipeline() -> list[Pass]:
     return [get_pass(n) for n in ("inline", "canonicalize", "cse", "licm", "canonicalize", "cse", "dce")]
 
 
+def cleanup_passes() -> list[Pass]:
+    """The tir pipeline's cleanups after ``inline`` (canonicalize, cse, licm, canonicalize, cse, dce): what a
+    backend runs after passes that write new arithmetic (``expand-descriptors``), each its own pass in the
+    dumps rather than a pipeline hidden inside another pass."""
+    return tir_pipeline()[1:]
+
+
 def _names(var: str) -> set[str]:
     return {x.strip() for x in os.environ.get(var, "").split(",") if x.strip()}
 

@@ -149,15 +149,30 @@ def lower_local_store(L, op):
     write_stage(L, op.value, op.buffer.type, stage_base(L, op.buffer, op.index))
 
 
+class Placement:
+    """A stage's placement (``SharedLayout`` over the tile shape) seen as the staging buffers of layout
+    conversions are, so the target's whole-fragment stores (``store_matrix_fragments``) write stages too."""
+
+    def __init__(self, layout, shape):
+        self.layout, self.shape = layout, tuple(shape)
+        self.order, self.unit, self.max_phase = layout.order, layout.vec, layout.max_phase
+
+    def offsets(self, ctx, coords):
+        return shared_offsets(ctx, self.layout, self.shape, coords)
+
+
 def write_stage(L, value, bt, base):
-    """Registers of tile ``value`` written to the stage of buffer type ``bt`` at byte offset ``base``."""
+    """Registers of tile ``value`` written to the stage of buffer type ``bt`` at byte offset ``base`` (the
+    target's matrix-fragment stores where the registers are matrix fragments, else vector stores)."""
     b = L.b
     vt = value.type
     eb = memory_bytes(bt.element)
     ll = ll_of(vt)
+    vals = [to_memory(b, vt, v) for v in L.get(value)]  # vt: the buffer's element, or its bits as an integer
+    if L.target.store_matrix_fragments(L, vals, ll, Placement(bt.layout, bt.tile_shape), base, eb):
+        return
     vec = _vector(ll, bt.layout, bt.tile_shape, max(1, 16 // eb))
     offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
-    vals = [to_memory(b, bt.element, v) for v in L.get(value)]
     for g in range(0, len(vals), vec):
         p = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
         store_vector(b, p, vals[g:g + vec], eb)

@@ -57,18 +57,39 @@ def mma_warps(M: int, N: int, num_warps: int):
 
 
 def k_width(op) -> int:
-    """Consecutive k elements per 32-bit operand register: 2 for 16-bit inputs, 4 for 8-bit integers, 1 for f32
-    inputs computed as tf32."""
-    return {"f32": 1, "i8": 4, "u8": 4}.get(op.a.type.element.name, 2)
+    """Consecutive k elements per 32-bit operand register: 2 for 16-bit inputs, 4 for 8-bit inputs (integers
+    and fp8), 1 for f32 inputs computed as tf32."""
+    return {"f32": 1, "i8": 4, "u8": 4, "f8e4m3": 4, "f8e5m2": 4}.get(op.a.type.element.name, 2)
+
+
+#: k per warpgroup instruction by input type, and the accumulator type it needs
+WARPGROUP_K = {"f16": (16, "f32"), "bf16": (16, "f32"), "f8e4m3": (32, "f32"), "f8e5m2": (32, "f32"),
+               "i8": (32, "i32"), "u8": (32, "i32"), "f32": (8, "f32")}
+
+
+def warpgroup_inputs(op) -> int:
+    """k per warpgroup instruction for ``op``'s input types (0: no warpgroup instruction takes them): 16-bit
+    pairs, fp8 (e4m3/e5m2, mixed too) and 8-bit integers with 32-bit accumulators, f32 computed as tf32."""
+    a, b, c = op.a.type.element.name, op.b.type.element.name, op.acc.type.element.name
+    if a not in WARPGROUP_K or b not in WARPGROUP_K:
+        return 0
+    k, acc = WARPGROUP_K[a]
+    if c != acc or WARPGROUP_K[b] != (k, acc):
+        return 0
+    if k == 16 and a != b:
+        return 0  # f16 x bf16 has no instruction
+    if a == "f32" and (b != "f32" or op.attrs.get("input_precision", "ieee") != "tf32"):
+        return 0
+    return k
 
 
 def qualifies(op, arch: int) -> bool:
     a, b, c = op.a.type, op.b.type, op.acc.type
-    if arch < 80 or len(c.shape) != 2 or b.element != a.element:
+    if arch < 80 or len(c.shape) not in (2, 3) or b.element != a.element:
         return False
     if a.element.name in ("i8", "u8"):  # m16n8k32 with 32-bit integer accumulators
-        M, K = a.shape
-        return c.element.name == "i32" and M % 16 == 0 and b.shape[1] % 8 == 0 and K % 32 == 0
+        *_, M, K = a.shape
+        return c.element.name == "i32" and M % 16 == 0 and b.shape[-1] % 8 == 0 and K % 32 == 0
     if c.element.name != "f32":
         return False
     if a.element.name == "f32":
@@ -76,8 +97,8 @@ def qualifies(op, arch: int) -> bool:
             return False  # ieee (and tf32x3) stay exact on the FMA path
     elif a.element.name not in MMA_INPUTS:
         return False
-    M, K = a.shape
-    N = b.shape[1]
+    *_, M, K = a.shape
+    N = b.shape[-1]
     return M % 16 == 0 and N % 8 == 0 and K % (8 * k_width(op)) == 0
 
 
@@ -160,25 +181,40 @@ class AccelerateDot(Pass):
             for op in list(f.walk()):
                 if isinstance(op, O.DotOp):
                     fold_add_into_acc(op)
-                    if self.arch >= 80 and self.dot_layouts is None:
-                        widen_fp8(op)
+                    if self.arch >= 80 and self.dot_layouts is None and not self.warpgroups(op, nw):
+                        widen_fp8(op)  # no fp8 instruction for this dot: exact f16 instead
                     if self.dot_layouts is not None:
                         chosen = self.dot_layouts(op, nw)
                         if chosen is not None:
                             self.assign(op, *chosen)
-                    elif qualifies(op, self.arch):
+                    else:
                         self.rewrite(op, nw)
 
     def warpgroups(self, op, num_warps) -> bool:
-        """Warpgroup matrix units (arch 90): 16-bit inputs, whole warpgroups stacked along rows (64 rows
-        each, so M a multiple of 16 per warp), N up to 256 per instruction."""
+        """Warpgroup matrix units (arch 90): inputs ``warpgroup_inputs`` takes, whole warpgroups stacked
+        along rows (64 rows each, so M a multiple of 16 per warp), N up to 256 per instruction (8-bit integers:
+        multiples of 16 past 32)."""
+        if len(op.acc.type.shape) != 2:
+            return False
         M, N = op.acc.type.shape
         K = op.a.type.shape[1]
-        return (self.arch >= 90 and num_warps % 4 == 0 and op.a.type.element.name in MMA_INPUTS and
-                op.acc.type.element.name == "f32" and
-                M % (16 * num_warps) == 0 and K % 16 == 0 and N % 8 == 0 and (N <= 256 or N % 256 == 0))
+        kstep = warpgroup_inputs(op)
+        n_ok = N % 8 == 0 and (N <= 256 or N % 256 == 0)
+        if kstep and op.a.type.element.name in ("i8", "u8"):
+            n_ok = n_ok and (min(N, 256) % 16 == 0 or min(N, 256) in (8, 24))
+        return (self.arch >= 90 and num_warps % 4 == 0 and kstep and M % (16 * num_warps) == 0 and
+                K % kstep == 0 and n_ok)
 
     def rewrite(self, op, num_warps):
+        if not qualifies(op, self.arch) and not self.warpgroups(op, num_warps):
+            return
+        if len(op.acc.type.shape) == 3:  # batched: warps along the batch first, each matrix as a 2-d dot
+            B, M, N = op.acc.type.shape
+            wb = min(num_warps, B)
+            mma = MmaLayout((wb,) + mma_warps(M, N, num_warps // wb))
+            kw = k_width(op)
+            self.assign(op, MmaOperandLayout(0, mma, kw), MmaOperandLayout(1, mma, kw), mma)
+            return
         M, N = op.acc.type.shape
         wpc = mma_warps(M, N, num_warps)
         if in_chain(op) and M // 16 >= num_warps:

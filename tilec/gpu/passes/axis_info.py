@@ -264,12 +264,22 @@ def _cast(an, op):
     return AxisInfo((1,) * len(s.constancy), (1,) * len(s.constancy), s.constancy)
 
 
+def _bitcast(an, op):
+    """Same bits: pointers to elements of one width keep their contiguity (in elements) and alignment (in
+    bytes), integers their values' facts."""
+    s = an.info(op.src)
+    st, dt = op.src.type, op.result.type
+    if st.is_ptr and dt.is_ptr and pointee_bytes(st) == pointee_bytes(dt) or st.is_int and dt.is_int:
+        return s
+    return AxisInfo((1,) * len(s.constancy), (1,) * len(s.constancy), s.constancy)
+
+
 RULES = {
     "constant": _constant, "arange": _arange, "splat": _splat, "broadcast": _broadcast,
     "expand_dims": _expand_dims, "hint": _hint, "convert_layout": _identity,
     "add": _add_like(False), "addptr": _add_like(True), "sub": _sub, "mul": _mul, "shl": _shl, "cmp": _cmp,
     "rem": _rem,
-    "cast": _cast,
+    "cast": _cast, "bitcast": _bitcast,
     "inline_asm_sideeffect": lambda an, op: None,  # equal operands need not give equal results: nothing known
 }
 

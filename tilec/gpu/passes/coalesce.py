@@ -55,6 +55,21 @@ def replace_layout(func, old, new):
             v.type = v.type.with_layout(n)
 
 
+#: how many times more an access inside a loop is assumed to run than one outside it, per loop level
+LOOP_WEIGHT = 8
+
+
+def _repeats(op) -> int:
+    """A weight for how often ``op`` runs: accesses in loops (a matmul's loads) outweigh the ones after them
+    (its epilogue's store) when one layout must serve both."""
+    n, p = 1, op.parent_op
+    while p is not None and not isinstance(p, O.FuncOp):
+        if isinstance(p, (O.ForOp, O.WhileOp)):
+            n *= LOOP_WEIGHT
+        p = p.parent_op
+    return n
+
+
 class Coalesce(Pass):
     name = "coalesce"
 
@@ -75,12 +90,19 @@ class Coalesce(Pass):
         return out
 
     def _cost(self, group, an, layout):
+        """Memory instructions the accesses take under ``layout``, counting copies (lanes or warps that a
+        smaller tile leaves holding the same elements) as extra work, and twice where a thread's consecutive
+        elements run past one vector: each instruction then fills only part of every 32-byte sector it
+        touches (a 64-byte run per thread stored 16 bytes at a time writes every sector twice)."""
         total = 0
         for op, _ in group:
             t = op.ptr.type
             ll = layout.to_linear(t.shape)
             copies = 1 << (bin(ll.free_mask("lane")).count("1") + bin(ll.free_mask("warp")).count("1"))
-            total += t.numel * pointee_bytes(t) * copies / self._width(op, an, layout)
+            width = self._width(op, an, layout)
+            fast = next((d for d, x in enumerate(ll.reg[0]) if x), None) if ll.reg else None
+            split = 2 if fast is not None and ll.contiguous_regs(fast) > width else 1
+            total += t.numel * pointee_bytes(t) * copies * split / width * _repeats(op)
         return total
 
     def _width(self, op, an, layout):

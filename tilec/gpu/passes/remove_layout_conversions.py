@@ -34,9 +34,32 @@ FREE = ("constant", "splat", "arange")
 REMAT = ("addptr", "cmp", "select", "cast", "hint", "bitcast", "fma")
 
 
-def _rematerialisable(op) -> bool:
+def _rematerialisable(op, at=None) -> bool:
+    if isinstance(op, O.LoadOp):
+        return _small_load(op, at)
     return op.name in FREE or op.name in REMAT or (op.is_elementwise and "pure" in op.traits) \
         or isinstance(op, (O.BroadcastOp, O.ExpandDimsOp, G.ConvertLayoutOp))
+
+
+def _small_load(op, at) -> bool:
+    """A load may be repeated in another layout where it is needed (``at``) when its tile has no more elements
+    than the block has threads (an epilogue's bias row: each thread then loads the few elements it uses, rather
+    than the whole accumulator moving between threads to meet it) and nothing between the two places writes
+    memory."""
+    t = op.result.type
+    if at is None or not t.is_tile or op.attrs.get("volatile") or t.layout is None:
+        return False
+    threads = t.layout.num_warps * 32
+    if t.numel > threads or op.parent is None:
+        return False
+    block = op.parent
+    while at is not None and at.parent is not block:
+        at = at.parent_op
+    if at is None:
+        return False
+    ops = block.ops
+    i, j = ops.index(op), ops.index(at)
+    return i < j and not any(not o.is_pure for o in ops[i + 1:j] if not isinstance(o, (O.LoadOp, O.BarrierOp)))
 
 
 def _operand_layout(op, i, layout):
@@ -51,7 +74,7 @@ def _operand_layout(op, i, layout):
     return layout if o.type.shape == op.results[0].type.shape else None
 
 
-def _cost(v, layout, seen, budget):
+def _cost(v, layout, seen, budget, at=None):
     """Ops needed to rebuild ``v`` in ``layout``; None when impossible or over ``budget``."""
     if not v.type.is_tile or v.type.layout == layout:
         return 0
@@ -62,8 +85,8 @@ def _cost(v, layout, seen, budget):
         return None
     op = v.op
     if isinstance(op, G.ConvertLayoutOp):
-        return _cost(op.src, layout, seen, budget)
-    if not _rematerialisable(op) or len(op.results) != 1 or op.regions:
+        return _cost(op.src, layout, seen, budget, at)
+    if not _rematerialisable(op, at) or len(op.results) != 1 or op.regions:
         return None
     seen.add(key)
     total = 1
@@ -73,7 +96,7 @@ def _cost(v, layout, seen, budget):
             return None
         if lay == "scalar":
             continue
-        c = _cost(op.operands[i], lay, seen, budget - total)
+        c = _cost(op.operands[i], lay, seen, budget - total, at)
         if c is None:
             return None
         total += c
@@ -136,14 +159,14 @@ def _carried_layout(op, i):
     return want
 
 
-def _free_in(v, layout, b, budget=MAX_REMAT_OPS):
+def _free_in(v, layout, b, budget=MAX_REMAT_OPS, at=None):
     """``v`` in ``layout`` without moving data between threads (a conversion's source, or a cheap
     rematerialisation built at ``b``); None when that is not possible."""
     if not v.type.is_tile or v.type.layout == layout:
         return v
     if isinstance(v, OpResult) and isinstance(v.op, G.ConvertLayoutOp) and v.op.src.type.layout == layout:
         return v.op.src
-    if _cost(v, layout, set(), budget) is None:
+    if _cost(v, layout, set(), budget, at) is None:
         return None
     return _build(v, layout, b, {})
 
@@ -190,7 +213,7 @@ def _sink(conv) -> bool:
             if not o.type.is_tile:
                 operands.append(o)
                 continue
-            x = src if o is conv.result else _free_in(o, op_lay, b)
+            x = src if o is conv.result else _free_in(o, op_lay, b, at=user)
             if x is None and _carried(o):
                 # a loop-carried value: converting it here makes the yield a conversion out of the anchored
                 # layout, so the loop rule then carries the value in that layout and this conversion goes away
@@ -307,7 +330,7 @@ class RemoveLayoutConversions(Pass):
             if src is not op.src:
                 op.set_operand(0, src)
                 changed = True
-            if _cost(src, want, set(), MAX_REMAT_OPS) is not None:
+            if _cost(src, want, set(), MAX_REMAT_OPS, op) is not None:
                 b = Builder()
                 b.set_insertion_point_before(op)
                 new = _build(src, want, b, {})

@@ -6,14 +6,15 @@ stage-operands puts every matrix-unit operand that comes from memory into shared
 themselves. That is the only pattern this pass knows, so it pipelines any vendor's matrix-unit operands and any
 spelling of them (transposed or not) alike. In three steps, each its own function:
 
-- **match** (:func:`match`): the loop's ``(load, alloc)`` pairs: a ``load`` of a 2-d tile (``other`` absent or
+- **match** (:func:`match`): the loop's ``(load, alloc)`` pairs: a ``load`` of a 2-d or 3-d (batched) tile (``other`` absent or
   zero, not volatile) or a ``descriptor_load`` the copy engine can write in the buffer's placement, whose address
   can be recomputed for another iteration (pure ops of the body from the induction variable, carried values and
   values from outside; the carried values it reads must advance by such ops too);
 - **schedule** (:func:`schedule`): where each buffer is first needed (the first op in the body that reads it,
   views included), the order of the copy groups (first needed first), and which tensor copies share a barrier
   (those first needed at the same place: the first announces all their bytes, one wait covers them);
-- **emit** (:class:`Emitter`): ``S = num_stages`` (the loop's own from ``tl.range`` first, else the kernel's,
+- **emit** (:class:`Emitter`): a barrier (the rings may reuse scratch bytes of ops before the loop);
+  ``S = num_stages`` (the loop's own from ``tl.range`` first, else the kernel's,
   fewer when the rings would not fit the target's shared memory) and a ring ``smem<S x tile>`` per pair, in the
   allocation's placement; a prologue copying iterations ``0 .. S-2`` into stages ``0 .. S-2`` (masked off past
   the loop's end), each pointer load's copies their own commit group; where a buffer is first needed an
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from ...ir import ops as O
 from ...ir.builder import Builder
 from ...ir.core import BlockArgument, OpResult
-from ...ir.types import SharedBufferType, TileType, i1, i32, i64
+from ...ir.types import PointerType, ScalarType, SharedBufferType, TileType, i1, i32, i64
 from .. import ops as G
 from ..layouts import SharedLayout, swizzle_bytes
 from .common import Pass, elem_bytes
@@ -51,10 +52,16 @@ class Staged:
     ring: object = None
     group: int = -1          # commit group of a pointer load's copies within an iteration
     tma: tuple = None        # (descriptor, stage barriers, bytes announced) of a tensor copy
+    registers: bool = False  # copied through registers (loaded an iteration ahead, stored into its stage)
+    carried: object = None   # the register path's tile for the iteration ahead, as carried by the loop
 
     @property
     def is_tma(self) -> bool:
         return isinstance(self.load, O.DescriptorLoadOp)
+
+    @property
+    def is_async(self) -> bool:
+        return not self.is_tma and not self.registers
 
     def address(self):
         """The values its address (and mask) are computed from."""
@@ -95,8 +102,19 @@ def tma_swizzle(alloc):
     return swizzle_bytes(lay, t.tile_shape, elem_bytes(t))
 
 
-def match(loop):
-    """The loop's pipelinable ``(load, alloc)`` pairs as :class:`Staged`, in body order."""
+def transposing(ld, alloc) -> bool:
+    """Whether ``alloc``'s placement keeps a different dimension contiguous than ``ld``'s tile does in
+    registers (and in memory): an 8-bit or tf32 operand that must be k-contiguous but is stored the other way.
+    Asynchronous copies move contiguous bytes, so such a tile has to go through registers."""
+    from .stage_operands import register_order
+    return alloc.result.type.layout.order[0] != register_order(ld.ptr.type)[0]
+
+
+def match(loop, async_copies=True):
+    """The loop's pipelinable ``(load, alloc)`` pairs as :class:`Staged`, in body order. A pointer load goes
+    through registers (``Staged.registers``) where the target has no asynchronous copies or the placement
+    transposes (``transposing``); copies narrower than the copy engine takes (unaligned rows) stay
+    asynchronous copies that the lowering does synchronously, which costs no registers across iterations."""
     body, iv, args = loop.body, loop.induction_var, set(loop.iter_args)
     out = []
     for ld in body.ops:
@@ -109,9 +127,11 @@ def match(loop):
         if s.is_tma:
             if tma_swizzle(alloc) is None:
                 continue
-        elif not (ld.result.type.is_tile and ld.result.type.rank == 2) or ld.attrs.get("volatile") or \
+        elif not (ld.result.type.is_tile and ld.result.type.rank in (2, 3)) or ld.attrs.get("volatile") or \
                 (ld.other is not None and not _is_zero(ld.other)):
             continue
+        else:
+            s.registers = not async_copies or transposing(ld, alloc)
         if all(recomputable(v, body, iv, args) for v in s.address()):
             out.append(s)
     return out
@@ -173,7 +193,7 @@ def schedule(loop, staged):
     staged = sorted(staged, key=lambda s: s.first)
     groups = 0
     for s in staged:
-        if not s.is_tma:
+        if s.is_async:
             s.group, groups = groups, groups + 1
     return staged
 
@@ -188,13 +208,31 @@ def tma_groups(staged):
 
 
 # -- emit -------------------------------------------------------------------------------------------------------
-def stages_that_fit(S, staged, limit):
-    """``S``, or fewer stages when the rings would take more than ``limit`` bytes of shared memory (at least
-    2: with fewer there is nothing to overlap; 0 when even 2 do not fit)."""
+def reserved_bytes(loop, staged) -> int:
+    """Shared memory the loop needs besides its rings: buffers allocated outside it that it reads (a staged
+    loop-invariant operand), buffers staged inside it that the pipeliner does not take, and the largest scratch
+    space of one of its ops (they come and go, one at a time)."""
+    from .allocate_shared import buffer_bytes, scratch_bytes
+    taken = {id(s.alloc) for s in staged}
+    outside, inside, scratch = set(), 0, 0
+    for op in loop.walk():
+        scratch = max(scratch, scratch_bytes(op))
+        if isinstance(op, G.LocalAllocOp) and id(op) not in taken:
+            inside += buffer_bytes(op.result.type)
+        for v in op.operands:
+            root = G.buffer_root(v) if isinstance(v.type, SharedBufferType) else None
+            if root is not None and not loop.is_ancestor_of(root):
+                outside.add(root)
+    return sum(buffer_bytes(r.result.type) for r in outside) + inside + scratch
+
+
+def stages_that_fit(S, staged, limit, reserved=0):
+    """``S``, or fewer stages when the rings would take more than ``limit - reserved`` bytes of shared memory
+    (at least 2: with fewer there is nothing to overlap; 0 when even 2 do not fit)."""
     per_stage = sum(t.tile_numel * elem_bytes(t) for t in (s.alloc.result.type for s in staged))
     if not limit:
         return S
-    while S >= 2 and S * per_stage > limit:
+    while S >= 2 and S * per_stage > limit - reserved:
         S -= 1
     return S if S >= 2 else 0
 
@@ -213,26 +251,35 @@ class Emitter:
         b.set_insertion_point_before(loop)
         b.loc = loop.loc
         self.allocate_rings(b)
-        ahead_inits = self.prologue(b)
+        ahead_inits, regs_inits = self.prologue(b)
         zero, last = b.constant(0, i32), b.constant(S - 1, i32)
         has_tma = any(s.is_tma for s in self.staged)
         counters = [zero, last] + ([zero] if has_tma else [])
-        new = _add_carried(loop, ahead_inits + counters)
+        new = _add_carried(loop, ahead_inits + regs_inits + counters)
         body = new.body
         n = len(body.args) - len(counters)
-        ahead = list(body.args[n - len(self.closure):n])
+        ahead = list(body.args[n - len(regs_inits) - len(self.closure):n - len(regs_inits)])
+        for s, a in zip(self.by_registers, body.args[n - len(regs_inits):n]):
+            s.carried = a
         rd, wr = body.args[n], body.args[n + 1]
         phase = body.args[n + 2] if has_tma else None
         self.waits(body, rd, phase)
-        it = self.ahead_copies(body, new, ahead, wr)
+        b, nexts, regs_next = self.ahead_copies(body, new, ahead, wr)
         for s in self.staged:
             s.alloc.erase()
             s.load.erase()
-        self.advance(body, it, ahead, rd, wr, phase, zero)
+        self.advance(b, body, nexts, regs_next, rd, wr, phase, zero)
         self.epilogue(new)
         return new
 
+    @property
+    def by_registers(self):
+        return [s for s in self.staged if s.registers]
+
     def allocate_rings(self, b):
+        # the rings may take bytes that ops before the loop used as scratch (a layout conversion's): every
+        # thread must be done with those before the first copy lands
+        b.create(O.BarrierOp, [], [])
         for s in self.staged:
             t = s.alloc.result.type
             s.ring = b.create(G.LocalAllocOp, [], [SharedBufferType((self.S,) + t.tile_shape, t.element,
@@ -273,12 +320,35 @@ class Emitter:
             self.copies(b, body, dict(mapping), cond, b.constant(s, i32))
             m2 = dict(mapping)
             state = {a: _clone(y.operands[args.index(a)], body, m2, b) for a in self.closure}
-        return [state[a] for a in self.closure]
+        # the register path's tiles for iteration S - 1, stored when the loop's first iteration copies
+        it = b.op(O.AddOp, loop.lb, b.constant((self.S - 1) * self.step, iv.type))
+        cond = b.op(O.CmpOp, it, loop.ub, predicate="lt")
+        regs = [self.load_ahead(b, s, body, {iv: it, **state}, cond) for s in self.by_registers]
+        return [state[a] for a in self.closure], regs
+
+    @staticmethod
+    def load_ahead(b, s, body, mapping, cond):
+        """``s``'s tile loaded into registers for the iteration ``mapping`` describes, masked by ``cond`` (zero
+        where masked off). Float elements whose registers differ from their memory form (bf16, fp8) are loaded
+        as integers of their width: the tile only moves to shared memory, and ``local_store`` takes bits."""
+        ld = s.load
+        ptr = _clone(ld.ptr, body, mapping, b)
+        t = ld.ptr.type
+        guard = b.op(O.SplatOp, cond, result_type=TileType(t.shape, i1, t.layout))
+        mask = guard if ld.mask is None else b.op(O.AndOp, _clone(ld.mask, body, mapping, b), guard)
+        et = t.element.pointee
+        rt = ld.result.type
+        if et.name == "bf16" or et.name.startswith("f8"):
+            bits = ScalarType(f"i{et.bits}")
+            ptr = b.op(O.BitcastOp, ptr, result_type=t.with_element(PointerType(bits, t.element.address_space)))
+            rt = rt.with_element(bits)
+        other = b.constant(0, rt)
+        return b.create(O.LoadOp, [ptr, mask, other], [rt], dict(ld.attrs)).result
 
     def waits(self, body, rd, phase):
         """Where buffers are first needed: the wait for the last of them (groups complete in order) or their
         tensor copies' barrier, a barrier, and the read stage in place of each allocation."""
-        groups = sum(1 for s in self.staged if not s.is_tma)
+        groups = sum(1 for s in self.staged if s.is_async)
         at_first = {}
         for s in self.staged:
             at_first.setdefault(s.first, []).append(s)
@@ -290,7 +360,7 @@ class Emitter:
             at.loc = anchor.loc
             for bars in dict.fromkeys(s.tma[1] for s in here if s.is_tma):
                 at.create(G.MBarrierWaitOp, [bars, rd, phase], [])
-            mine = [s.group for s in here if not s.is_tma]
+            mine = [s.group for s in here if s.is_async]
             if mine:  # groups complete in order: waiting for the last one here covers those needed earlier
                 last = max(mine)
                 at.create(G.AsyncWaitOp, [], [], {"pending": 0, "group": last, "ahead": (self.S - 1) * groups})
@@ -313,23 +383,26 @@ class Emitter:
         cond = b.op(O.CmpOp, it, new.ub, predicate="lt")
         self.copies(b, body, mapping, cond, wr)
         recount_waits(body)
-        return it
+        # the carried loop values one iteration further, and the register path's loads for that iteration
+        m2 = dict(mapping)
+        nexts = [_clone(body.terminator.operands[self.args.index(a)], body, m2, b) for a in self.closure]
+        it2 = b.op(O.AddOp, iv, b.constant(self.S * self.step, iv.type))
+        cond2 = b.op(O.CmpOp, it2, new.ub, predicate="lt")
+        m3 = {iv: it2, **dict(zip(self.closure, nexts))}
+        regs = [self.load_ahead(b, s, body, dict(m3), cond2) for s in self.by_registers]
+        return b, nexts, regs
 
-    def advance(self, body, it, ahead, rd, wr, phase, zero):
-        """The yield carries the next iteration-ahead values, the next stages and the barrier phase."""
-        args = self.args
+    def advance(self, b, body, nexts, regs_next, rd, wr, phase, zero):
+        """The yield carries the next iteration-ahead values and register tiles, the next stages and the
+        barrier phase."""
         ny = body.terminator
-        b = Builder()
-        b.set_insertion_point_before(ny)
-        m2 = {body.args[0]: it, **dict(zip(self.closure, ahead))}
-        nexts = [_clone(ny.operands[args.index(a)], body, m2, b) for a in self.closure]
         one, stages = b.constant(1, i32), b.constant(self.S, i32)
         rd1, wr1 = b.op(O.AddOp, rd, one), b.op(O.AddOp, wr, one)
         wraps = b.op(O.CmpOp, rd1, stages, predicate="eq")
         rd_n = b.op(O.SelectOp, wraps, zero, rd1)
         wr_n = b.op(O.SelectOp, b.op(O.CmpOp, wr1, stages, predicate="eq"), zero, wr1)
         ph_n = [b.op(O.SelectOp, wraps, b.op(O.XorOp, phase, one), phase)] if phase is not None else []
-        ny.set_operands(list(ny.operands) + nexts + [rd_n, wr_n] + ph_n)
+        ny.set_operands(list(ny.operands) + nexts + regs_next + [rd_n, wr_n] + ph_n)
 
     def epilogue(self, new):
         """After the loop: nothing in flight, every thread's last reads done, rings released."""
@@ -353,6 +426,10 @@ class Emitter:
                 coords = [_clone(o, body, mapping, b) for o in ld.offsets]
                 b.create(G.TmaCopyOp, [s.ring, stage, bars, desc, cond, *coords], [], {"announce": announce})
                 continue
+            if s.registers:  # in the prologue a fresh load; in the loop the tile loaded an iteration earlier
+                x = s.carried if s.carried is not None else self.load_ahead(b, s, body, mapping, cond)
+                b.create(G.LocalStoreOp, [x, s.ring, stage], [])
+                continue
             ptr = _clone(ld.ptr, body, mapping, b)
             t = ld.ptr.type
             guard = b.op(O.SplatOp, cond, result_type=TileType(t.shape, i1, t.layout))
@@ -364,9 +441,10 @@ class Emitter:
 class SoftwarePipeline(Pass):
     name = "software-pipeline"
 
-    def __init__(self, num_stages: int = 3, shared_limit: int = 0):
+    def __init__(self, num_stages: int = 3, shared_limit: int = 0, async_copies: bool = True):
         self.num_stages = num_stages
         self.shared_limit = shared_limit  # bytes the rings may take (0: no limit)
+        self.async_copies = async_copies  # the target copies global -> shared asynchronously
 
     def run(self, module):
         changed = False
@@ -383,10 +461,10 @@ class SoftwarePipeline(Pass):
         if S < 2 or not (isinstance(step, OpResult) and isinstance(step.op, O.ConstantOp) and
                          step.op.attrs["value"] > 0):
             return None
-        staged = match(loop)
+        staged = match(loop, self.async_copies)
         if not staged:
             return None
-        S = stages_that_fit(S, staged, self.shared_limit)
+        S = stages_that_fit(S, staged, self.shared_limit, reserved_bytes(loop, staged) if self.shared_limit else 0)
         closure = carried_closure(loop, staged)
         if not S or closure is None:
             return None

@@ -2,8 +2,8 @@
 shared memory, as a value.
 
 accelerate-dot leaves each matrix-unit dot with ``convert_layout``s to its operand layouts. For each of those,
-this pass walks back through conversions and transposes (``trans``, ``.T``) to the value that produced the
-operand, and when that value is
+this pass walks back through conversions, transposes (``trans``, ``.T``) and widening casts (fp8 read as f16)
+to the value that produced the operand, and when that value is
 
 - loaded (``load``, ``descriptor_load``): staging it is what lets the software pipeliner turn the load into
   asynchronous copies (a load whose only user is a ``local_alloc`` is pipelined), and matrix loads
@@ -15,7 +15,8 @@ operand, and when that value is
   units read B through a descriptor),
 
 it becomes ``buf = local_alloc(value)`` right where the value is defined, the transposes become ``local_trans``
-views of ``buf``, and the dot reads ``local_load(view)`` in its operand layout. The placement follows the
+views of ``buf``, and the dot reads ``local_load(view)`` in its operand layout (widened after the read, so the
+narrow bytes are what is copied). The placement follows the
 producer's own order (a load's contiguous dimension, so copies stay 16-byte vectors), unless the instructions
 need another (``MatrixUnitLayout.shared_operand_order``: k-contiguous 8-bit and tf32 operands for warpgroup
 units), in which case the write into the buffer transposes. One value feeding several dots is staged once.
@@ -47,15 +48,27 @@ def register_order(t):
     return tuple(range(t.rank - 1, -1, -1))
 
 
+def _widening(op) -> bool:
+    """A ``cast`` to a wider float that only widens (fp8 -> f16, as accelerate-dot inserts where no fp8
+    instruction exists): done after reading shared memory, so the narrow bytes are what is copied and held."""
+    if not isinstance(op, O.CastOp):
+        return False
+    s, d = op.src.type.element, op.result.type.element
+    return s.is_float and d.is_float and s.bits < d.bits and s.name.startswith("f8")
+
+
 def producer(v):
-    """(value, transposes): walk back from a dot operand through ``convert_layout`` and ``trans`` to the value
-    that produced it; ``transposes`` lists the ``trans`` orders from the producer towards the dot."""
-    orders = []
-    while isinstance(v, OpResult) and isinstance(v.op, (G.ConvertLayoutOp, O.TransOp)):
+    """(value, transposes, casts): walk back from a dot operand through ``convert_layout``, ``trans`` and
+    widening ``cast``s to the value that produced it; ``transposes`` lists the ``trans`` orders from the producer
+    towards the dot, ``casts`` the casts (re-applied in registers after the read)."""
+    orders, casts = [], []
+    while isinstance(v, OpResult) and (isinstance(v.op, (G.ConvertLayoutOp, O.TransOp)) or _widening(v.op)):
         if isinstance(v.op, O.TransOp):
             orders.append(tuple(v.op.attrs["order"]))
+        elif isinstance(v.op, O.CastOp):
+            casts.append(v.op)
         v = v.op.operands[0]
-    return v, orders[::-1]
+    return v, orders[::-1], casts[::-1]
 
 
 def compose(orders, rank):
@@ -114,27 +127,28 @@ class StageOperands(Pass):
         if not (isinstance(v, OpResult) and isinstance(v.op, G.ConvertLayoutOp) and
                 isinstance(v.type.layout, MatrixUnitOperandLayout)):
             return False
-        p, orders = producer(v)
-        if not p.type.is_tile or p.type.rank != 2:
+        p, orders, casts = producer(v)
+        if not p.type.is_tile or p.type.rank not in (2, 3):
             return False
+        rank = p.type.rank
         loop = _enclosing_loop(dot)
         loaded = isinstance(p, OpResult) and isinstance(p.op, LOADS)
-        invariant = loop is not None and _defined_outside(p, loop)
-        if not (loaded or invariant or orders or acc.operand_in_shared(idx)):
+        invariant = loop is not None and _defined_outside(p, loop) and acc.invariant_operands_in_shared
+        if not (loaded or invariant or orders or acc.operand_in_shared(idx, v.type.element)):
             return False
-        perm = compose(orders, 2)
-        need = acc.shared_operand_order(idx, v.type.element)
+        perm = compose(orders, rank)
+        need = acc.shared_operand_order(idx, p.type.element)
         if need is not None:  # the instructions' order, said in the view's dimensions: back to the producer's
             order = tuple(perm[d] for d in need)
         elif loaded and isinstance(p.op, O.DescriptorLoadOp):
-            order = (1, 0)  # a tensor copy writes whole rows
+            order = tuple(range(rank - 1, -1, -1))  # a tensor copy writes whole rows
         elif loaded:
             order = register_order(p.op.ptr.type)
         elif isinstance(p.type.layout, BlockedLayout):
             order = register_order(p.type)
         else:  # computed in a matrix-unit layout: k contiguous, which every reader takes without transposing
-            kd = 1 if idx == 0 else 0
-            order = (perm[kd], perm[1 - kd])
+            kd, od = (rank - 1, rank - 2) if idx == 0 else (rank - 2, rank - 1)
+            order = (perm[kd], perm[od]) + tuple(perm[d] for d in range(rank - 2))
         key = (p, order)
         buf = staged.get(key)
         if buf is None:
@@ -143,10 +157,12 @@ class StageOperands(Pass):
         b.set_insertion_point_before(dot)
         b.loc = dot.loc
         view = buf
-        if perm != (0, 1):
+        if perm != tuple(range(rank)):
             view = b.create(G.LocalTransOp, [buf], [G.LocalTransOp.view_type(buf.type, perm)],
                             {"order": perm}).result
-        x = b.create(G.LocalLoadOp, [view, b.constant(0, i32)], [v.type]).result
+        x = b.create(G.LocalLoadOp, [view, b.constant(0, i32)], [v.type.with_element(p.type.element)]).result
+        for c in casts:  # widened in registers, in the operand layout
+            x = b.op(O.CastOp, x, result_type=v.type.with_element(c.result.type.element), **dict(c.attrs))
         dot.set_operand(idx, x)
         return True
 

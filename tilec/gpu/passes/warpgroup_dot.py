@@ -131,7 +131,11 @@ class WarpGroupDot(Pass):
         # the first op after which no dot of the previous iteration is running, then the next barrier
         done_at = next(o for o in body.ops if isinstance(o, G.WarpGroupDotWaitOp) or
                        isinstance(o, G.WarpGroupDotOp))
-        copies = [o for o in body.ops if isinstance(o, (G.AsyncCopyOp, G.AsyncCommitOp, G.TmaCopyOp))]
+        rings = {id(s) for s in (G.buffer_root(o.buffer) for o in body.ops if isinstance(o, G.LocalStoreOp))
+                 if s is not None and s.src is None and s.result.type.num_buffers > 1}
+        copies = [o for o in body.ops if isinstance(o, (G.AsyncCopyOp, G.AsyncCommitOp, G.TmaCopyOp)) or
+                  isinstance(o, G.LocalStoreOp) and id(G.buffer_root(o.buffer)) in rings or
+                  isinstance(o, G.FenceAsyncSharedOp)]
         if not copies:
             return
         i0 = body.ops.index(done_at)

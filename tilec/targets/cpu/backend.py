@@ -25,6 +25,7 @@ class CPUBackend:
     def parse_options(self, options: dict) -> dict:
         out = dict(DEFAULTS)
         out.update({k: v for k, v in (options or {}).items() if v is not None})
+        out["host"] = driver.host_identity()  # the machine compiled for is part of the cache key
         return out
 
     def arg_kind(self, value) -> str:
@@ -34,9 +35,11 @@ class CPUBackend:
         return value
 
     def passes(self, options):
-        """Only ``expand-descriptors``: otherwise the CPU lowering works on tir as the tir pipeline leaves it."""
+        """``expand-descriptors`` and the cleanups after it: otherwise the CPU lowering works on tir as the tir
+        pipeline leaves it."""
         from ...passes.expand_descriptors import ExpandDescriptors
-        return [ExpandDescriptors()]
+        from ...passes.manager import cleanup_passes
+        return [ExpandDescriptors()] + cleanup_passes()
 
     def stages(self, options):
         level = int(options.get("opt_level", 3))

@@ -34,11 +34,13 @@ def cp_async(b, dst, src, nbytes: int, pred):
     zero-fills."""
     kind = "cg" if nbytes == 16 else "ca"
     addr = b.ptrtoint(dst, I32)
+    # "~{memory}": the copy writes shared memory, so LLVM must not move shared loads of bytes it may overwrite
+    # (a layout conversion's scratch read before the ring's first copy) across it
     if pred is None:
-        _asm(b, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes};", "r,l", [addr, src])
+        _asm(b, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes};", "r,l,~{memory}", [addr, src])
         return
     size = b.select(pred, _c(nbytes), _c(0))
-    _asm(b, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes}, $2;", "r,l,r", [addr, src, size])
+    _asm(b, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes}, $2;", "r,l,r,~{memory}", [addr, src, size])
 
 
 def cp_async_commit(b):
@@ -66,20 +68,22 @@ def ldmatrix_operand(L, base, buf_type, dst_type):
         return None
     kw = lay.k_width  # elements per 32-bit register: a b16 pair, or four 8-bit integers
     ll = ll_of(dst_type)
-    kd = 1 if lay.op_idx == 0 else 0
-    od = 1 - kd
+    rank = len(dst_type.shape)  # 3: a batched operand, each 8x8 matrix within one batch entry
+    kd = rank - 1 if lay.op_idx == 0 else rank - 2
+    od = 2 * rank - 3 - kd
     trans = smem.order[0] != kd
     if trans and kw != 2:
         return None  # ldmatrix.trans moves 16-bit elements only
-    unit = lambda d, v: tuple(v if i == d else 0 for i in range(2))  # noqa: E731
+    unit = lambda d, v: tuple(v if i == d else 0 for i in range(rank))  # noqa: E731
     want = (unit(kd, kw), unit(kd, 2 * kw), unit(od, 1), unit(od, 2), unit(od, 4))
     nb = kw.bit_length() - 1  # register bits inside one 32-bit register
     if tuple(ll.lane) != want or len(ll.reg) < nb or tuple(ll.reg[:nb]) != tuple(unit(kd, 1 << i)
                                                                                for i in range(nb)):
         return None
     mats = ll.reg[nb:]
-    span = {kd: 4 * kw, od: 8}  # one 8x8 b16 matrix: 8 rows by 16 bytes
-    if any(bs[d] % span[d] for bs in mats + ll.warp for d in (0, 1)):
+    span = {d: 1 for d in range(rank)}
+    span.update({kd: 4 * kw, od: 8})  # one 8x8 b16 matrix: 8 rows by 16 bytes
+    if any(bs[d] % span[d] for bs in mats + ll.warp for d in range(rank)):
         return None
     b = L.b
     n_mat = 1 << len(mats)
@@ -89,8 +93,8 @@ def ldmatrix_operand(L, base, buf_type, dst_type):
     rr = b.and_(lane, _c(7))  # which row
     row_dim = kd if trans else od
     wp = _warp_part(L, ll)
-    lane_off = [None, None]
-    for d in range(2):
+    lane_off = [None] * rank
+    for d in range(rank):
         v = wp[d]
         for bit in range(x.bit_length() - 1):
             if mats[bit][d]:
@@ -108,7 +112,7 @@ def ldmatrix_operand(L, base, buf_type, dst_type):
     def emit(g, out):
         """The ``ldmatrix`` for matrices g .. g+x-1 (this thread's registers from ``g << nb``)."""
         origin = ll.reg_coord(g << nb)
-        coords = [tuple(b.add(lane_off[d], _c(origin[d])) if origin[d] else lane_off[d] for d in range(2))]
+        coords = [tuple(b.add(lane_off[d], _c(origin[d])) if origin[d] else lane_off[d] for d in range(rank))]
         off = shared_offsets(L, smem, buf_type.tile_shape, coords)[0]
         p = b.gep(L.smem, [b.add(base, b.mul(off, _c(eb)))], source_etype=ir.IntType(8))
         r = intrinsic(b, name, ret, [p])
@@ -181,6 +185,7 @@ def stmatrix_fragments(L, values, ll, buf, base: int, eb: int) -> bool:
         origin = ll.reg_coord(g << 1)
         coord = tuple(b.add(lane_off[d], _c(origin[d])) if origin[d] else lane_off[d] for d in range(2))
         off = buf.offsets(L, [coord])[0]
-        p = b.gep(L.smem, [b.add(_c(base), b.mul(off, _c(eb)))], source_etype=ir.IntType(8))
+        start = base if isinstance(base, ir.Value) else _c(base)
+        p = b.gep(L.smem, [b.add(start, b.mul(off, _c(eb)))], source_etype=ir.IntType(8))
         _asm(b, text, "r,r,r,r,r,~{memory}", [b.ptrtoint(p, I32)] + words[g:g + 4])
     return True

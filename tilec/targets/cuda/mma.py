@@ -17,10 +17,11 @@ def mma_dot(L, op):
     at, bt, ct = op.a.type, op.b.type, op.acc.type
     a_ll, b_ll, c_ll = ll_of(at), ll_of(bt), ll_of(ct)
     av, bv, acc = L.get(op.a), L.get(op.b), list(L.get(op.acc))
-    a_idx = {c: i for i, c in enumerate(a_ll.reg_coords())}
-    b_idx = {c: i for i, c in enumerate(b_ll.reg_coords())}
-    c_idx = {c: i for i, c in enumerate(c_ll.reg_coords())}
-    K = at.shape[1]
+    # a batched (rank-3) dot is one 2-d dot per batch entry: coordinates keep the batch index in front
+    a_idx = _by_batch(a_ll)
+    b_idx = _by_batch(b_ll)
+    c_idx = _by_batch(c_ll)
+    K = at.shape[-1]
     if at.layout.k_width == 1:
         return _mma_tf32(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K)
     if at.layout.k_width == 4:
@@ -39,9 +40,27 @@ def mma_dot(L, op):
             packed[key] = b.bitcast(vec, I32)
         return packed[key]
     _mma_tiles(L, op, f"m16n8k16.row.col.f32.{kind}.{kind}.f32", acc, c_idx, c_ll, K, 16,
-                    lambda mb, kb: [pack(av, a_idx[(mb + r, kb + k)], a_idx[(mb + r, kb + k + 1)], at)
+                lambda bb, mb, kb: [pack(av, a_idx.at(bb)[(mb + r, kb + k)], a_idx.at(bb)[(mb + r, kb + k + 1)], at)
                                     for r, k in ((0, 0), (8, 0), (0, 8), (8, 8))],
-                    lambda kb, n: [pack(bv, b_idx[(kb + k, n)], b_idx[(kb + k + 1, n)], bt) for k in (0, 8)])
+                lambda bb, kb, n: [pack(bv, b_idx.at(bb)[(kb + k, n)], b_idx.at(bb)[(kb + k + 1, n)], bt)
+                                   for k in (0, 8)])
+
+
+class _Batched(dict):
+    """Register index by coordinate, for rank-2 ``(row, col)`` keys within one batch entry: ``at(batch)`` gives
+    the view the 2-d code indexes (a rank-2 layout is batch 0 of one)."""
+
+    def at(self, batch):
+        return self[batch]
+
+
+def _by_batch(ll):
+    out = _Batched()
+    for i, c in enumerate(ll.reg_coords()):
+        if len(c) == 2:
+            c = (0,) + tuple(c)
+        out.setdefault(c[0], {})[tuple(c[1:])] = i
+    return out
 
 
 def _mma_tf32(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
@@ -56,8 +75,8 @@ def _mma_tf32(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
             conv[key] = b.call(cvt, [vals[i]])
         return conv[key]
     _mma_tiles(L, op, "m16n8k8.row.col.f32.tf32.tf32.f32", acc, c_idx, c_ll, K, 8,
-                    lambda mb, kb: [tf32(av, a_idx[(mb + r, kb + k)]) for r, k in ((0, 0), (8, 0), (0, 4), (8, 4))],
-                    lambda kb, n: [tf32(bv, b_idx[(kb + k, n)]) for k in (0, 4)])
+               lambda bb, mb, kb: [tf32(av, a_idx.at(bb)[(mb + r, kb + k)]) for r, k in ((0, 0), (8, 0), (0, 4), (8, 4))],
+               lambda bb, kb, n: [tf32(bv, b_idx.at(bb)[(kb + k, n)]) for k in (0, 4)])
 
 
 def _mma_int8(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
@@ -75,9 +94,9 @@ def _mma_int8(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
             packed[key] = b.bitcast(vec, I32)
         return packed[key]
     _mma_tiles(L, op, f"m16n8k32.row.col.s32.{kind}.{kind}.s32", acc, c_idx, c_ll, K, 32,
-               lambda mb, kb: [pack(av, [a_idx[(mb + r, kb + k + j)] for j in range(4)])
-                               for r, k in ((0, 0), (8, 0), (0, 16), (8, 16))],
-               lambda kb, n: [pack(bv, [b_idx[(kb + k + j, n)] for j in range(4)]) for k in (0, 16)],
+               lambda bb, mb, kb: [pack(av, [a_idx.at(bb)[(mb + r, kb + k + j)] for j in range(4)])
+                                   for r, k in ((0, 0), (8, 0), (0, 16), (8, 16))],
+               lambda bb, kb, n: [pack(bv, [b_idx.at(bb)[(kb + k + j, n)] for j in range(4)]) for k in (0, 16)],
                acc_type=I32)
 
 
@@ -91,11 +110,13 @@ def _mma_tiles(L, op, shape_types, acc, c_idx, c_ll, K, k_step, a_regs, b_regs, 
     text = f"mma.sync.aligned.{shape_types} {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
     fty = ir.FunctionType(ir.LiteralStructType([ct] * 4), [I32] * 6 + [ct] * 4)
     asm = ir.InlineAsm(fty, text, ",".join([f"={c}"] * 4 + ["r"] * 6 + [c] * 4))
-    tiles = sorted({(m & ~8, n & ~1) for (m, n) in c_ll.reg_coords()})
+    coords = [c if len(c) == 3 else (0,) + tuple(c) for c in c_ll.reg_coords()]
+    tiles = sorted({(bb, m & ~8, n & ~1) for (bb, m, n) in coords})
     for kb in range(0, K, k_step):  # k outermost: only one k-slice of the operands is live at a time
-        for mb, nb in tiles:
-            ci = [c_idx[(mb, nb)], c_idx[(mb, nb + 1)], c_idx[(mb + 8, nb)], c_idx[(mb + 8, nb + 1)]]
-            r = b.call(asm, a_regs(mb, kb) + b_regs(kb, nb & ~7) + [acc[i] for i in ci])
+        for bb, mb, nb in tiles:
+            cb = c_idx.at(bb)
+            ci = [cb[(mb, nb)], cb[(mb, nb + 1)], cb[(mb + 8, nb)], cb[(mb + 8, nb + 1)]]
+            r = b.call(asm, a_regs(bb, mb, kb) + b_regs(bb, kb, nb & ~7) + [acc[i] for i in ci])
             for j, i in enumerate(ci):
                 acc[i] = b.extract_value(r, j)
     L.bind(op.result, acc)

@@ -29,6 +29,15 @@ def warp_uniform(b, v):
                                                              ir.Constant(I32, 0x1F)])
 
 
+def uniform_warp(L):
+    """The warp index as :func:`warp_uniform` gives it, computed once per kernel in the entry block (uses in a
+    loop would otherwise shuffle it again every iteration)."""
+    w = L.cache.get("uniform_warp")
+    if w is None:
+        w = L.cache["uniform_warp"] = warp_uniform(L.entry, L.warp)
+    return w
+
+
 def shfl_xor(b, v, lane_mask: int):
     """Value of ``v`` in the lane whose index differs in ``lane_mask``, for any scalar type."""
     t = v.type

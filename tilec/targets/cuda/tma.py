@@ -164,7 +164,7 @@ def tensormap_create(L, op, addr):
               f"@w fence.proxy.tensormap::generic.acquire.gpu [$1], 128;", "}"]
     lines.insert(2, f"setp.ne.b32 w, ${len(args)}, 0;")
     lines[1] = ".reg .pred p, w;"
-    args.append(b.zext(b.icmp_unsigned("==", nvvm.warp_uniform(b, L.warp), _c(0)), I32))
+    args.append(b.zext(b.icmp_unsigned("==", nvvm.uniform_warp(L), _c(0)), I32))
     cons = ",".join(["r", "l", "l"] + ["r"] * n + ["l"] * (n - 1) + ["r"]) + ",~{memory}"
     _asm(b, "\n".join(lines), cons, args)
 
@@ -182,7 +182,7 @@ def tma_copy(L, op, dst, bar, desc, pred, coords):
     # warp 0 (an index ptxas sees is warp-uniform), one lane of it chosen by an unpredicated elect.sync and
     # the warp's condition: ptxas then issues each copy once as a uniform instruction (an elect.sync under a
     # predicate made it loop over the lanes around every copy)
-    warp0 = b.icmp_unsigned("==", nvvm.warp_uniform(b, L.warp), _c(0))
+    warp0 = b.icmp_unsigned("==", nvvm.uniform_warp(L), _c(0))
     go = b.zext(b.and_(warp0, pred), I32)
     inner = list(reversed(coords))  # innermost first
     args = [go, bar, desc]
@@ -216,7 +216,7 @@ def tma_store(L, op, src, desc, coords):
     blocks = shape[-1] // w
     block_bytes = bt.tile_numel // blocks * eb
     n = len(shape)
-    go = b.zext(b.icmp_unsigned("==", nvvm.warp_uniform(b, L.warp), _c(0)), I32)
+    go = b.zext(b.icmp_unsigned("==", nvvm.uniform_warp(L), _c(0)), I32)
     inner = list(reversed(coords))
     args = [go, desc]
     lines = ["{", ".reg .pred w, p;", "setp.ne.b32 w, $0, 0;", "elect.sync _|p, 0xffffffff;", "and.pred p, p, w;"]

@@ -94,7 +94,46 @@ class Operand:
         return b.add(d, _c((off * self.eb) >> 4, I64))
 
 
+#: per input type: the instruction's name for it and k per instruction
+KINDS = {"f16": ("f16", 16), "bf16": ("bf16", 16), "f8e4m3": ("e4m3", 32), "f8e5m2": ("e5m2", 32),
+         "i8": ("s8", 32), "u8": ("u8", 32), "f32": ("tf32", 8)}
+
+
+class Instruction:
+    """The text of one ``wgmma.mma_async`` for a dot's types: m64nNkK, the accumulator's register kind, and
+    the operands the form takes (16-bit inputs may be transposed while read; 8-bit and tf32 ones are k-major;
+    integer forms have no input scales)."""
+
+    def __init__(self, op, n_inst, a_shared, a_kmajor, b_kmajor):
+        ea, eb = op.a.type.element.name, op.b.type.element.name
+        (ka, self.k), (kb, _) = KINDS[ea], KINDS[eb]
+        self.integer = ka in ("s8", "u8")
+        acc = "s32" if self.integer else "f32"
+        self.reg, self.ty = ("r", I32) if self.integer else ("f", F32)
+        self.n_out = n_inst // 2
+        n = self.n_out
+        outs = ",".join(f"${i}" for i in range(n))
+        a_text = f"${n}" if a_shared else "{" + ",".join(f"${n + i}" for i in range(4)) + "}"
+        nb = n + (1 if a_shared else 4)
+        tail = "" if self.integer else ", 1, 1"
+        if ka in ("f16", "bf16"):
+            tail += (f", {0 if a_kmajor else 1}" if a_shared else "") + f", {0 if b_kmajor else 1}"
+        self.body = (f"wgmma.mma_async.sync.aligned.m64n{n_inst}k{self.k}.{acc}.{ka}.{kb} {{{outs}}}, {a_text}, "
+                     f"${nb}, p{tail};")
+        ins = [f"={self.reg}"] * n + (["l"] if a_shared else ["r"] * 4) + ["l"]
+        self.fresh_cons = ",".join(ins)
+        self.cons = ",".join(ins + [str(i) for i in range(n)])
+        self.ret = ir.LiteralStructType([self.ty] * n)
+
+    def text(self, accumulate):
+        return "{\n.reg .pred p;\n" f"setp.ne.b32 p, {int(accumulate)}, 0;\n{self.body}\n}}"
+
+
 def lower_warp_group_dot(L, op):
+    """``op`` as warpgroup instructions: per 64-row pass of the warpgroups and per N chunk of at most 256
+    columns, a chain over k. With ``max_num_imprecise_acc`` (fp8: the units' own accumulation is less precise
+    than f32) the chain restarts every that many k from a zero accumulator, and each partial sum is added to the
+    accumulator in f32, as Triton does on this hardware."""
     b = L.b
     at, ct = op.a.type, op.acc.type
     M, N = ct.shape
@@ -104,10 +143,13 @@ def lower_warp_group_dot(L, op):
     acc = list(L.get(op.acc))
     nw = L.num_warps
     per_pass = 16 * nw
-    kind = "bf16" if op.b.type.element.name == "bf16" else "f16"
     n_inst = N if N <= 256 else 256
-    # this warpgroup's first row in each pass, from a warp index ptxas can see is uniform
-    wg_row = b.mul(b.lshr(nvvm.warp_uniform(b, L.warp), _c(2)), _c(64))
+    # this warpgroup's first row in each pass, from a warp index ptxas can see is uniform; computed once in
+    # the entry block, so a dot in a loop does not shuffle it again every iteration
+    wg_row = L.cache.get("warpgroup_row")
+    if wg_row is None:
+        e = L.entry
+        wg_row = L.cache["warpgroup_row"] = e.mul(e.lshr(nvvm.uniform_warp(L), _c(2)), _c(64))
     B = Operand(L, op.b, 0)
     a_regs = None
     if isinstance(at, SharedBufferType):
@@ -116,45 +158,59 @@ def lower_warp_group_dot(L, op):
         A = None
         a_ll = ll_of(at)
         a_idx = {c: i for i, c in enumerate(a_ll.reg_coords())}
-        av = L.get(op.a)
-        a_regs = (av, a_idx, at)
-    n_out = n_inst // 2
-    outs = ",".join(f"${i}" for i in range(n_out))
-    a_text = "{" + ",".join(f"${n_out + i}" for i in range(4)) + "}" if A is None else f"${n_out}"
-    nb = n_out + (4 if A is None else 1)
-    trans_a = "" if A is None else f", {0 if A.k_major else 1}"
-    def text(accumulate):
-        return ("{\n.reg .pred p;\n" f"setp.ne.b32 p, {int(accumulate)}, 0;\n"
-                f"wgmma.mma_async.sync.aligned.m64n{n_inst}k16.f32.{kind}.{kind} {{{outs}}}, {a_text}, ${nb}, p, "
-                f"1, 1{trans_a}, {0 if B.k_major else 1};\n}}")
-    ins = ["=f"] * n_out + (["r"] * 4 if A is None else ["l"]) + ["l"]
-    cons = ",".join(ins + [str(i) for i in range(n_out)])
-    ret = ir.LiteralStructType([F32] * n_out)
+        a_regs = (L.get(op.a), a_idx, at)
+    inst = Instruction(op, n_inst, A is not None, A is None or A.k_major, B.k_major)
+    kstep = inst.k
+    chunk = chunk_of(op, K)
     zero = _is_zero(op.acc)  # the first step writes D without reading it: no registers to set up
     # operands first: registers the units read must not be written between the fence and the last issue
     a_in, b_in = {}, {}
     for mp in range(M // per_pass):
-        for kb in range(0, K, 16):
+        for kb in range(0, K, kstep):
             a_in[mp, kb] = _a_fragment(b, a_regs, mp * per_pass, kb) if A is None else \
                 [A.desc(b.add(wg_row, _c(mp * per_pass)), kb)]
     for nc in range(N // n_inst):
-        for kb in range(0, K, 16):
+        for kb in range(0, K, kstep):
             b_in[nc, kb] = [B.desc(nc * n_inst, kb)]
     _asm(b, "wgmma.fence.sync.aligned;", "~{memory}", [], ir.VoidType())
-    touched = []
+    touched, partial = [], {}
     for mp in range(M // per_pass):
         for nc in range(N // n_inst):
             regs = [c_idx[(mp * per_pass + 8 * ((i & 3) >> 1), nc * n_inst + 8 * (i >> 2) + (i & 1))]
-                    for i in range(n_out)]
+                    for i in range(inst.n_out)]
             touched += regs
-            for kb in range(0, K, 16):
-                if zero and kb == 0:
-                    r = _asm(b, text(False), ",".join(ins), a_in[mp, kb] + b_in[nc, kb], ret)
+            part = None
+            for kb in range(0, K, kstep):
+                fresh = (zero and kb == 0) or (chunk and kb % chunk == 0)
+                if chunk and kb and kb % chunk == 0:  # a chunk is done: into the f32 accumulator
+                    partial.setdefault((mp, nc), []).append(part)
+                if fresh:
+                    r = _asm(b, inst.text(False), inst.fresh_cons, a_in[mp, kb] + b_in[nc, kb], inst.ret)
                 else:
-                    r = _asm(b, text(True), cons, a_in[mp, kb] + b_in[nc, kb] + [acc[i] for i in regs], ret)
-                for j, i in enumerate(regs):
-                    acc[i] = b.extract_value(r, j)
+                    cur = part if chunk else [acc[i] for i in regs]
+                    r = _asm(b, inst.text(True), inst.cons, a_in[mp, kb] + b_in[nc, kb] + cur, inst.ret)
+                vals = [b.extract_value(r, j) for j in range(inst.n_out)]
+                if chunk:
+                    part = vals
+                else:
+                    for j, i in enumerate(regs):
+                        acc[i] = vals[j]
+            if chunk:
+                partial.setdefault((mp, nc), []).append(part)
     _asm(b, "wgmma.commit_group.sync.aligned;", "~{memory}", [], ir.VoidType())
+    if chunk:  # every partial sum must be complete before it is added
+        flat = [v for parts in partial.values() for p in parts for v in p]
+        done = iter(wait(b, 0, flat))
+        for (mp, nc), parts in partial.items():
+            regs = [c_idx[(mp * per_pass + 8 * ((i & 3) >> 1), nc * n_inst + 8 * (i >> 2) + (i & 1))]
+                    for i in range(inst.n_out)]
+            for j, p in enumerate(parts):
+                vals = [next(done) for _ in p]
+                for i, v in zip(regs, vals):
+                    # "contract": printed add.f32 as Triton's (nothing here to fuse with)
+                    acc[i] = v if (zero and j == 0) else b.fadd(acc[i], v, flags=("contract",))
+        L.bind(op.result, acc)
+        return
     pending = op.attrs.get("pending", 0)
     if pending < 0:  # left running: a later wait retires it
         pass
@@ -166,6 +222,15 @@ def lower_warp_group_dot(L, op):
     L.bind(op.result, acc)
 
 
+def chunk_of(op, K) -> int:
+    """k per chunk when an fp8 dot accumulates imprecisely only up to ``max_num_imprecise_acc`` products (0:
+    one chain over all of K into the accumulator itself)."""
+    limit = op.attrs.get("max_num_imprecise_acc", 0) or 0
+    if op.a.type.element.name not in ("f8e4m3", "f8e5m2") or limit <= 0:
+        return 0
+    return min(limit, K)
+
+
 def wait(b, pending, values):
     """``wgmma.wait_group``; the values pass through it, so nothing reads them before the units are done.
     ``pending`` None: no instruction, the values only pass through (an earlier wait retired them)."""
@@ -175,8 +240,9 @@ def wait(b, pending, values):
         if text:
             _asm(b, text, "~{memory}", [], ir.VoidType())
         return []
-    r = _asm(b, text, ",".join(["=f"] * n + [str(i) for i in range(n)]),
-             list(values), ir.LiteralStructType([F32] * n))
+    codes = ["r" if isinstance(v.type, ir.IntType) else "f" for v in values]
+    r = _asm(b, text, ",".join([f"={c}" for c in codes] + [str(i) for i in range(n)]),
+             list(values), ir.LiteralStructType([v.type for v in values]))
     return [b.extract_value(r, j) for j in range(n)]
 
 

@@ -1,23 +1,20 @@
-"""On-disk cache of compiled kernels: one directory per kernel hash holding every stage's artifact.
+"""The local level: a directory of compiled kernels, one directory per kernel hash holding every stage's artifact.
 
 Entries are written into a private temporary directory and renamed into place, so a concurrent reader sees either
 no entry or a complete one; two processes racing on one key both succeed and one of the identical entries wins.
 Each file's SHA-256 is kept in ``metadata.json``: an entry whose files are missing, truncated or edited, or whose
 metadata does not parse, is never served: it is discarded and the kernel is rebuilt (and stored again). A cache
 directory that cannot be written warns once; kernels are then compiled in memory.
-``TILEC_CACHE_DIR`` moves the cache; ``TILEC_ALWAYS_COMPILE=1`` bypasses it.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import tempfile
-import warnings
 
-_EXT = {"tir": "tir", "gir": "gir", "plan": "plan", "llir": "ll", "ptx": "ptx", "asm": "s", "cubin": "cubin",
-        "obj": "o", "hsaco": "hsaco", "amdgcn": "amdgcn"}
+from .entry import EXT, digest, split_metadata
+from .notice import warn_once
 
 
 def cache_dir() -> str:
@@ -28,23 +25,9 @@ def cache_dir() -> str:
     return os.path.join(base, "tilec")
 
 
-def enabled() -> bool:
-    return os.environ.get("TILEC_ALWAYS_COMPILE", "0") not in ("1", "true", "True")
-
-
-class CacheWarning(UserWarning):
-    """The cache could not be used (not writable, full); compiling goes on in memory."""
-
-
-_warned: set[str] = set()
-
-
-def _warn_once(where: str, err: OSError):
-    if where not in _warned:
-        _warned.add(where)
-        warnings.warn(f"tilec: the kernel cache at {where} cannot be written ({err.strerror or err}); "
-                      "kernels are compiled in memory (set TILEC_CACHE_DIR to a writable directory)",
-                      CacheWarning, stacklevel=3)
+def _warn_unwritable(where: str, err: OSError):
+    warn_once(("local", where), f"tilec: the kernel cache at {where} cannot be written ({err.strerror or err}); "
+              "kernels are compiled in memory (set TILEC_CACHE_DIR to a writable directory)", stacklevel=5)
 
 
 def _entry(key: str) -> str:
@@ -53,11 +36,7 @@ def _entry(key: str) -> str:
 
 def contains(key: str) -> bool:
     """Whether an entry for ``key`` is stored (not checked: ``load`` still verifies it)."""
-    return enabled() and os.path.isfile(os.path.join(_entry(key), "metadata.json"))
-
-
-def _digest(data) -> str:
-    return hashlib.sha256(data if isinstance(data, (bytes, bytearray)) else data.encode()).hexdigest()
+    return os.path.isfile(os.path.join(_entry(key), "metadata.json"))
 
 
 def _discard(d: str):
@@ -79,17 +58,15 @@ def _read(d: str):
         return None
     except NotADirectoryError:
         raise ValueError("not a directory") from None
-    meta = json.loads(text)
-    if not isinstance(meta, dict) or not all(k in meta for k in ("_files", "_binary", "_sha256")):
-        raise ValueError("metadata without its file table")
+    meta, files, binary, sums = split_metadata(json.loads(text))
     asm = {}
-    for stage, fname in meta["_files"].items():
+    for stage, fname in files.items():
         with open(os.path.join(d, fname), "rb") as f:
             data = f.read()
-        if _digest(data) != meta["_sha256"].get(stage):
+        if digest(data) != sums.get(stage):
             raise ValueError(f"{fname}: checksum mismatch")
-        asm[stage] = data if meta["_binary"].get(stage) else data.decode()
-    return asm, {k: v for k, v in meta.items() if not k.startswith("_")}
+        asm[stage] = data if binary.get(stage) else data.decode()
+    return asm, meta
 
 
 def load(key: str):
@@ -112,17 +89,17 @@ def store(key: str, name: str, asm: dict, metadata: dict) -> str | None:
         os.makedirs(parent, exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-", dir=parent)
     except OSError as e:
-        _warn_once(cache_dir(), e)
+        _warn_unwritable(cache_dir(), e)
         return None
     try:
         files, binary, sums = {}, {}, {}
         for stage, art in asm.items():
-            fname = f"{name}.{_EXT.get(stage, stage)}"
+            fname = f"{name}.{EXT.get(stage, stage)}"
             is_bin = isinstance(art, (bytes, bytearray))
             data = bytes(art) if is_bin else art.encode()
             with open(os.path.join(tmp, fname), "wb") as f:
                 f.write(data)
-            files[stage], binary[stage], sums[stage] = fname, is_bin, _digest(data)
+            files[stage], binary[stage], sums[stage] = fname, is_bin, digest(data)
         meta = dict(metadata, _files=files, _binary=binary, _sha256=sums)
         with open(os.path.join(tmp, "metadata.json"), "w") as f:
             json.dump(meta, f, indent=1, default=str)
@@ -132,6 +109,6 @@ def store(key: str, name: str, asm: dict, metadata: dict) -> str | None:
             shutil.rmtree(tmp, ignore_errors=True)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
-        _warn_once(cache_dir(), e)
+        _warn_unwritable(cache_dir(), e)
         return None
     return final
