@@ -40,14 +40,16 @@ def test_too_much_shared_memory_is_refused_at_compile_time(target, M, N, need, a
     assert isinstance(e, CompilationError) and isinstance(e, LaunchError)  # Triton code catches OutOfResources
 
 
-@pytest.mark.parametrize("target, allowed", [(("cuda", 90, 32), "232,448"), (("hip", "gfx942", 64), "65,536")])
-def test_pipeline_buffers_name_num_stages(target, allowed):
-    """A 256x256x128 fp16 matmul's pipelined operand buffers: the message names the stages too."""
+@pytest.mark.parametrize("target, allowed, staged", [(("cuda", 90, 32), "232,448", "3 stages"),
+                                                     (("hip", "gfx942", 64), "65,536", "1 stage")])
+def test_matmul_operand_buffers_and_num_stages(target, allowed, staged):
+    """A 256x256x128 fp16 matmul: its operand buffers are named, and num_stages where they have several stages."""
     from gpu_jit_kernels import matmul_kernel
     constexprs = {"BM": 256, "BN": 256, "BK": 128}
     sig = ",".join(["*fp16", "*fp16", "*fp32"] + ["i32"] * 9)
     src = ASTSource(matmul_kernel, signature=sig, constexprs=constexprs)
     with pytest.raises(OutOfResources, match=rf"kernel 'matmul_kernel' needs .* allows {allowed} per block; .*"
-                                             r"stages of 256x128 f16 tiles .*use smaller tiles \(BM=256, BN=256, "
-                                             r"BK=128\) or fewer stages \(num_stages=3\)"):
+                                             rf"{staged} of 256x128 f16 tiles .*use smaller tiles \(BM=256, BN=256, "
+                                             r"BK=128\)") as info:
         tilec.compile(src, target=tilec.Target(*target), options={"num_warps": 8, "num_stages": 3})
+    assert ("or fewer stages (num_stages=3)" in str(info.value)) == (staged == "3 stages")

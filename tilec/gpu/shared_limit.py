@@ -71,7 +71,8 @@ def check_shared_memory(kernel, metadata: dict, target) -> None:
              if type(v) is int and v > 1 and v in dims]
     advice = f"use smaller tiles ({', '.join(sizes)})" if sizes else "use smaller tiles"
     stages = (metadata.get("options") or {}).get("num_stages")
-    if any(isinstance(op, G.LocalAllocOp) for _, op, _ in users) and isinstance(stages, int) and stages > 1:
+    staged = any(isinstance(op, G.LocalAllocOp) and op.result.type.num_buffers > 1 for _, op, _ in users)
+    if staged and isinstance(stages, int) and stages > 1:
         advice += f" or fewer stages (num_stages={stages})"
     message = "".join(parts) + f". To fit, {advice}."
     loc = users[0][1].loc if users else None
