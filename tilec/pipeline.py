@@ -215,7 +215,8 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
 
     from .passes import PassManager, tir_pipeline
     t0 = time.perf_counter()
-    module = src.make_ir(opts)
+    # the backend's say in how the frontend composes some functions (``frontend_options``: e.g. sort as a network)
+    module = src.make_ir(dict(opts, **getattr(backend, "frontend_options", {})))
     kernel = next(f for f in module.funcs if f.attrs.get("kernel"))
     name = kernel.sym_name
     metadata = {"name": name, "target": [target.backend, target.arch, target.warp_size], "options": opts,

@@ -12,7 +12,7 @@ from ...errors import BackendError
 from ..arguments import device_of
 from ...gpu.lowering import lower_module_text
 from ...gpu.passes.verify_gir import verify_gir
-from ...gpu.pipeline import gpu_passes
+from ...gpu.pipeline import FRONTEND_OPTIONS, gpu_passes
 from . import assembler, codegen, driver, launcher, resources
 from .arch import parse_arch
 from .target import HipTarget
@@ -32,6 +32,7 @@ def param_kind(t) -> str:
 
 class HIPBackend:
     name = "hip"
+    frontend_options = FRONTEND_OPTIONS
     #: option defaults for passes run one by one (tilec-opt -p): accelerate-dot alone cannot reach this target's
     #: ``dot_layouts``, so it keeps dots on the FMA path rather than choose NVIDIA layouts
     pass_defaults = {"arch": NO_MATRIX_UNITS}
