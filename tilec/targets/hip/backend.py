@@ -87,8 +87,8 @@ class HIPBackend:
             return state["llir"]
         return [("gir", lambda m, md: self.make_gir(m, md, options)),
                 ("llir", llir),
-                ("amdgcn", lambda s, md: self.make_amdgcn(s, md, options)),
-                ("hsaco", lambda s, md: self.make_hsaco(state["llir"], md, options, s))]
+                ("amdgcn", lambda s, md: self.make_amdgcn(s, md, options, state)),
+                ("hsaco", lambda s, md: self.make_hsaco(state["llir"], md, options, s, state.get("object")))]
 
     def make_gir(self, module, metadata, options):
         kernel = next((f for f in module.funcs if f.attrs.get("kernel")), None)
@@ -103,16 +103,21 @@ class HIPBackend:
     def make_llir(self, module, metadata, options):
         return lower_module_text(module, options, self.gpu_target(options))
 
-    def make_amdgcn(self, llir, metadata, options):
-        text = codegen.llir_to_amdgcn(llir, self.arch)
+    def make_amdgcn(self, llir, metadata, options, state=None):
+        """The assembly; ``state`` (this compile's), when given, also gets the object LLVM emitted alongside
+        (``codegen.llir_to_amdgcn_and_object``: one optimisation for both)."""
+        if state is None or assembler.has_inline_asm(llir):
+            text = codegen.llir_to_amdgcn(llir, self.arch)
+        else:
+            text, state["object"] = codegen.llir_to_amdgcn_and_object(llir, self.arch)
         res = resources.from_assembly(text)
         return resources.comment_block(metadata.get("name", "kernel"), res, self.arch) + text
 
-    def make_hsaco(self, llir, metadata, options, amdgcn=None):
-        if assembler.has_inline_asm(llir):  # LLVM here cannot assemble it into an object (assembler.py)
+    def make_hsaco(self, llir, metadata, options, amdgcn=None, obj=None):
+        if obj is None and assembler.has_inline_asm(llir):  # LLVM here cannot assemble it (assembler.py)
             obj = assembler.assemble(amdgcn if amdgcn is not None else codegen.llir_to_amdgcn(llir, self.arch),
                                      self.arch)
-        else:
+        elif obj is None:
             obj = codegen.llir_to_object(llir, self.arch)
         so = link_shared(obj)
         kernels = amdgpu_metadata(read_elf(so)).get("amdhsa.kernels", [])
