@@ -74,7 +74,7 @@ try:
     out["regs"] = k.metadata.get("num_regs") or k.metadata.get("num_vgprs")
     out["spill"] = k.metadata.get("spill_stores", 0)
 except tilec.errors.TilecError as e:  # refused up front (a located error), or a resource limit
-    out["refused"] = str(e).splitlines()[0][-120:]
+    out["refused"] = getattr(e, "message", str(e)).split(";")[0].split(": use ")[0][:110]
 print(json.dumps(out))
 '''
 
