@@ -7,7 +7,7 @@ Kernels (one source, gpu_tc_kernels.py, compiled by Triton and by tilec through 
 matmul fp16 -> fp32 accumulate with grouped order, 128x128x64 tiles, 8 warps, 3 stages, at 4096^3 and 8192^3,
 with pointers and with in-kernel tensor descriptors (the tensor copy engine on sm_90);
 flash-attention forward fp16, B4 H32 S4096, D64 (BM128 BN64, 4 warps) and D128 (BM128 BN64, 8 warps), causal and
-not (torch: scaled_dot_product_attention). ``--sm80`` compiles tilec for the Ampere path (TILEC_CUDA_ARCH=80).
+not (torch: scaled_dot_product_attention); on AMD GPUs the tiles and warps of tc_configs.py. ``--sm80`` compiles tilec for the Ampere path (TILEC_CUDA_ARCH=80).
 Times are medians of triton.testing.do_bench; every result is checked against torch before it is timed.
 """
 import argparse
@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir))
 sys.path.insert(0, HERE)
 from gpu import load_kernels as _load  # noqa: E402
+from tc_configs import configs  # noqa: E402
 
 
 def load_kernels(use_tilec):
@@ -35,21 +36,29 @@ def bench(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median") * 1e-3
 
 
+def _device_configs():
+    """This GPU's tile and warp choices (tc_configs.py): AMD's on ROCm, else NVIDIA's."""
+    if getattr(torch.version, "hip", None):
+        from tilec.targets.hip import driver
+        return configs(driver.current_arch())
+    return configs(None)
+
+
 def matmul_runner(K, a, b, c):
     M, Kd = a.shape
     N = b.shape[1]
-    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 128),)
+    cfg = _device_configs()["matmul"]
+    grid = (triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)
     return lambda: K.matmul_kernel[grid](a, b, c, M, N, Kd, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                         c.stride(0), c.stride(1), BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
-                                         num_warps=8, num_stages=3)
+                                         c.stride(0), c.stride(1), GROUP_M=8, num_stages=3, **cfg)
 
 
 def desc_matmul_runner(K, a, b, c):
     M, Kd = a.shape
     N = b.shape[1]
-    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 128),)
-    return lambda: K.desc_matmul_kernel[grid](a, b, c, M, N, Kd, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8,
-                                              num_warps=8, num_stages=3)
+    cfg = _device_configs()["matmul"]
+    grid = (triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)
+    return lambda: K.desc_matmul_kernel[grid](a, b, c, M, N, Kd, GROUP_M=8, num_stages=3, **cfg)
 
 
 def _scratch(size, alignment, stream):
@@ -59,11 +68,10 @@ def _scratch(size, alignment, stream):
 
 def attn_runner(K, q, k, v, o, causal):
     B, H, S, D = q.shape
-    nw = 4 if D <= 64 else 8
-    grid = (triton.cdiv(S, 128), B * H)
+    cfg = _device_configs()["attention64" if D <= 64 else "attention128"]
+    grid = (triton.cdiv(S, cfg["BLOCK_M"]), B * H)
     return lambda: K.attn_fwd_kernel[grid](q, k, v, o, 1.0 / math.sqrt(D), q.stride(1), q.stride(2), S,
-                                           HEAD_DIM=D, BLOCK_M=128, BLOCK_N=64, CAUSAL=causal, num_warps=nw,
-                                           num_stages=3)
+                                           HEAD_DIM=D, CAUSAL=causal, num_stages=3, **cfg)
 
 
 def time_both(kernels, make_run, ref, out, atol, rtol):

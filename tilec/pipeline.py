@@ -224,7 +224,8 @@ def _build(src: ASTSource, target: Target, backend, opts: dict, key: str, ir_ove
     from .passes import PassManager, tir_pipeline
     variant = key[:12]
     t0 = time.perf_counter()
-    module = src.make_ir(opts)
+    # the backend's say in how the frontend composes some functions (``frontend_options``: e.g. sort as a network)
+    module = src.make_ir(dict(opts, **getattr(backend, "frontend_options", {})))
     kernel = next(f for f in module.funcs if f.attrs.get("kernel"))
     name = kernel.sym_name
     metadata = {"name": name, "target": [target.backend, target.arch, target.warp_size], "options": opts,

@@ -112,3 +112,40 @@ def test_bad_layout_text(text):
     with pytest.raises(ValueError):
         lay = parse_layout(text)
         lay.to_linear((4,))
+
+
+@settings(max_examples=40)
+@given(blocked_layouts(), st.data())
+def test_reshape_image_holds_the_same_elements(layout, data):
+    """A reshape's ``#linear`` result layout: every (register, lane, warp) holds the element it held before the
+    reshape (so the reshape moves no data), the text round-trips, and over the same shape with a dimension
+    shrunk to 1 (a reduction's parent) a thread holds that dimension's coordinate 0 with copies across it."""
+    from tilec.gpu.layouts import LinearEncoding, reshape_coords
+    shape = tuple(data.draw(pow2(0, 5 if layout.rank < 3 else 3)) for _ in range(layout.rank))
+    n = 1
+    for s in shape:
+        n *= s
+    cut = data.draw(st.integers(0, n.bit_length() - 1))
+    new = (n >> cut, 1 << cut)
+    src = layout.to_linear(shape)
+    enc = LinearEncoding.image(src, new, reshape_coords(shape, new))
+    dst = enc.to_linear(new)
+    move = reshape_coords(shape, new)
+    for lane in (0, 5, 31):
+        for w in range(layout.num_warps):
+            for r in range(src.num_regs):
+                assert dst.coord(r, lane, w) == move(src.coord(r, lane, w))
+    assert parse_layout(str(enc)) == enc
+    small = enc.to_linear((new[0], 1))
+    assert {small.coord(r, lane, w)[1] for r in range(small.num_regs) for lane in range(32)
+            for w in range(layout.num_warps)} == {0}
+
+
+def test_reshape_into_the_image_needs_no_shared_memory():
+    from tilec.gpu.layouts import LinearEncoding, register_moves, reshape_coords
+    src = BlockedLayout((2,), (32,), (4,), (0,)).to_linear((1024,))
+    new = (128, 2, 4)
+    dst = LinearEncoding.image(src, new, reshape_coords((1024,), new)).to_linear(new)
+    assert register_moves(src, dst, reshape_coords(new, (1024,))) is not None
+    other = BlockedLayout((1, 1, 1), (8, 2, 2), (4, 1, 1), (2, 1, 0)).to_linear(new)
+    assert register_moves(src, other, reshape_coords(new, (1024,))) is None

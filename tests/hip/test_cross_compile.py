@@ -121,3 +121,39 @@ def test_resources_in_metadata_and_the_report():
     figures = common_figures({"num_vgprs": 512, "vgpr_spills": 3, "sgpr_spills": 5, "scratch_bytes": 16},
                              parse_arch("gfx90a"))
     assert figures == {"num_regs": 512, "spill_stores": 12, "stack_bytes": 16, "occupancy": 1}
+
+
+@pytest.mark.parametrize("arch,ws,vgprs,agprs,waves", [
+    ("gfx942", 64, 345, 89, 1),    # .vgpr_count counts the accumulators already: 352 of 512
+    ("gfx942", 64, 512, 256, 1),   # all of the file: one wave, not 0
+    ("gfx942", 64, 128, 64, 4), ("gfx942", 64, 24, 0, 8), ("gfx90a", 64, 250, 120, 2),
+    ("gfx908", 64, 100, 200, 1),   # a separate AGPR file: the larger of the two counts
+    ("gfx908", 64, 24, 0, 10),
+    ("gfx1100", 32, 96, 0, 16), ("gfx1100", 32, 97, 0, 12),  # 1536 VGPRs in granules of 24
+    ("gfx1100", 64, 97, 0, 7), ("gfx1201", 32, 256, 0, 5),  # 256 -> 264 in granules of 24
+    ("gfx1030", 32, 64, 0, 16), ("gfx1030", 32, 65, 0, 12), ("gfx1102", 32, 128, 0, 8)])
+def test_occupancy_follows_each_register_file(arch, ws, vgprs, agprs, waves):
+    from tilec.targets.hip.arch import parse_arch
+    from tilec.targets.hip.resources import occupancy
+    assert occupancy(parse_arch(arch, ws), vgprs, agprs) == waves
+
+
+def test_occupancy_of_a_compiled_matrix_kernel_counts_its_accumulators_once():
+    """An MFMA kernel on gfx942: ``.vgpr_count`` already holds its AGPRs (the unified file), so the occupancy
+    divides the 512 registers by that count alone; the assembly's header and the report say the same."""
+    from tilec.tools.resources import rows
+    k = compile_case("matmul_f16", num_warps=4)
+    md = k.metadata
+    assert "v_mfma" in k.asm["amdgcn"]
+    assert md["occupancy"] == min(8, 512 // (-(-md["num_vgprs"] // 8) * 8)) >= 1
+    assert f"; Occupancy (waves/SIMD, registers only): {md['occupancy']}" in k.asm["amdgcn"]
+    assert dict(rows(k))["occupancy"] == f"{md['occupancy']} waves per SIMD (registers)"
+
+
+@pytest.mark.parametrize("case", ["matmul_f16", "softmax"])
+def test_gfx11_code_keeps_16_bit_values_in_whole_registers(case):
+    """No true16 half-register operands (``v3.l``) on gfx1100: the code ROCm 6's tools disassemble."""
+    import re
+    k = compile_case(case, "gfx1100", 32)
+    validate_hsaco(k.asm["hsaco"], k.name, "gfx1100", 32)
+    assert not re.search(r"\bv\d+\.[lh]\b", k.asm["amdgcn"])

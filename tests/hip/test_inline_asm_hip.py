@@ -122,3 +122,57 @@ def test_bare_metadata_names_are_tagged_as_strings():
 def test_scalar_registers_are_refused_for_lane_values():
     with pytest.raises(tilec.CompilationError, match=r"constraint 's' of output 0 .* v \(vector register"):
         compile_jit(sgpr_constraint, [np.zeros(256, np.int32)], BLOCK=256)
+
+
+@tilec.jit
+def typo(X, Y, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    y = tl.inline_asm_elementwise("v_lshlrevv_b32 $0, 3, $1", "=v,v", [x], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(Y + offs, y)
+
+
+def _fake_mc(tmp_path, body):
+    """An ``llvm-mc`` stand-in (a shell script): LLVM 19 by its --version, ``body`` otherwise."""
+    p = tmp_path / "llvm-mc"
+    p.write_text('#!/bin/sh\nif [ "$1" = "--version" ]; then echo "LLVM version 19.1.7"; exit 0; fi\n'
+                 'for a in "$@"; do src="$a"; done\n' + body)
+    p.chmod(0o755)
+    return str(p)
+
+
+def test_an_assembler_error_in_inline_asm_comes_first_where_the_call_is(tmp_path, monkeypatch):
+    """An assembler that knows the processor but rejects a line of the user's assembly: its own message (the
+    error, the offending line and its caret) heads a CompilationError located at the inline_asm call."""
+    mc = _fake_mc(tmp_path, 'n=$(grep -n "v_lshlrevv" "$src" | head -n 1 | cut -d: -f1)\n'
+                            'echo "$src:$n:2: error: invalid instruction" >&2\n'
+                            'echo "        v_lshlrevv_b32 v1, 3, v1" >&2\necho "        ^" >&2\nexit 1\n')
+    monkeypatch.setattr(assembler, "candidates", lambda: [mc])
+    monkeypatch.setenv("TILEC_ALWAYS_COMPILE", "1")
+    with pytest.raises(tilec.CompilationError) as e:
+        compile_jit(typo, [np.zeros(256, np.int32)] * 2, BLOCK=256)
+    text = str(e.value)
+    first = text.splitlines()[0]
+    assert re.search(r"test_inline_asm_hip.py:\d+:\d+: error: invalid instruction$", first), first
+    assert "v_lshlrevv_b32 v1, 3, v1" in text.splitlines()[1]
+    assert "llvm-mc (LLVM 19.1.7) assembles it for gfx942" in text
+    assert "y = tl.inline_asm_elementwise(" in text  # the kernel's own line, with its caret
+
+
+def test_an_assembler_that_does_not_know_the_processor_is_passed_over(tmp_path, monkeypatch):
+    mc = _fake_mc(tmp_path, "echo \"'gfx942' is not a recognized processor for this target (ignoring processor)\" "
+                            ">&2\necho \"$src:5:3: error: invalid instruction\" >&2\nexit 1\n")
+    monkeypatch.setattr(assembler, "candidates", lambda: [mc])
+    monkeypatch.setenv("TILEC_ALWAYS_COMPILE", "1")
+    with pytest.raises(BackendError, match=r"needs an AMDGPU assembler that knows gfx942.*LLVM 17 or newer"):
+        compile_jit(shl3, CASES["shl3"][1], BLOCK=256)
+
+
+def test_gfx11_assembles_as_fake16():
+    """gfx11 code is compiled with 16-bit values in whole VGPRs (``-real-true16``, as Triton and ROCm 6 do) and
+    the assembler is told the same."""
+    from tilec.targets.hip.arch import parse_arch
+    assert parse_arch("gfx1100").codegen_features == "-real-true16"
+    assert parse_arch("gfx1151", 64).codegen_features == "+wavefrontsize64,-real-true16"
+    assert parse_arch("gfx942:sramecc+").codegen_features == "+sramecc"
+    assert parse_arch("gfx1201").codegen_features == ""

@@ -160,3 +160,52 @@ def test_bad_sem_is_an_error(mode):
     with pytest.raises(tilec.CompilationError, match="sem"):
         launch(rmw_kernel, (1,), mode, x, np.zeros(8, np.int32), x.copy(), 4, KIND="add", SEM="strong",
                BLOCK=BLOCK, SLOTS=8)
+
+
+@tilec.jit
+def bf16_add_kernel(X, Out, Old, n, SLOTS: tl.constexpr, BLOCK: tl.constexpr):
+    """bf16 memory given as its 16-bit codes (a uint16 array) whose every other element is targeted: an atomic
+    writing more than its two bytes shows in the untouched ones."""
+    pid = tl.program_id(0)
+    o = tl.arange(0, BLOCK)
+    m = o < n
+    v = tl.load(X + pid * n + o, mask=m)
+    out = Out.to(tl.pointer_type(tl.bfloat16), bitcast=True)
+    old = tl.atomic_add(out + (o % SLOTS) * 2, v.to(tl.bfloat16), mask=m)
+    tl.store(Old + pid * n + o, old.to(tl.float32), mask=m)
+
+
+def _bf16_codes(x):
+    return (np.asarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)  # exact for these values
+
+
+def test_bf16_add_touches_only_its_element(mode):
+    """Small integers stay exact in bf16 whatever the order, so the sums and the set of partial sums are known;
+    the guard codes between the slots show each atomic wrote two bytes, not a 4-byte float (bf16 lives in f32
+    registers on the GPU)."""
+    programs, n, slots = 12, 13, 4
+    x = rng(41).integers(-3, 4, (programs, n)).astype(np.float32)
+    out = np.zeros(2 * slots, np.uint16)
+    out[1::2] = 0x7777
+    old = np.zeros((programs, n), np.float32)
+    launch(bf16_add_kernel, (programs,), mode, x, out, old, n, SLOTS=slots, BLOCK=16)
+    lanes = np.arange(n) % slots
+    want = np.array([x[:, lanes == s].sum() for s in range(slots)], np.float32)
+    np.testing.assert_array_equal(out[::2], _bf16_codes(want))
+    np.testing.assert_array_equal(out[1::2], 0x7777)
+    assert np.isin(old, np.arange(-200, 201)).all()
+
+
+@tilec.jit
+def fp8_atomic_kernel(X, V, CAS: tl.constexpr):
+    p = X.to(tl.pointer_type(tl.float8e5), bitcast=True)
+    if CAS:
+        tl.atomic_cas(p, V.to(tl.float8e5), V.to(tl.float8e5))
+    else:
+        tl.atomic_add(p, V.to(tl.float8e5))
+
+
+@pytest.mark.parametrize("cas", [False, True])
+def test_fp8_atomics_are_refused(mode, cas):
+    with pytest.raises(tilec.CompilationError, match=r"atomic_(add|cas) does not support tl.float8e5"):
+        launch(fp8_atomic_kernel, (1,), mode, np.zeros(4, np.uint8), 1.0, CAS=cas)

@@ -244,6 +244,53 @@ class SliceLayout(Layout):
 
 
 @dataclass(frozen=True, repr=False)
+class LinearEncoding(Layout):
+    """A linear layout given by its bases for ``shape``: where a ``reshape`` leaves its source's elements (every
+    register, lane and warp keeps the elements it held, so the reshape moves no data). Over another shape of the
+    rank (the size-1 dimensions of a reduction or ``expand_dims``, or a larger tile) a basis coordinate past
+    the shape broadcasts (its bit holds copies) and register bits repeat the pattern where the shape is larger,
+    as a blocked layout's do."""
+    shape: tuple
+    reg: tuple
+    lane: tuple
+    warp: tuple
+    name = "linear"
+
+    @staticmethod
+    def of(ll: LinearLayout) -> "LinearEncoding":
+        return LinearEncoding(tuple(ll.shape), tuple(ll.reg), tuple(ll.lane), tuple(ll.warp))
+
+    @staticmethod
+    def image(ll: LinearLayout, shape, fn) -> "LinearEncoding":
+        """The layout holding ``ll``'s elements over ``shape`` when coordinate ``c`` of ``ll``'s shape moves to
+        ``fn(c)`` (a map linear over GF(2), such as a reshape's or a transpose's)."""
+        move = lambda bs: tuple(tuple(fn(b)) if any(b) else (0,) * len(shape) for b in bs)  # noqa: E731
+        return LinearEncoding(tuple(shape), move(ll.reg), move(ll.lane), move(ll.warp))
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+    @property
+    def num_warps(self):
+        return 1 << len(self.warp)
+
+    def _body(self):
+        nested = lambda bs: "[" + ", ".join(_fmt(b) for b in bs) + "]"  # noqa: E731
+        return (f"shape = {_fmt(self.shape)}, reg = {nested(self.reg)}, lane = {nested(self.lane)}, "
+                f"warp = {nested(self.warp)}")
+
+    def _linear(self, shape):
+        if len(shape) != self.rank:
+            raise ValueError(f"{self} applied to rank-{len(shape)} shape {shape}")
+        fit = lambda bs: [tuple(v & (s - 1) for v, s in zip(b, shape)) for b in bs]  # noqa: E731
+        reg = [b for b in fit(self.reg) if any(b)]  # a register bit past the shape would only repeat one
+        for d in range(self.rank):
+            reg += _repeat_bases(d, self.rank, self.shape[d], shape[d])
+        return _linear_checked(shape, reg, fit(self.lane), fit(self.warp))
+
+
+@dataclass(frozen=True, repr=False)
 class DotOperandLayout(Layout):
     """Operand ``op_idx`` (0 = A [M, K], 1 = B [K, N]) of a dot whose accumulator has layout ``parent``, for
     the FMA path: each thread holds, for its accumulator rows (A) or columns (B), the whole K extent in
@@ -582,6 +629,51 @@ def gather_registers(src: LinearLayout, dst: LinearLayout, axis: int):
     return out
 
 
+def register_moves(src_ll, dst_ll, fn):
+    """Source register index for each destination register when ``fn`` (destination coordinate -> source
+    coordinate, linear) keeps every thread's data in the thread; None when data must cross threads (through
+    shared memory). The lowering of every data movement and allocate-shared's scratch sizes both ask this."""
+    for db, sb in zip(dst_ll.lane + dst_ll.warp, src_ll.lane + src_ll.warp):
+        if tuple(fn(db)) != tuple(sb):
+            return None
+    index = {c: i for i, c in enumerate(src_ll.reg_coords())}
+    out = []
+    for c in dst_ll.reg_coords():
+        i = index.get(tuple(fn(c)))
+        if i is None:
+            return None
+        out.append(i)
+    return out
+
+
+def reshape_coords(from_shape, to_shape):
+    """A row-major reshape's coordinate map: the coordinate of ``from_shape`` -> that of ``to_shape`` holding the
+    same element. Linear over GF(2): the sizes are powers of two, so the bits only regroup."""
+    from_shape, to_shape = tuple(from_shape), tuple(to_shape)
+
+    def fn(c):
+        flat = 0
+        for x, n in zip(c, from_shape):
+            flat = flat * n + x
+        out = []
+        for n in reversed(to_shape):
+            out.append(flat % n)
+            flat //= n
+        return tuple(reversed(out))
+    return fn
+
+
+def transpose_coords(order):
+    """``trans``'s coordinate map: result coordinate -> source coordinate (result dim ``i`` is source dim
+    ``order[i]``)."""
+    def fn(c):
+        out = [0] * len(c)
+        for i, o in enumerate(order):
+            out[o] = c[i]
+        return tuple(out)
+    return fn
+
+
 def default_blocked(shape, num_warps: int, warp_size: int = 32, size_per_thread=None, order=None) -> BlockedLayout:
     """Lanes fill the fastest dimension first, then warps fill from the slowest dimension; what a shape does
     not use is broadcast. ``size_per_thread`` (e.g. from coalescing) packs elements per thread first."""
@@ -642,11 +734,11 @@ class _Reader:
         t = self.toks[self.i]
         if t.startswith("#"):
             return self.layout()
-        if t == "[":
+        if t == "[":  # a list of ints or of lists (a linear layout's bases)
             self.next()
             out = []
             while self.toks[self.i] != "]":
-                out.append(int(self.next()))
+                out.append(self.value())
                 if self.toks[self.i] == ",":
                     self.next()
             self.next()
@@ -670,6 +762,7 @@ class _Reader:
 _BUILDERS = {
     "blocked": lambda f: BlockedLayout(f["spt"], f["tpw"], f["wpc"], f["order"]),
     "slice": lambda f: SliceLayout(f["dim"], f["parent"]),
+    "linear": lambda f: LinearEncoding(f["shape"], f["reg"], f["lane"], f["warp"]),
     "dot_op": lambda f: DotOperandLayout(f["idx"], f["parent"]),
     "shared": lambda f: SharedLayout(f["vec"], f["per_phase"], f["max_phase"], f["order"], f.get("cols", 0)),
     "mma": lambda f: MmaLayout(f["wpc"], f.get("version", 2)),

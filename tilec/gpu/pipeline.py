@@ -36,6 +36,11 @@ from .passes.warpgroup_dot import WarpGroupDot
 from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.verify_gir import verify_gir
 
+#: how a GPU backend wants the frontend to compose functions that have several forms (``frontend_options``):
+#: sort/topk as bitonic networks, linear in the tile per step (a GPU's code is unrolled per thread, so a
+#: quadratic ``n x n`` intermediate would be ``n * n / threads`` registers each)
+FRONTEND_OPTIONS = {"sort_network": True}
+
 GPU_PASSES = ("inline-all", "expand-descriptors", "canonicalize", "cse", "licm", "canonicalize", "cse", "dce",
               "convert-to-gir", "coalesce", "accelerate-dot",
               "remove-layout-conversions", "stage-operands", "software-pipeline", "descriptor-copies", "warpgroup-dot",

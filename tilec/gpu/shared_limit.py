@@ -13,6 +13,7 @@ import linecache
 from ..errors import OutOfResources
 from ..ir import ops as O
 from . import ops as G
+from .lowering import budget
 from .passes.allocate_shared import buffer_bytes, scratch_bytes
 
 #: what each kind of op keeps in shared memory, for the message
@@ -53,7 +54,9 @@ def _dims(op) -> set:
 
 def check_shared_memory(kernel, metadata: dict, target) -> None:
     """Raise :class:`OutOfResources` when ``kernel`` (after allocate-shared) needs more shared memory than
-    ``target`` (a :class:`GpuTarget`) allows one block."""
+    ``target`` (a :class:`GpuTarget`) allows one block. A kernel whose unrolled code is past the lowering's
+    budget is refused for that first (its tiles are the cause, and its shared memory follows from them)."""
+    budget.check(kernel, int(metadata.get("num_warps") or kernel.attrs.get("num_warps", 4)), target.warp_size)
     need = int(kernel.attrs.get("shared", 0) or 0)
     limit = target.shared_memory_limit()
     if limit is None or need <= limit[0]:

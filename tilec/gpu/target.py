@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 
 import llvmlite.ir as ir
 
+from ..codegen import atomics
 from ..codegen.intrinsics import call as intrinsic, mangle
 from ..errors import BackendError
 
@@ -80,6 +81,27 @@ class GpuTarget(ABC):
     @abstractmethod
     def store_global(self, b, ptr, values, pred=None, cache: str = "") -> None:
         """Store memory-typed ``values`` consecutively at ``ptr`` as one access, only where ``pred`` holds."""
+
+    # -- atomics (optional: the defaults are LLVM's atomics in the target's scopes) ----------------------------
+    #: LLVM synchronisation scope of each of Triton's scopes ("" is LLVM's system scope)
+    atomic_scopes: dict = {"cta": "", "gpu": "", "sys": ""}
+
+    def atomic_metadata(self, op: str, mem_type, scope: str) -> tuple:
+        """Names of empty metadata to attach to an LLVM atomic ``op`` on ``mem_type`` at Triton ``scope``."""
+        return ()
+
+    def atomic_rmw(self, b, op: str, ptr, value, sem: str, scope: str):
+        """One atomic read-modify-write of ``value`` (memory-typed; bf16 as ``codegen.atomics.BFLOAT``) at global
+        ``ptr``: LLVM operation ``op`` (add, fadd, max, umax, min, umin, and, or, xor, xchg) with Triton's ``sem``
+        (relaxed, acquire, release, acq_rel) at Triton's ``scope`` (cta, gpu, sys); the old value."""
+        return atomics.rmw(b, op, ptr, value, sem, self.atomic_scopes[scope],
+                           self.atomic_metadata(op, value.type, scope))
+
+    def atomic_cas(self, b, ptr, cmp, value, sem: str, scope: str):
+        """Atomic compare-and-swap of integer ``cmp``/``value`` (floats arrive as their bits) at global ``ptr``,
+        ``sem`` and ``scope`` as for :meth:`atomic_rmw`; the old value."""
+        return atomics.cas(b, ptr, cmp, value, sem, self.atomic_scopes[scope],
+                           self.atomic_metadata("cmpxchg", value.type, scope))
 
     # -- asynchronous copies and shared-memory matrix loads (optional: the defaults are correct everywhere) -----
     def async_copy(self, b, dst, src, nbytes: int, pred) -> bool:

@@ -4,10 +4,13 @@ join/split/interleave/cat/flip/histogram/sort/topk need no IR op of their own: e
 ``broadcast``, ``reshape``/``trans``, ``reduce`` and (flip) ``gather``. That keeps every backend (CPU, GPUs, the
 evaluator) correct for free. ``gather`` is an op of its own (``Semantic.gather``) because composed it would be
 a compare-and-pick reduction of ``n`` compares per element (a 1024 x 1024 intermediate for a 1024-element
-``flip``). sort/topk rank by comparison, quadratic in the sorted axis; ``histogram`` is ``n * bins`` by nature.
+``flip``). sort/topk come in two forms, chosen by the backend (``sort_network`` among the frontend options it
+passes): ranks by comparison (:func:`_ranks`, quadratic in the axis, a few whole-tile ops) or a bitonic
+network of pair exchanges (:func:`_pairs`: a reshape that gives each pair an axis of two, a reduction over
+it), linear in the tile per step. ``histogram`` is ``n * bins`` by nature.
 
-The key building block is :func:`_pick`: a reduction over an axis whose combine keeps the element whose flag is
-set. It moves values exactly (no arithmetic), so it is correct for every dtype, NaN payloads and -0.0 included.
+Values move only through ``where`` and reductions that pick one of their operands (no arithmetic), so every
+composite is exact for every dtype, NaN payloads and -0.0 included.
 """
 from __future__ import annotations
 
@@ -21,15 +24,6 @@ def _axis(x: tensor, axis, what: str) -> int:
     if not isinstance(axis, int) or isinstance(axis, bool) or not -rank <= axis < rank:
         raise ValueError(f"{what}: axis {axis!r} out of range for a tensor of shape {list(x.shape)}")
     return axis % rank
-
-
-def _pick(s, values: tensor, flags: tensor, axis: int) -> tensor:
-    """Reduce ``axis`` keeping the value whose flag is set (the first one if several are)."""
-    def combine(a, b):
-        av, af = a
-        bv, bf = b
-        return [s.where(af, av, bv), s.logical_or(af, bf)]
-    return s.reduce([values, flags], axis, combine)[0]
 
 
 def join(s, a, b) -> tensor:
@@ -152,6 +146,119 @@ def _scatter_by_rank(s, x: tensor, ranks: tensor, dim: int, k: int) -> tensor:
     return _pick(s, vals, hit, dim + 1)
 
 
+def _pick(s, values: tensor, flags: tensor, axis: int) -> tensor:
+    """Reduce ``axis`` keeping the value whose flag is set (the first one if several are)."""
+    def combine(a, b):
+        av, af = a
+        bv, bf = b
+        return [s.where(af, av, bv), s.logical_or(af, bf)]
+    return s.reduce([values, flags], axis, combine)[0]
+
+
+def _pairs(s, tensors, dim: int, j: int, combine) -> list:
+    """Every pair of elements ``j`` apart along ``dim`` (positions ``i`` and ``i ^ j``, ``j`` a power of two)
+    combined: ``combine(first, second)`` gets lists of the pair's two elements (lower position first) and returns
+    a list; both positions get its results. A reshape that gives the pair its own axis of size 2, a reduction
+    over that axis and a broadcast back: only reshapes, reductions and broadcasts, which every backend lowers
+    in place (on a GPU the pair is in one thread's registers, across lanes of a warp, or across warps)."""
+    shape = tensors[0].shape
+    n = shape[dim]
+    split = shape[:dim] + (n // (2 * j), 2, j) + shape[dim + 1:]
+    ys = [s.reshape(t, split) for t in tensors]
+    outs = s.reduce(ys, dim + 1, combine, keep_dims=True)
+    return [s.reshape(s.broadcast_to(o, split), shape) for o in outs]
+
+
+def _bit(s, shape, dim: int, bit: int) -> tensor:
+    """True where the index along ``dim`` has ``bit`` (a power of two) set, over ``shape``."""
+    i = s.iota(shape[dim], dim, len(shape))
+    return s.broadcast_to(s.compare("ne", s.and_(i, bit), 0), shape)
+
+
+def _merge_step(s, x: tensor, dim: int, j: int, flipped, first) -> tensor:
+    """One compare-exchange step of a bitonic network: each pair ``j`` apart puts the element that ``first``
+    orders first at its lower position, or at its higher one where ``flipped`` (an i1 tensor, or None) holds.
+    ``first`` is a strict total order on the elements (integers), so the exchange is the same whichever of the
+    pair a reduction sees first."""
+    def combine(a, b):
+        swap = first(b[0], a[0])
+        return [s.where(swap, b[0], a[0]), s.where(swap, a[1], b[1])]
+    lo, hi = _pairs(s, [x, x], dim, j, combine)
+    take_lo = s.logical_not(_bit(s, x.shape, dim, j))
+    if flipped is not None:
+        take_lo = s.xor_(take_lo, flipped)
+    return s.where(take_lo, lo, hi)
+
+
+def _merge(s, x: tensor, dim: int, size: int, flipped, first) -> tensor:
+    """Sort each bitonic run of ``size`` along ``dim`` (in ``first``'s order, reversed where ``flipped``)."""
+    j = size // 2
+    while j >= 1:
+        x = _merge_step(s, x, dim, j, flipped, first)
+        j //= 2
+    return x
+
+
+def _sorted_runs(s, x: tensor, dim: int, size: int, first) -> tensor:
+    """Runs of ``size`` along ``dim`` sorted in ``first``'s order, every other run reversed (odd runs) unless a
+    run spans the whole axis: a bitonic sorting network, ``log2(size) * (log2(size) + 1) / 2`` steps."""
+    n = x.shape[dim]
+    run = 2
+    while run <= size:
+        # runs of `run` alternate direction so that each pair of them forms a bitonic run of 2 * run
+        flipped = _bit(s, x.shape, dim, run) if run < n else None
+        x = _merge(s, x, dim, run, flipped, first)
+        run *= 2
+    return x
+
+
+def _first_in(s, descending: bool):
+    """``first(a, b)``: ``a`` goes before ``b``, for the integers the networks sort (values or float keys)."""
+    return lambda a, b: s.compare("gt" if descending else "lt", a, b)
+
+
+#: NaN bit patterns per sign of each float dtype (fp8e4b15 has none)
+_NANS = {"fp16": (1 << 10) - 1, "bf16": (1 << 7) - 1, "fp32": (1 << 23) - 1, "fp64": (1 << 52) - 1,
+         "fp8e5": 3, "fp8e4nv": 1, "fp8e4b15": 0}
+_UINT = {8: tlc.uint8, 16: tlc.uint16, 32: tlc.uint32, 64: tlc.uint64}
+_INT = {8: tlc.int8, 16: tlc.int16, 32: tlc.int32, 64: tlc.int64}
+
+
+def _key_parts(s, x: tensor):
+    w = x.dtype.primitive_bitwidth
+    u, i = _UINT[w], _INT[w]
+    low = s.to_tensor((1 << (w - 1)) - 1, u)
+    shift = s.to_tensor((1 << (w - 1)) + _NANS[x.dtype.name], u)  # the lowest non-NaN pattern's key
+    return w, u, i, low, shift
+
+
+def _flip_magnitude(s, bits: tensor, w: int, i, low) -> tensor:
+    """Negative patterns' magnitude bits inverted: sign-magnitude order becomes two's complement order (its own
+    inverse)."""
+    neg = s.cast(s.shr(s.cast(bits, i, bitcast=True), w - 1), bits.dtype, bitcast=True)
+    return s.xor_(bits, s.and_(neg, low))
+
+
+def _float_key(s, x: tensor) -> tensor:
+    """An unsigned integer per float that orders as the float sorts (numpy's order, made total on bits: -0.0
+    before 0.0, every NaN after +inf, NaNs by their bits): a bijection, so :func:`_float_of_key` gives every
+    bit pattern back."""
+    w, u, i, low, shift = _key_parts(s, x)
+    return s.sub(_flip_magnitude(s, s.cast(x, u, bitcast=True), w, i, low), shift)
+
+
+def _float_of_key(s, k: tensor, dt) -> tensor:
+    w, u, i, low, shift = _key_parts(s, s.cast(k, dt, bitcast=True))
+    return s.cast(_flip_magnitude(s, s.add(k, shift), w, i, low), dt, bitcast=True)
+
+
+def _network(s, x: tensor, run):
+    """``run(keys)`` on integers that order as ``x`` sorts (floats through their keys), then back."""
+    if not x.dtype.is_floating():
+        return run(x)
+    return _float_of_key(s, run(_float_key(s, x)), x.dtype)
+
+
 def _sort_dim(x: tensor, dim, what: str) -> int:
     dim = _unwrap(dim)
     if dim is None:
@@ -160,24 +267,47 @@ def _sort_dim(x: tensor, dim, what: str) -> int:
 
 
 def sort(s, x, dim=None, descending=False) -> tensor:
-    """``x`` sorted along ``dim`` (default: the last); NaN sorts last ascending, first descending."""
+    """``x`` sorted along ``dim`` (default: the last); NaN sorts last ascending, first descending. Where the
+    backend asks for it (``sort_network``: the GPUs, whose code is unrolled per thread) a bitonic network, as
+    Triton's: ``O(n log^2 n)`` pair exchanges in place; else (the CPU's loop nests, the interpreter) ranks by
+    comparison, ``n * n`` compares in a few whole-tile ops that compile in no time."""
     x = s.to_tensor(x)
     if not x.shape:
         return x
     dim = _sort_dim(x, dim, "sort")
+    n = x.shape[dim]
+    if n == 1:
+        return x
     desc = bool(_unwrap(descending))
-    return _scatter_by_rank(s, x, _ranks(s, x, dim, desc), dim, x.shape[dim])
+    if not s.options.get("sort_network"):
+        return _scatter_by_rank(s, x, _ranks(s, x, dim, desc), dim, n)
+    return _network(s, x, lambda keys: _sorted_runs(s, keys, dim, n, _first_in(s, desc)))
 
 
 def topk(s, x, k, dim=None) -> tensor:
-    """The ``k`` largest values along ``dim`` (default: the last), in descending order."""
+    """The ``k`` largest values along ``dim`` (default: the last), in descending order. As a network: runs of
+    ``k`` sorted, then halved while longer than ``k`` (the element-wise larger of a run and its reversed
+    neighbour holds their top ``k`` as a bitonic run, merged again), ``O(n log^2 k)`` pair exchanges."""
     x = s.to_tensor(x)
     k = _unwrap(k)
     dim = _sort_dim(x, dim, "topk")
     if not isinstance(k, int) or not 1 <= k <= x.shape[dim]:
         raise ValueError(f"topk: k must be a compile-time int in [1, {x.shape[dim]}], got {k!r}")
     s.check_block_shape((k,))
-    return _scatter_by_rank(s, x, _ranks(s, x, dim, True), dim, k)
+    if not s.options.get("sort_network"):
+        return _scatter_by_rank(s, x, _ranks(s, x, dim, True), dim, k)
+    first = _first_in(s, True)
+
+    def run(x):
+        x = _sorted_runs(s, x, dim, k, first)
+        while x.shape[dim] > k:
+            m = x.shape[dim]
+            shape = x.shape[:dim] + (m // (2 * k), 2, k) + x.shape[dim + 1:]
+            x = s.reduce(s.reshape(x, shape), dim + 1, lambda a, b: [s.where(first(b[0], a[0]), b[0], a[0])])
+            x = s.reshape(x, x.shape[:dim] + (m // 2,) + x.shape[dim + 2:])
+            x = _merge(s, x, dim, k, _bit(s, x.shape, dim, k) if m // 2 > k else None, first)
+        return x
+    return _network(s, x, run)
 
 
 def softmax(s, x, dim=None, keep_dims=False, ieee_rounding=False) -> tensor:

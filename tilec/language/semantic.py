@@ -320,6 +320,8 @@ class Semantic:
         dst_ty = x.type.with_element(dst)
         if src == dst:
             return x
+        if bitcast and src.is_ptr() and dst.is_ptr():  # pointers to pointers: only the pointee changes
+            bitcast = False
         if bitcast:
             if src.primitive_bitwidth != dst.primitive_bitwidth:
                 raise ValueError(f"cannot bitcast {src!r} ({src.primitive_bitwidth} bits) to {dst!r} "
@@ -898,7 +900,7 @@ class Semantic:
             raise ValueError(f"atomic scope must be one of {self.ATOMIC_SCOPE}, got {scope_!r}")
         ptr, mask = self._pointer_and_mask(ptr, mask, f"atomic_{kind}")
         elt = ptr.dtype.element_ty
-        if elt.is_bool() or (kind in ("and", "or", "xor") and not elt.is_int()):
+        if elt.is_bool() or elt.is_fp8() or (kind in ("and", "or", "xor") and not elt.is_int()):
             raise TypeError(f"atomic_{kind} does not support {elt!r}")
         val = _unwrap(val)
         if isinstance(val, tensor) and ptr.type.is_block() and val.shape != ptr.shape:
@@ -942,6 +944,8 @@ class Semantic:
         sem_, scope_ = _unwrap(sem) or "acq_rel", _unwrap(scope) or "gpu"
         ptr, _ = self._pointer_and_mask(ptr, None, "atomic_cas")
         elt = ptr.dtype.element_ty
+        if elt.is_fp8():
+            raise TypeError(f"atomic_cas does not support {elt!r}")
         cmp = self.broadcast_to(self._as_element(cmp, elt), ptr.shape)
         val = self.broadcast_to(self._as_element(val, elt), ptr.shape)
         return tensor(self.b.create("atomic_cas", [ptr.handle, cmp.handle, val.handle], val.type, sem=sem_,

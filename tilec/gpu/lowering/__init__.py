@@ -9,7 +9,8 @@ flow becomes basic blocks with one phi per carried register. Everything a vendor
 
 Files: ``function.py`` (per-kernel state), ``registry.py`` (op class -> lowering), one file per op family
 (``elementwise``, ``inline_asm``, ``movement``, ``memory``, ``shared``, ``reduce``, ``dot``, ``control``, ``debug``), ``layouts.py``
-(thread coordinates, register remapping, shared-memory shuffles), ``types.py`` + ``scalar.py`` (the GPU register
+(thread coordinates, register remapping, shared-memory shuffles), ``budget.py`` (the unrolled code's size,
+refused past its limits before lowering), ``types.py`` + ``scalar.py`` (the GPU register
 model: LLVM types of tir types, scalar op semantics), ``mathlib*.py`` + ``trig32``/``pow32``/``f32ir`` (the math
 library a target's ``math`` is built from).
 """
@@ -21,7 +22,7 @@ import llvmlite.ir as ir
 
 from ...codegen import debuginfo
 from ...errors import BackendError
-from . import control, debug, dot, elementwise, gather, inline_asm, memory, movement, reduce, shared, tma  # noqa: F401  (they register lowerings)
+from . import budget, control, debug, dot, elementwise, gather, inline_asm, memory, movement, reduce, shared, tma  # noqa: F401  (they register lowerings)
 from .function import FuncLowering
 
 
@@ -36,6 +37,7 @@ def lower_module(module, options, target) -> ir.Module:
         if not f.attrs.get("kernel", False):
             raise BackendError(f"function @{f.sym_name} is not a kernel; non-kernel functions must be inlined "
                                f"before the {target.name} backend")
+        budget.check(f, f.attrs.get("num_warps", options.get("num_warps", 4)), target.warp_size)
         FuncLowering(m, f, options, target, debug).run()
     target.finish_module(m)
     return m

@@ -3,9 +3,9 @@ derived from linear layouts (tilec/gpu/layouts.py), so each works for every enco
 
 - :func:`thread_part` gives, per dimension, the coordinate contributed by this thread's lane and warp bits;
   a register's coordinate is that combined with the register's constant part.
-- :func:`remap` answers "can each destination register take a source register of the same thread?" for any
-  coordinate map (identity for conversions, dropping a dimension for ``expand_dims``/``broadcast``): yes
-  exactly when the map sends every destination lane/warp basis to the source's basis for that bit.
+- ``gpu/layouts.py: register_moves`` answers "can each destination register take a source register of the
+  same thread?" for any coordinate map (identity for conversions, dropping a dimension for ``expand_dims``/
+  ``broadcast``): yes exactly when the map sends every destination lane/warp basis to the source's basis.
 - :func:`smem_shuffle` is the general fallback: every thread writes its registers to shared memory at their
   coordinates' offsets, a barrier, every thread reads the registers it needs.
 """
@@ -73,22 +73,6 @@ def owner_predicate(ctx, ll):
             cond = c if cond is None else b.and_(cond, c)
     ctx.cache[key] = cond
     return cond
-
-
-def remap(src_ll, dst_ll, fn):
-    """Source register index for each destination register when ``fn`` (destination coordinate -> source
-    coordinate, linear) keeps every thread's data in the thread; None when data must cross threads."""
-    for db, sb in zip(dst_ll.lane + dst_ll.warp, src_ll.lane + src_ll.warp):
-        if tuple(fn(db)) != tuple(sb):
-            return None
-    index = {c: i for i, c in enumerate(src_ll.reg_coords())}
-    out = []
-    for c in dst_ll.reg_coords():
-        i = index.get(tuple(fn(c)))
-        if i is None:
-            return None
-        out.append(i)
-    return out
 
 
 def row_major_offsets(ctx, coords, shape):

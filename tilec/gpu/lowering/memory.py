@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.atomics import BFLOAT
 from ...errors import BackendError
 from ...ir import ops as O
 from ..layouts import holds_copies
 from ..passes.axis_info import vector_width
 from .layouts import StagingBuffer, owner_predicate, reg_coord_values, smem_ptr
 from .registry import lowers
-from .types import I32, from_memory, llvm_type, memory_bytes, memory_type, to_memory
+from .types import FP8, I16, I32, from_memory, llvm_type, memory_bytes, memory_type, to_memory
 from .values import ll_of, num_regs
-
-ORDERING = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel",
-            "seq_cst": "seq_cst"}
-
 
 def _width(L, op):
     t = op.ptr.type
@@ -89,6 +86,17 @@ def _elements(L, op, names):
     return n, cols, [L._and(m, owner) for m in masks]
 
 
+def _atomic_element(op, et):
+    """(register -> atomic operand, atomic result -> register) for element type ``et``: atomics work on the
+    memory form (a bf16 as LLVM's bfloat, 16 bits wide, not the f32 register that holds it)."""
+    if et.is_float and et.name in FP8:
+        raise BackendError(f"{op.name} on {et} is not supported (no GPU has 8-bit float atomics)")
+    if et.name == "bf16":
+        return (lambda b, v: b.bitcast(to_memory(b, et, v), BFLOAT),
+                lambda b, r: from_memory(b, et, b.bitcast(r, I16)))
+    return (lambda b, v: v), (lambda b, r: r)
+
+
 @lowers(O.AtomicRMWOp)
 def lower_atomic_rmw(L, op):
     b = L.b
@@ -102,11 +110,13 @@ def lower_atomic_rmw(L, op):
         llop = kind
     if llop is None:
         raise BackendError(f"atomic '{kind}' on {et} is not supported")
-    order = ORDERING.get(op.attrs["sem"], "monotonic")
+    enter, leave = _atomic_element(op, et)
+    sem, scope = op.attrs["sem"], op.attrs["scope"]
     n, (ptrs, vals), preds = _elements(L, op, ["ptr", "value"])
-    lt = llvm_type(et)
-    out = [L._guarded(p, lambda q=q, v=v: b.atomic_rmw(llop, q, v, order), lt)
-           for q, v, p in zip(ptrs, vals, preds)]
+
+    def one(q, v):
+        return leave(b, L.target.atomic_rmw(b, llop, q, enter(b, v), sem, scope))
+    out = [L._guarded(p, lambda q=q, v=v: one(q, v), llvm_type(et)) for q, v, p in zip(ptrs, vals, preds)]
     L.bind(op.result, _to_copies(L, op, out) if op.result.type.is_tile else _from_thread0(L, op, out[0]))
 
 
@@ -147,16 +157,19 @@ def _from_thread0(L, op, v):
 def lower_atomic_cas(L, op):
     b = L.b
     et = op.value.type.element
-    lt = llvm_type(et)
-    order = ORDERING.get(op.attrs["sem"], "monotonic")
-    fail = "acquire" if order in ("acq_rel", "acquire") else ("seq_cst" if order == "seq_cst" else "monotonic")
+    _atomic_element(op, et)
+    mt = memory_type(et)
+    bits = ir.IntType(mt.width if isinstance(mt, ir.IntType) else et.bits)
+    sem, scope = op.attrs["sem"], op.attrs["scope"]
     n, (ptrs, cmps, vals), preds = _elements(L, op, ["ptr", "cmp", "value"])
 
+    def word(v):  # cmpxchg takes integers: floats (bf16 as its memory bits) go as their bit patterns
+        m = to_memory(b, et, v)
+        return m if m.type == bits else b.bitcast(m, bits)
+
     def one(q, c, v):
-        if et.is_float:
-            it = ir.IntType(et.bits)
-            r = b.extract_value(b.cmpxchg(q, b.bitcast(c, it), b.bitcast(v, it), order, fail), 0)
-            return b.bitcast(r, lt)
-        return b.extract_value(b.cmpxchg(q, c, v, order, fail), 0)
-    out = [L._guarded(p, lambda q=q, c=c, v=v: one(q, c, v), lt) for q, c, v, p in zip(ptrs, cmps, vals, preds)]
+        r = L.target.atomic_cas(b, q, word(c), word(v), sem, scope)
+        return from_memory(b, et, r if mt == bits else b.bitcast(r, mt))
+    out = [L._guarded(p, lambda q=q, c=c, v=v: one(q, c, v), llvm_type(et))
+           for q, c, v, p in zip(ptrs, cmps, vals, preds)]
     L.bind(op.result, _to_copies(L, op, out) if op.result.type.is_tile else _from_thread0(L, op, out[0]))

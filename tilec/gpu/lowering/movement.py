@@ -2,10 +2,10 @@
 register renaming within a thread where the layouts allow, else a shuffle through shared memory."""
 from __future__ import annotations
 
-from ...gpu.layouts import LinearLayout
+from ...gpu.layouts import LinearLayout, register_moves, reshape_coords, transpose_coords
 from ...ir import ops as O
 from .. import ops as G
-from .layouts import StagingBuffer, reg_coord_values, remap, smem_shuffle
+from .layouts import StagingBuffer, reg_coord_values, smem_shuffle
 from .registry import lowers
 from .types import from_memory, memory_bytes, memory_type, to_memory
 from .values import ll_of, num_regs
@@ -15,7 +15,7 @@ def _move(L, op, src_t, dst_t, fn, elem_t):
     """Registers of ``dst_t`` from ``src_t`` under coordinate map ``fn`` (dst coord -> src coord)."""
     vals = L.get(op.operands[0])
     s_ll, d_ll = ll_of(src_t), ll_of(dst_t)
-    idx = remap(s_ll, d_ll, fn)
+    idx = register_moves(s_ll, d_ll, fn)
     if idx is not None:
         return [vals[i] for i in idx]
     base = L._smem_base(op, f"'{op.name}' across threads")
@@ -62,14 +62,7 @@ def lower_expand_dims(L, op):
 @lowers(O.TransOp)
 def lower_trans(L, op):
     s, d = op.src.type, op.result.type
-    order = op.attrs["order"]
-
-    def fn(c):
-        out = [0] * len(c)
-        for i, o in enumerate(order):
-            out[o] = c[i]
-        return tuple(out)
-    L.bind(op.result, _move(L, op, s, d, fn, s.element))
+    L.bind(op.result, _move(L, op, s, d, transpose_coords(op.attrs["order"]), s.element))
 
 
 @lowers(O.ReshapeOp)
@@ -79,14 +72,4 @@ def lower_reshape(L, op):
         v = L.get(op.src)
         L.bind(op.result, v[0] if isinstance(v, list) else [v] * num_regs(d))
         return
-
-    def fn(c):
-        lin = 0
-        for x, n in zip(c, d.shape):
-            lin = lin * n + x
-        out = []
-        for n in reversed(s.shape):
-            out.append(lin % n)
-            lin //= n
-        return tuple(reversed(out))
-    L.bind(op.result, _move(L, op, s, d, fn, s.element))
+    L.bind(op.result, _move(L, op, s, d, reshape_coords(d.shape, s.shape), s.element))

@@ -10,7 +10,8 @@ allocator places both, so scratch inside a pipelined loop never lands on a ring.
 """
 from __future__ import annotations
 
-from ..layouts import DotOperandLayout, MatrixUnitOperandLayout, gather_registers, holds_copies
+from ..layouts import (DotOperandLayout, MatrixUnitOperandLayout, gather_registers, holds_copies, register_moves,
+                       reshape_coords, transpose_coords)
 from .common import Pass, elem_bytes
 from ...ir import ops as O
 from .. import ops as G
@@ -37,6 +38,9 @@ def scratch_bytes(op) -> int:
         s, d = op.src.type, op.result.type
         if not s.is_tile:
             return 0
+        fn = transpose_coords(op.attrs["order"]) if isinstance(op, O.TransOp) else reshape_coords(d.shape, s.shape)
+        if register_moves(s.layout.to_linear(s.shape), d.layout.to_linear(d.shape), fn) is not None:
+            return 0  # every thread keeps its elements (a reshape into its source's image)
         return s.numel * elem_bytes(s)
     if isinstance(op, O.GatherOp):  # the source staged whole, unless each thread holds the axis in registers
         s, d = op.src.type, op.result.type

@@ -4,15 +4,15 @@ Blocked layouts do not depend on the shape, so one *anchor* blocked layout per r
 of that rank) serves every tile of the rank: elementwise code, broadcasts and loop-carried values then agree
 without any conversion. Layouts flow forward from operands to results (``reduce`` gives the slice of its
 operand's layout, ``expand_dims`` of a slice gives the parent back, ``gather`` gives its index's layout and
-takes its source in any), and wherever an op needs an operand in a layout it does not have, a
-``convert_layout`` is inserted. Later passes (coalesce, remove-layout-conversions) improve on this; this pass
+takes its source in any, ``reshape`` leaves every element where it is: a ``#linear`` layout), and wherever an
+op needs an operand in a layout it does not have, a ``convert_layout`` is inserted. Later passes (coalesce, remove-layout-conversions) improve on this; this pass
 only has to be correct.
 """
 from __future__ import annotations
 
 from ...ir import ops as O
 from .. import ops as G
-from ..layouts import BlockedLayout, SliceLayout, default_blocked
+from ..layouts import BlockedLayout, LinearEncoding, SliceLayout, default_blocked, reshape_coords
 from .common import Pass, convert_before, layout_of, set_layout, tile_values
 
 SHAPE_FREE = ("reduce", "scan", "trans", "reshape", "convert_layout")
@@ -45,6 +45,14 @@ class ConvertToGIR(Pass):
         if rank not in self.anchors:
             self.anchors[rank] = default_blocked((1,) * rank, self.num_warps, self.warp_size)
         return self.anchors[rank]
+
+    def reshaped(self, layout, src_shape, dst_shape):
+        """The layout a reshape's result takes: its source's elements where they are, so the reshape moves no
+        data; the rank's anchor when that is the same placement (a reshape there and back), else ``#linear``."""
+        image = LinearEncoding.image(layout.to_linear(tuple(src_shape)), tuple(dst_shape),
+                                     reshape_coords(src_shape, dst_shape))
+        anchor = self.anchor(len(dst_shape))
+        return anchor if anchor.to_linear(tuple(dst_shape)) == image.to_linear(tuple(dst_shape)) else image
 
     # -- walking -----------------------------------------------------------------------------------------
     def block(self, b, parent):
@@ -136,7 +144,7 @@ class ConvertToGIR(Pass):
             return
         if isinstance(op, O.BroadcastOp):
             src_l = layout_of(op.src)
-            lay = src_l if isinstance(src_l, BlockedLayout) else self.anchor(op.result.type.rank)
+            lay = src_l if isinstance(src_l, (BlockedLayout, LinearEncoding)) else self.anchor(op.result.type.rank)
             set_layout(op.result, lay)
             convert_before(op, 0, lay)
             return
@@ -147,6 +155,9 @@ class ConvertToGIR(Pass):
                 convert_before(op, 2, acc_l)
             # the FMA path reads its operands from shared memory, so they keep the layouts they have
             set_layout(op.result, acc_l)
+            return
+        if isinstance(op, O.ReshapeOp) and op.src.type.is_tile and layout_of(op.src) is not None:
+            set_layout(op.result, self.reshaped(layout_of(op.src), op.src.type.shape, op.result.type.shape))
             return
         if isinstance(op, (O.TransOp, O.ReshapeOp)):
             for r in op.results:

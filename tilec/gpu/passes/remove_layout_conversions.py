@@ -9,11 +9,12 @@ wanted layout instead costs a few ALU instructions. So, until nothing changes:
   arithmetic, broadcasts and ``expand_dims`` (a small bounded tree) is replaced by the same computation built in
   the target layout; broadcasts and ``expand_dims`` pass the layout to their operands (blocked to itself, to its
   slice);
-- *sinking*: a conversion out of a matrix-unit result layout (the accumulator of a dot, its row slices) moves
-  past the elementwise ops, reductions, ``expand_dims`` and broadcasts that use it, when their other operands
-  come in that layout for free (a conversion from it, or a cheap rematerialisation); the math then runs where
-  the dot left the data and the conversion ends up before the store (or vanishes into the next dot's operand,
-  which for a chained dot is the same threads' registers);
+- *sinking*: a conversion out of a matrix-unit result layout (the accumulator of a dot, its row slices) or a
+  reshape's ``#linear`` layout moves past the elementwise ops, reductions, reshapes, ``expand_dims`` and
+  broadcasts that use it, when their other operands come in that layout for free (a conversion from it, or a
+  cheap rematerialisation); the math then runs where the dot (or reshape) left the data and the conversion
+  ends up before the store (or vanishes into the next dot's operand, which for a chained dot is the same
+  threads' registers);
 - *hoisting*: a conversion inside a loop of a value defined outside it moves before the loop;
 - a ``gather`` reads its source in whatever layout it has (through shared memory, or in registers when the
   threads already hold the gathered axis, which a conversion could not improve): a conversion feeding its
@@ -22,14 +23,18 @@ wanted layout instead costs a few ALU instructions. So, until nothing changes:
 """
 from __future__ import annotations
 
+from collections import deque
+
 from ...ir import ops as O
 from .. import ops as G
 from ...ir.builder import Builder
 from ...ir.core import BlockArgument, OpResult
-from ..layouts import BlockedLayout, MatrixUnitLayout, SliceLayout
+from ..layouts import BlockedLayout, LinearEncoding, MatrixUnitLayout, SliceLayout, reshape_coords
 from .common import Pass, convert_before, retype_behind_convert
 
 MAX_REMAT_OPS = 40
+#: layouts a broadcast or expand_dims can produce in place (not slices)
+SPREAD = (BlockedLayout, LinearEncoding, MatrixUnitLayout)
 FREE = ("constant", "splat", "arange")
 REMAT = ("addptr", "cmp", "select", "cast", "hint", "bitcast", "fma")
 
@@ -68,9 +73,9 @@ def _operand_layout(op, i, layout):
     if not o.type.is_tile:
         return "scalar"
     if isinstance(op, O.BroadcastOp):
-        return layout if isinstance(layout, (BlockedLayout, MatrixUnitLayout)) else None
+        return layout if isinstance(layout, SPREAD) else None
     if isinstance(op, O.ExpandDimsOp):
-        return SliceLayout(op.attrs["axis"], layout) if isinstance(layout, (BlockedLayout, MatrixUnitLayout)) else None
+        return SliceLayout(op.attrs["axis"], layout) if isinstance(layout, SPREAD) else None
     return layout if o.type.shape == op.results[0].type.shape else None
 
 
@@ -130,11 +135,11 @@ def _build(v, layout, builder, memo):
 
 
 def anchored(layout) -> bool:
-    """A matrix-unit result layout or a slice of one: where dots leave data, which the math after a dot should
-    use rather than convert away from."""
+    """A matrix-unit result layout, a reshape's ``#linear`` one, or a slice of either: where dots and reshapes
+    leave data, which the math after them should use rather than convert away from."""
     while isinstance(layout, SliceLayout):
         layout = layout.parent
-    return isinstance(layout, MatrixUnitLayout)
+    return isinstance(layout, (MatrixUnitLayout, LinearEncoding))
 
 
 def _carried_layout(op, i):
@@ -186,18 +191,31 @@ def _sunk_layouts(user, layout):
         ok = isinstance(layout, SliceLayout) and layout.dim == user.attrs["axis"]
         return (layout, [layout.parent]) if ok else None
     if isinstance(user, O.BroadcastOp):
-        return (layout, [layout]) if isinstance(layout, MatrixUnitLayout) else None
+        return (layout, [layout]) if isinstance(layout, (MatrixUnitLayout, LinearEncoding)) else None
+    if isinstance(user, O.ReshapeOp):  # its elements stay where they are
+        s, d = user.src.type.shape, user.result.type.shape
+        return layout, [LinearEncoding.image(layout.to_linear(s), d, reshape_coords(s, d))]
     if user.is_elementwise and user.is_pure and len(user.results) == 1 and \
             all(not o.type.is_tile or o.type.shape == user.result.type.shape for o in user.operands):
         return layout, [layout]
     return None
 
 
-def _sink(conv) -> bool:
-    """Move ``conv`` (out of an anchored layout) past the users that can run in its source layout."""
+def _sinks(src, dst) -> bool:
+    """Whether a conversion from ``src`` to ``dst`` should sink: out of an anchored layout into one that is not,
+    or from one reshape's layout into another's (the later reshape follows where the data is)."""
+    base = lambda lay: base(lay.parent) if isinstance(lay, SliceLayout) else lay  # noqa: E731
+    if anchored(src) and not anchored(dst):
+        return True
+    return isinstance(base(src), LinearEncoding) and isinstance(base(dst), LinearEncoding)
+
+
+def _sink(conv) -> list:
+    """Move ``conv`` (out of an anchored layout) past the users that can run in its source layout; the
+    conversions that now follow those users (empty: nothing moved)."""
     src = conv.src
     lay = src.type.layout
-    changed = False
+    moved = []
     for user, _ in list(conv.result.uses):
         if user.parent is None or isinstance(user, O.YieldOp):
             continue
@@ -230,9 +248,9 @@ def _sink(conv) -> bool:
             for old, r in zip(user.results, new.results):
                 back = b.op(G.ConvertLayoutOp, r, result_type=old.type)
                 old.replace_all_uses_with(back)
+                moved.append(back.op)
             user.erase()
-            changed = True
-    return changed
+    return moved
 
 
 def _hoist(conv) -> bool:
@@ -310,12 +328,16 @@ class RemoveLayoutConversions(Pass):
                     isinstance(op.src.op, G.ConvertLayoutOp):
                 op.set_operand(0, op.src.op.src)
                 changed = True
-        for op in list(f.walk()):
-            if isinstance(op, G.ConvertLayoutOp) and op.parent is not None:
+        work = deque(op for op in f.walk() if isinstance(op, G.ConvertLayoutOp))
+        while work:  # in program order; one sunk past an op goes on past the next at once (long chains of math)
+            op = work.popleft()
+            if op.parent is not None:
                 if _hoist(op):
                     changed = True
-                if anchored(op.src.type.layout) and not anchored(op.result.type.layout):
-                    changed |= _sink(op)
+                if _sinks(op.src.type.layout, op.result.type.layout):
+                    moved = _sink(op)
+                    work.extendleft(reversed(moved))
+                    changed |= bool(moved)
         for op in list(f.walk()):
             if not isinstance(op, G.ConvertLayoutOp) or op.parent is None:
                 continue

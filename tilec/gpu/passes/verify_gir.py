@@ -10,7 +10,7 @@ element type.
 from __future__ import annotations
 
 from ...ir.core import IRError
-from ..layouts import BlockedLayout, SliceLayout
+from ..layouts import BlockedLayout, LinearEncoding, SliceLayout
 from ...ir.parser import parse_module
 from ...ir.printer import print_ir
 from ...ir import ops as O
@@ -53,8 +53,9 @@ def check_layouts(module):
             if op.operands[0].type.layout != SliceLayout(op.attrs["axis"], op.result.type.layout):
                 _fail(op, "operand layout must be the slice of the result's layout")
         elif isinstance(op, O.BroadcastOp):
-            if op.src.type.layout != op.result.type.layout or not isinstance(op.result.type.layout, BlockedLayout):
-                _fail(op, "operand and result must share one blocked layout")
+            if op.src.type.layout != op.result.type.layout or \
+                    not isinstance(op.result.type.layout, (BlockedLayout, LinearEncoding)):
+                _fail(op, "operand and result must share one blocked or linear layout")
         elif isinstance(op, O.GatherOp) and op.index.type.layout != op.result.type.layout:
             _fail(op, "result layout must be the index's layout")
 

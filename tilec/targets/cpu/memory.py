@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...codegen import llvm_types as LT
+from ...codegen import atomics, casts, llvm_types as LT
 from ...codegen.driver import host_vector_bytes
 from ...codegen.intrinsics import call as icall
 from .nodes import ev, from_memory, splat, to_memory
@@ -25,6 +25,19 @@ def lone_lane_stores() -> bool:
     """Whether masked stores of narrow integers take a scalar store for a lone lane (:meth:`Mem.masked_store`):
     on hosts with AVX-512, whose truncating masked stores LLVM 22 scalarises wrongly."""
     return host_vector_bytes() >= 64
+
+
+def _bf16_rmw(b, op, p, v, t, sem):
+    """A bf16 float atomic on its 16-bit code: a compare-and-swap loop doing the arithmetic in f32 with integer
+    conversions (LLVM's own bf16 atomics call ``__truncsfbf2``, which the in-process JIT cannot resolve)."""
+    x = casts.widen_to_f32(b, v, t)
+
+    def update(b, old):
+        a = casts.widen_to_f32(b, old, t)
+        r = b.fadd(a, x) if op == "fadd" else icall(b, {"fmax": "llvm.maxnum", "fmin": "llvm.minnum"}[op] + ".f32",
+                                                    LT.F32, [a, x])
+        return casts.narrow_from_f32(b, r, t)
+    return atomics.cas_loop(b, p, update, v.type, sem)
 
 
 class Mem:
@@ -235,6 +248,8 @@ class Mem:
         else:
             op = {"and": "and", "or": "or", "xor": "xor", "add": "add", "xchg": "xchg"}[kind]
         ety = LT.scalar_type(e)
+        if e.name == "bf16" and op != "xchg":
+            return self.guarded(mask, lambda: _bf16_rmw(b, op, p, v, e, sem or "acq_rel"), ir.Constant(ety, None))
         return self.guarded(mask, lambda: b.atomic_rmw(op, p, v, order), ir.Constant(ety, None))
 
     def atomic_cas(self, sem, p, cmp, v, t):

@@ -15,7 +15,7 @@ import tempfile
 
 from ...errors import BackendError
 from ...gpu.passes.verify_gir import verify_gir
-from ...gpu.pipeline import gpu_passes, run_gpu_passes  # noqa: F401  (run_gpu_passes: for tools and tests)
+from ...gpu.pipeline import FRONTEND_OPTIONS, gpu_passes, run_gpu_passes  # noqa: F401  (run_gpu_passes: for tools and tests)
 from ...gpu.shared_limit import check_shared_memory
 from . import ptx
 from .driver import compute_capability
@@ -69,6 +69,7 @@ def disassemble(cubin: bytes) -> str:
 
 class CUDABackend:
     name = "cuda"
+    frontend_options = FRONTEND_OPTIONS
 
     def __init__(self, target):
         self.target = target

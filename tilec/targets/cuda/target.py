@@ -12,7 +12,7 @@ from ...codegen.intrinsics import call as intrinsic, declare
 from ...gpu.lowering.types import I8, I32, VOID
 from ...gpu.target import GpuTarget
 from ...ir import ops as O
-from . import copies, nvvm, nvvm_math, tma, wgmma
+from . import atomics, copies, nvvm, nvvm_math, tma, wgmma
 from .int_abs import int_abs
 from .mma import mma_dot
 
@@ -88,6 +88,17 @@ class CudaTarget(GpuTarget):
 
     def store_global(self, b, ptr, values, pred=None, cache=""):
         nvvm.vector_store(b, ptr, values, pred, cache)
+
+    # the scopes of the compare-and-swap loops LLVM expands the atomics PTX lacks into
+    atomic_scopes = {"cta": "block", "gpu": "device", "sys": ""}
+
+    def atomic_rmw(self, b, op, ptr, value, sem, scope):
+        old = atomics.atomic_rmw(b, op, ptr, value, sem, scope, self.arch)
+        return old if old is not None else super().atomic_rmw(b, op, ptr, value, sem, scope)
+
+    def atomic_cas(self, b, ptr, cmp, value, sem, scope):
+        old = atomics.atomic_cas(b, ptr, cmp, value, sem, scope, self.arch)
+        return old if old is not None else super().atomic_cas(b, ptr, cmp, value, sem, scope)
 
     def async_copy(self, b, dst, src, nbytes, pred):
         if self.arch < 80:

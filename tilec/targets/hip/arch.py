@@ -37,6 +37,16 @@ class Arch:
         """LDS one workgroup may allocate: 160 KB on gfx950, 64 KB on every other processor here."""
         return 163840 if self.name == "gfx950" else 65536
 
+    @property
+    def codegen_features(self) -> str:
+        """The LLVM target features code generation and the assembler get: ``features`` plus, on gfx11, the
+        "fake16" form of 16-bit instructions (``-real-true16``: a 16-bit value in a whole 32-bit VGPR). LLVM 21
+        made "true16" (half registers, ``v0.l``) gfx11's default; ROCm 6's compiler and tools (LLVM 19), and
+        Triton 3.6, which passes the same flag, use fake16: code every gfx11 toolchain disassembles and
+        assembles, and the form gfx11 drivers and kernels have been tested with (docs/amd.md, "gfx11 and
+        true16")."""
+        return ",".join(f for f in (self.features, "-real-true16" if self.family == 11 else "") if f)
+
 
 def parse_arch(arch, warp_size=None) -> Arch:
     """``"gfx942"`` (or ROCm's ``"gfx942:sramecc+:xnack-"``) and a wave size (None or 0/1: the native one) ->

@@ -13,7 +13,7 @@ from ..arguments import device_of
 from ..params import param_kind
 from ...gpu.lowering import lower_module_text
 from ...gpu.passes.verify_gir import verify_gir
-from ...gpu.pipeline import gpu_passes
+from ...gpu.pipeline import FRONTEND_OPTIONS, gpu_passes
 from ...gpu.shared_limit import check_shared_memory
 from . import assembler, codegen, driver, launcher, resources
 from .arch import parse_arch
@@ -33,6 +33,7 @@ DEFAULT_ARCH = "gfx942"
 
 class HIPBackend:
     name = "hip"
+    frontend_options = FRONTEND_OPTIONS
     #: option defaults for passes run one by one (tilec-opt -p): accelerate-dot alone cannot reach this target's
     #: ``dot_layouts``, so it keeps dots on the FMA path rather than choose NVIDIA layouts
     pass_defaults = {"arch": NO_MATRIX_UNITS}
@@ -89,8 +90,8 @@ class HIPBackend:
             return state["llir"]
         return [("gir", lambda m, md: self.make_gir(m, md, options)),
                 ("llir", llir),
-                ("amdgcn", lambda s, md: self.make_amdgcn(s, md, options)),
-                ("hsaco", lambda s, md: self.make_hsaco(state["llir"], md, options, s))]
+                ("amdgcn", lambda s, md: self.make_amdgcn(s, md, options, state)),
+                ("hsaco", lambda s, md: self.make_hsaco(state["llir"], md, options, s, state.get("object")))]
 
     def make_gir(self, module, metadata, options):
         kernel = next((f for f in module.funcs if f.attrs.get("kernel")), None)
@@ -106,16 +107,21 @@ class HIPBackend:
     def make_llir(self, module, metadata, options):
         return lower_module_text(module, options, self.gpu_target(options))
 
-    def make_amdgcn(self, llir, metadata, options):
-        text = codegen.llir_to_amdgcn(llir, self.arch)
+    def make_amdgcn(self, llir, metadata, options, state=None):
+        """The assembly; ``state`` (this compile's), when given, also gets the object LLVM emitted alongside
+        (``codegen.llir_to_amdgcn_and_object``: one optimisation for both)."""
+        if state is None or assembler.has_inline_asm(llir):
+            text = codegen.llir_to_amdgcn(llir, self.arch)
+        else:
+            text, state["object"] = codegen.llir_to_amdgcn_and_object(llir, self.arch)
         res = resources.from_assembly(text)
         return resources.comment_block(metadata.get("name", "kernel"), res, self.arch) + text
 
-    def make_hsaco(self, llir, metadata, options, amdgcn=None):
-        if assembler.has_inline_asm(llir):  # LLVM here cannot assemble it into an object (assembler.py)
+    def make_hsaco(self, llir, metadata, options, amdgcn=None, obj=None):
+        if obj is None and assembler.has_inline_asm(llir):  # LLVM here cannot assemble it (assembler.py)
             obj = assembler.assemble(amdgcn if amdgcn is not None else codegen.llir_to_amdgcn(llir, self.arch),
                                      self.arch)
-        else:
+        elif obj is None:
             obj = codegen.llir_to_object(llir, self.arch)
         so = link_shared(obj)
         kernels = amdgpu_metadata(read_elf(so)).get("amdhsa.kernels", [])

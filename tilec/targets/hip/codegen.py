@@ -1,9 +1,14 @@
 """LLVM IR text -> AMDGPU assembly and relocatable objects through llvmlite's AMDGPU target.
 
 Code generation mutates the module it runs on, and emitting assembly then an object from the same module aborts
-the process inside LLVM; so every emission starts from its own parse of the IR text.
+the process inside LLVM; so every emission starts from its own parse of the IR text. A compile wants both (the
+assembly to read, the object to load): :func:`llir_to_amdgcn_and_object` optimises once and emits the two
+from parses of the optimised text in their own LLVM contexts, the object on a second thread (LLVM runs
+without the GIL), so the second emission costs no second optimisation and overlaps the first.
 """
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 from ...errors import BackendError
 from .arch import Arch
@@ -25,7 +30,7 @@ def target_machine(arch: Arch, opt: int = 3):
     import llvmlite.binding as llvm
     _init()
     t = llvm.Target.from_triple(TRIPLE)
-    return t.create_target_machine(cpu=arch.name, features=arch.features, opt=opt)
+    return t.create_target_machine(cpu=arch.name, features=arch.codegen_features, opt=opt)
 
 
 def _optimised(llir: str, arch: Arch, opt: int):
@@ -48,6 +53,25 @@ def llir_to_amdgcn(llir: str, arch: Arch, opt: int = 3) -> str:
     mod, tm = _optimised(llir, arch, opt)
     try:
         return tm.emit_assembly(mod)
+    except RuntimeError as e:
+        raise BackendError(f"AMDGPU code generation failed: {e}") from None
+
+
+def llir_to_amdgcn_and_object(llir: str, arch: Arch, opt: int = 3) -> tuple:
+    """(assembly text, relocatable object) of ``llir``, optimised once."""
+    import llvmlite.binding as llvm
+    mod, _ = _optimised(llir, arch, opt)
+    optimised = str(mod)
+
+    def emit(kind):
+        ctx = llvm.create_context()
+        m = llvm.parse_assembly(optimised, context=ctx)
+        tm = target_machine(arch, opt)
+        return tm.emit_assembly(m) if kind == "asm" else tm.emit_object(m)
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            obj = pool.submit(emit, "obj")
+            return emit("asm"), obj.result()
     except RuntimeError as e:
         raise BackendError(f"AMDGPU code generation failed: {e}") from None
 

@@ -41,19 +41,33 @@ def common_figures(res: dict, arch: Arch) -> dict:
             "occupancy": occupancy(arch, res.get("num_vgprs", 0), res.get("num_agprs", 0))}
 
 
-def occupancy(arch: Arch, vgprs: int, agprs: int = 0) -> int:
-    """Wavefronts per SIMD that the vector registers allow (LDS and work-group limits aside): an estimate from
-    the register file sizes and allocation granules of each generation."""
+#: RDNA processors with the 1.5x vector register file (192 KB per SIMD): 1536 VGPRs a lane in wave32
+LARGE_VGPR_FILE = ("gfx1100", "gfx1101", "gfx1151", "gfx1200", "gfx1201")
+
+
+def register_file(arch: Arch) -> tuple:
+    """(VGPRs a SIMD has per lane, allocation granule, most wavefronts a SIMD holds) for ``arch``'s wave size,
+    as LLVM's AMDGPU backend counts them (``getTotalNumVGPRs``, ``getVGPRAllocGranule``, ``getMaxWavesPerEU``;
+    the RDNA figures checked against the VGPR caps LLVM applies under ``amdgpu-waves-per-eu``)."""
+    if arch.name in ("gfx90a", "gfx942", "gfx950"):
+        return 512, 8, 8  # one file for VGPRs and AGPRs (accumulators)
     if arch.family == 9:
-        unified = arch.name in ("gfx90a", "gfx942", "gfx950")
-        total, granule, max_waves = (512, 8, 8) if unified else (256, 4, 10)
-        used = (-(-vgprs // 4) * 4 + agprs) if unified else max(vgprs, agprs)
-    else:
-        total = 1536 if arch.warp_size == 32 and arch.family >= 11 else 1024
-        total = total if arch.warp_size == 32 else total // 2
-        granule, max_waves, used = 8, 16, vgprs
+        return 256, 4, 10  # gfx908's AGPRs are a second file of the same size
+    total, granule = (1536, 24) if arch.name in LARGE_VGPR_FILE else (1024, 16)  # gfx10.3 and later
+    if arch.warp_size == 64:
+        total, granule = total // 2, granule // 2
+    return total, granule, 16
+
+
+def occupancy(arch: Arch, vgprs: int, agprs: int = 0) -> int:
+    """Wavefronts per SIMD that the vector registers allow (LDS and work-group limits aside). ``vgprs`` is the
+    metadata's ``.vgpr_count``: on gfx90a/gfx942/gfx950 that already counts the accumulators (the one file holds
+    VGPRs, aligned to 4, then AGPRs), on gfx908 the AGPRs are a file of their own. At least 1: a kernel that
+    compiled fits one wavefront."""
+    total, granule, max_waves = register_file(arch)
+    used = max(vgprs, agprs) if arch.name == "gfx908" else vgprs
     used = max(granule, -(-used // granule) * granule)
-    return max(0, min(max_waves, total // used))
+    return max(1, min(max_waves, total // used))
 
 
 def comment_block(name: str, res: dict, arch: Arch) -> str:

@@ -89,6 +89,18 @@ class HipTarget(GpuTarget):
     def store_global(self, b, ptr, values, pred=None, cache=""):
         amdgpu.vector_store(b, ptr, values, pred)
 
+    # Triton's scopes as AMDGPU's: a gpu atomic is coherent in the device's L2 (agent), a cta one only among its
+    # work-group's waves; sys reaches the host and peer devices
+    atomic_scopes = {"cta": "workgroup", "gpu": "agent", "sys": ""}
+
+    def atomic_metadata(self, op, mem_type, scope):
+        # Float atomics at device or work-group scope promise device memory (hipMalloc, torch): without that
+        # promise LLVM must assume fine-grained host memory, where gfx11 (and gfx942 at system scope) have no
+        # float atomics, and expands each into a compare-and-swap loop. System scope keeps the loop.
+        if scope != "sys" and op.startswith("f"):
+            return ("amdgpu.no.fine.grained.memory",)
+        return ()
+
     def trap(self, b):
         intrinsic(b, "llvm.trap", VOID, [])
 
