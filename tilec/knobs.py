@@ -1,6 +1,6 @@
 """Environment switches that Triton also has, read under either name: ``TILEC_X`` or Triton's ``TRITON_X``, so a
 Triton user's habits (``TRITON_INTERPRET=1 python script.py``) work as they do with Triton, with or without
-``python -m tilec run``. tilec's name wins when both are set."""
+``python -m tilec run``. tilec's name wins when both are set (an empty value counts as unset)."""
 from __future__ import annotations
 
 import os
@@ -15,9 +15,9 @@ TRITON_NAMES = {
 
 def value(name: str, default=None):
     """``name``'s value, else its Triton alias's, else ``default``."""
-    v = os.environ.get(name)
+    v = os.environ.get(name) or None
     if v is None and name in TRITON_NAMES:
-        v = os.environ.get(TRITON_NAMES[name])
+        v = os.environ.get(TRITON_NAMES[name]) or None
     return default if v is None else v
 
 

@@ -82,6 +82,23 @@ def _worth_helpers(inline_s: float, n: int) -> bool:
     return False
 
 
+def report_faults():
+    """A kernel that faults (an unmasked access far outside its arrays, without a debug build's checks) takes
+    the process down; before it goes, Python's ``faulthandler`` prints every thread's Python traceback, the
+    launch's included (its frames are named after the kernel: ``<tilec launch binder of k>``, ``... in k``).
+    Turned on once, by the first CPU kernel loaded, unless the program set up faulthandler itself."""
+    import faulthandler
+    import sys
+    if faulthandler.is_enabled():
+        return
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            faulthandler.enable(stream, all_threads=True)
+            return
+        except (AttributeError, ValueError, OSError, RuntimeError):  # no file descriptor behind the stream
+            continue
+
+
 def num_threads() -> int:
     return max(1, int(os.environ.get("TILEC_NUM_THREADS", 0)) or (os.cpu_count() or 1))
 
@@ -177,6 +194,7 @@ class Launcher:
 
     def __init__(self, llir: str, metadata: dict, name: str = "kernel"):
         self.name = name
+        report_faults()
         self.engine = Engine(llir, WORKER, RUN, TICKS)
         self.fn = _WORKER_T(self.engine.address)
         self.run = _RUN_T(self.engine.addresses[0])
