@@ -38,7 +38,10 @@ NO_OPTIONS = (None,) * len(LAUNCH_OPTIONS)
 _BINDER = """
 def {name}({params}):
     if _tl_extra or _tl_kw{missing}:
-        return {divert}
+        try:
+            return {divert}
+        except _tl_LOCATED as e:
+            raise _tl_for_user(e)  # raised here: the user's launch line and this frame, nothing between
     _tl_key = None
     try:
 {probes}

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import knobs
 from ..compiler import ASTSource, target_for
-from ..errors import BoundsError, CompilationError, ConfigurationError, DeviceAssertionError, for_user
+from ..errors import BoundsError, CompilationError, ConfigurationError, DeviceAssertionError, LaunchError, for_user
 from ..ir.evaluator import EvaluationError
 from ..frontend.function import PLAIN_PARAMETERS_ONLY, KernelFunction
 from ..frontend.source import replace_source
@@ -36,8 +36,11 @@ from ..targets.grid import checked_grid, normalize_grid
 from .specialize import describe, hashable as _hashable
 
 _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
-#: errors that name the kernel line themselves: they reach the user without tilec's frames and chained exceptions
-_LOCATED = (CompilationError, BoundsError, DeviceAssertionError, EvaluationError, ConfigurationError)
+#: errors about the user's kernel or launch: they reach the user without tilec's frames and chained exceptions
+#: (``TILEC_DEBUG=1`` keeps them)
+_LOCATED = (CompilationError, BoundsError, DeviceAssertionError, EvaluationError, ConfigurationError,
+            # launch errors: their messages name the kernel and the argument; the user's launch line is the place
+            LaunchError, TypeError, ValueError, OverflowError)
 _EMPTY = inspect.Parameter.empty
 
 
