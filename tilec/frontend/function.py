@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 
 from ..language.core import constexpr
+from ..passes.manager import KERNEL_NAMES
 from .source import Source
 
 
@@ -34,19 +35,11 @@ PLAIN_PARAMETERS_ONLY = ("kernels take plain positional parameters only (no *arg
                          "positional-only markers)")
 
 
-_DEFINED_NAMES: set = set()
-
-
-def defined_kernel_names() -> set:
-    """The names of every kernel-language function defined so far (what debug variables may name)."""
-    return set(_DEFINED_NAMES)
-
-
 class KernelFunction:
     """A Python function written in the kernel language (a kernel or a helper called from kernels)."""
 
     def __init__(self, fn, do_not_specialize=(), noinline=False):
-        _DEFINED_NAMES.add(fn.__name__)
+        KERNEL_NAMES.add(fn.__name__)  # what the debug variables may name
         self.fn = fn
         self.__name__ = fn.__name__
         self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)

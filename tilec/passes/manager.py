@@ -151,12 +151,15 @@ def _parse_item(var: str, item: str):
     return name.strip(), n, (kernel.strip() or None)
 
 
+#: the names of the kernel-language functions defined so far (the frontend adds each @jit function's)
+KERNEL_NAMES: set = set()
+
+
 def check_debug_variables(kernel_name: str):
     """Refuse a pass or kernel name in the debug variables that does not exist, listing those that do: a typo
-    must not quietly select nothing. Kernel names are those of the @jit functions defined so far (and the kernel
-    compiling now)."""
-    from ..frontend.function import defined_kernel_names
-    kernels = defined_kernel_names() | {kernel_name}
+    must not quietly select nothing. Kernel names are those of the @jit functions defined so far
+    (:data:`KERNEL_NAMES`) and the kernel compiling now."""
+    kernels = KERNEL_NAMES | {kernel_name}
     passes = None
     for var in PASS_VARIABLES:
         for item in _names(var):
