@@ -182,9 +182,10 @@ def check_debug_variables(kernel_name: str):
 
 def _check_kernel(var, kernel, kernels):
     if kernel not in kernels:
+        names = sorted(kernels)
+        shown = ", ".join(names[:30]) + (f", ... ({len(names)} in all)" if len(names) > 30 else "")
         raise ConfigurationError(f"{var}={os.environ.get(var)!r}: there is no kernel named {kernel!r}"
-                                 f"{did_you_mean(kernel, kernels)}; the @jit functions defined so far are "
-                                 f"{', '.join(sorted(kernels))}")
+                                 f"{did_you_mean(kernel, kernels)}; the @jit functions defined so far are {shown}")
 
 
 _dump_filter_matched: set[str] = set()
@@ -266,6 +267,7 @@ class PassManager:
         self.verify = verify or os.environ.get("TILEC_DEBUG", "") not in ("", "0")
         if debug_variables_set():
             check_debug_variables(kernel_name)
+        KERNEL_NAMES.add(kernel_name)  # a kernel compiled from IR text is a name too, from now on
         self.dump = _dump_selected(kernel_name)
         self.dump_dir = os.environ.get("TILEC_DUMP_DIR") or None
         self.print_before = _pass_selector("TILEC_PRINT_BEFORE", kernel_name)

@@ -34,7 +34,7 @@ RUN_HEADER = 5
 #: a counter value that stops every worker after its current program (no grid has this many programs)
 STOP = 1 << 62
 #: the most programs a worker with a slice claims at once (it returns only between claims)
-SLICE_CLAIM = 8
+SLICE_CLAIM = 64
 
 
 def worker_type():
