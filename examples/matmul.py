@@ -52,9 +52,8 @@ def matmul(a, b, out_dtype=np.float32, block_m=64, block_n=64, block_k=32, group
 def main(m=333, n=517, k=259, timing=True, size=1024):
     dev = device()
     rng = np.random.default_rng(0)
-    # fp32 dots default to tf32 inputs, as in Triton (tensor cores on GPUs, the same rounding on the CPU): about
-    # 1e-3 relative error
-    for dt, tol in ((np.float32, 5e-3), (np.float16, 2e-2)):
+    # fp32 dots default to tf32 tensor cores on GPUs, as in Triton: about 1e-3 relative error there
+    for dt, tol in ((np.float32, 1e-4 if dev == "cpu" else 5e-3), (np.float16, 2e-2)):
         a = rng.standard_normal((m, k)).astype(dt)
         b = rng.standard_normal((k, n)).astype(dt)
         c = to_numpy(matmul(to_device(a, dev), to_device(b, dev)))

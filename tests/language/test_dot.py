@@ -55,14 +55,15 @@ def default_dot_kernel(A, B, Z, M: tl.constexpr, N: tl.constexpr, K: tl.constexp
 
 
 def test_fp32_dot_rounds_the_same_compiled_and_interpreted():
-    """Triton's default for f32 operands is tf32: the compiled CPU path and the interpreter round alike, so they
-    agree to the order of the f32 additions; ``default_dot_input_precision="ieee"`` gives f32 products."""
+    """The compiled CPU path and the interpreter agree on f32 dots: f32 inputs by default (Triton's interpreter and
+    CPU backend), inputs rounded to tf32 when asked (``default_dot_input_precision="tf32"`` or a dot's
+    ``input_precision``), so they agree to the order of the f32 additions either way."""
     r = rng(51)
     m, n, k = 128, 64, 256
     a, b = r.standard_normal((m, k)).astype(np.float32), r.standard_normal((k, n)).astype(np.float32)
     outs = {}
     for mode in ("cpu", "interpret"):
-        for prec in (None, "ieee"):
+        for prec in (None, "tf32"):
             z = np.zeros((m, n), np.float32)
             extra = {} if prec is None else {"default_dot_input_precision": prec}
             launch(default_dot_kernel, (1,), mode, a, b, z, M=m, N=n, K=k, **extra)
@@ -70,9 +71,10 @@ def test_fp32_dot_rounds_the_same_compiled_and_interpreted():
     tf32, ieee = _tf32(a) @ _tf32(b), a.astype(np.float64) @ b
     assert np.abs(ieee - tf32).max() > 1e-3  # the two roundings differ visibly on this case
     for mode in ("cpu", "interpret"):
-        np.testing.assert_allclose(outs[mode, None], tf32, rtol=0, atol=1e-4)
-        np.testing.assert_allclose(outs[mode, "ieee"], ieee, rtol=0, atol=1e-4)
-    np.testing.assert_allclose(outs["cpu", None], outs["interpret", None], rtol=0, atol=1e-4)
+        np.testing.assert_allclose(outs[mode, None], ieee, rtol=0, atol=1e-4)
+        np.testing.assert_allclose(outs[mode, "tf32"], tf32, rtol=0, atol=1e-4)
+    for prec in (None, "tf32"):
+        np.testing.assert_allclose(outs["cpu", prec], outs["interpret", prec], rtol=0, atol=1e-4)
 
 
 @pytest.mark.parametrize("dt,out", [("float16", "float32"), ("float16", "float16"), ("float64", "float64")])

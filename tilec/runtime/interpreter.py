@@ -310,6 +310,7 @@ SEMANTIC_OPTIONS = ("default_dot_input_precision",)
 
 def _semantic_options(options, debug) -> dict:
     out = {k: options[k] for k in SEMANTIC_OPTIONS if options.get(k) is not None}
+    out.setdefault("default_dot_input_precision", "ieee")  # as the compiled CPU path (and Triton's interpreter)
     out["debug"] = bool(debug)
     return out
 

@@ -1,9 +1,9 @@
 """``dot`` as a register-blocked micro-kernel.
 
 Operands are packed into row-major scratch buffers in the accumulation type (so f16/bf16 inputs are widened
-once, not once per FMA). With ``input_precision="tf32"`` (Triton's default for f32 operands) f32 inputs are
-rounded to tf32 as they are packed (to nearest, ties to even: 10 mantissa bits, f32's range), as the interpreter
-rounds them, so that a kernel's dot gives the same products on the CPU, in the interpreter and on tensor cores. The result is computed in MR x (NV*w) blocks: MR*NV accumulator vectors stay in
+once, not once per FMA). A dot that asks for ``input_precision="tf32"`` gets its f32 inputs rounded to tf32 as
+they are packed (to nearest, ties to even: 10 mantissa bits, f32's range), as the interpreter rounds them; the
+CPU's default is ``ieee`` (``backend.py``). The result is computed in MR x (NV*w) blocks: MR*NV accumulator vectors stay in
 registers across the whole k loop; each k step loads NV vectors of a row of B, broadcasts MR scalars of a column
 of A and issues MR*NV FMAs. When the accumulator is a buffer used only by this dot (the usual loop-carried
 ``acc``), the dot accumulates in place.
