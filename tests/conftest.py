@@ -1,13 +1,19 @@
-"""Suite-wide settings: a hypothesis profile sized for a 2-core CI machine, a private kernel cache per run,
-and GPU tests skipped where no CUDA device is usable."""
+"""Suite-wide settings: hypothesis profiles sized for a 2-core CI machine, a private kernel cache per run,
+and GPU tests skipped where no CUDA device is usable.
+
+Hypothesis is deterministic by default (profile ``tilec``): every property draws the same examples on every run
+and machine, and no example database is read or written, so a run never depends on what an earlier run in the
+same clone found. ``TILEC_HYPOTHESIS_PROFILE=explore`` draws fresh examples (``--hypothesis-seed=N`` repeats a
+draw); a failure it finds prints the ``@reproduce_failure`` blob to pin it."""
 import os
 import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("tilec", deadline=None, max_examples=60,
+settings.register_profile("tilec", deadline=None, max_examples=60, derandomize=True, database=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("explore", parent=settings.get_profile("tilec"), derandomize=False)
 settings.load_profile(os.environ.get("TILEC_HYPOTHESIS_PROFILE", "tilec"))
 
 os.environ.setdefault("TILEC_CACHE_DIR", tempfile.mkdtemp(prefix="tilec-test-cache-"))

@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+import compile_env
+
 DEFAULT_ARCHS = "gfx942:64,gfx90a:64,gfx1100:32"
 _seen: dict = {}
 
@@ -37,7 +39,7 @@ def _record():
 
     def observe(src, target, options, kernel):
         if target.backend == "cpu" and "ir_override" not in options:  # a stage file is for one backend only
-            _seen.setdefault(kernel.metadata["hash"], (src, dict(options)))
+            _seen.setdefault(kernel.metadata["hash"], (src, dict(options), compile_env.snapshot()))
 
     pipeline.COMPILE_OBSERVERS.append(observe)
 
@@ -63,10 +65,11 @@ def pytest_sessionfinish(session, exitstatus):
     t0 = time.perf_counter()
     failures, unsupported, done = [], {}, 0
     targets = archs()
-    for src, options in _seen.values():
+    for src, options, env in _seen.values():
         for arch, ws in targets:
             try:
-                k = tilec.compile(src, target=tilec.Target("hip", arch, ws), options=options)
+                with compile_env.restored(env):
+                    k = tilec.compile(src, target=tilec.Target("hip", arch, ws), options=options)
                 validate_hsaco(k.asm["hsaco"], k.name, arch, k.metadata["warp_size"])
                 done += 1
             except Exception as e:  # noqa: BLE001 - every failure is reported below

@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+import compile_env
+
 ARCHS = (80, 90)
 _seen: dict = {}
 
@@ -24,7 +26,7 @@ def _record():
 
     def observe(src, target, options, kernel):
         if target.backend == "cpu" and "ir_override" not in options:  # a stage file is for one backend only
-            _seen.setdefault(kernel.metadata["hash"], (src, dict(options)))
+            _seen.setdefault(kernel.metadata["hash"], (src, dict(options), compile_env.snapshot()))
 
     pipeline.COMPILE_OBSERVERS.append(observe)
 
@@ -57,10 +59,11 @@ def pytest_sessionfinish(session, exitstatus):
     import tilec
     t0 = time.perf_counter()
     failures, unsupported, done = [], {}, 0
-    for src, options in _seen.values():
+    for src, options, env in _seen.values():
         for arch in ARCHS:
             try:
-                k = tilec.compile(src, target=tilec.Target("cuda", arch, 32), options=options)
+                with compile_env.restored(env):
+                    k = tilec.compile(src, target=tilec.Target("cuda", arch, 32), options=options)
                 assert "cubin" in k.asm, "no cubin although ptxas is on PATH"
                 done += 1
             except Exception as e:  # noqa: BLE001 - every failure is reported below

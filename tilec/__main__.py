@@ -11,16 +11,17 @@ import runpy
 import sys
 import traceback
 
-from .version import __version__
+from .version import TRITON_API_VERSION, __version__
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m tilec", description="tilec: a tile compiler for Triton-language "
                                 "kernels, written in Python.")
-    p.add_argument("--version", action="version", version=f"tilec {__version__}")
+    p.add_argument("--version", action="version", version=f"tilec {__version__} (Triton {TRITON_API_VERSION} API)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     r = sub.add_parser("run", help="run a Triton script (or -m module) with 'import triton' resolving to tilec",
                        description="Run a Triton program unmodified on tilec. Environment: TILEC_BACKEND=cpu|cuda, "
+                       "TILEC_INTERPRET=1 (or TRITON_INTERPRET=1), "
                        "TILEC_PRINT_AUTOTUNING=1, TILEC_AUTOTUNE_PROGRESS=0, TILEC_CACHE_AUTOTUNING=1, "
                        "TILEC_CACHE_DIR, TILEC_ALWAYS_COMPILE=1, TILEC_BENCH_MAX_POINTS=N (perf_report runs the "
                        "first N x values of each benchmark).")

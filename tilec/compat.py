@@ -25,7 +25,7 @@ from .runtime import autotuner
 from .targets.cuda import driver as cu
 from .testing import do_bench
 
-TRITON_VERSION = "3.3.0"
+from .version import TRITON_API_VERSION as TRITON_VERSION  # noqa: E402
 
 
 # -- driver.active: where tensors should live and what the device looks like --------------------------------------

@@ -74,6 +74,18 @@ class KernelFault(LaunchError):
     process (CUDA errors of this kind are sticky): the message names the kernel tilec can attribute it to."""
 
 
+class ConfigurationError(TilecError, ValueError):
+    """An environment variable or option names something that does not exist (a pass, a kernel, a GPU
+    architecture); the message lists what does, with the closest match first."""
+
+
+def did_you_mean(word: str, choices) -> str:
+    """`` (did you mean 'x'?)`` for the choice closest to ``word``, or nothing when none is close."""
+    import difflib
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 class BoundsError(TilecError, IndexError):
     """Debug builds: a load, store or atomic reached outside the array its pointer came from. Names the kernel
     line, the program, the offending offset and the array's size; the access itself was suppressed."""

@@ -184,6 +184,24 @@ def _parse_stage(text: str, stage: str, overrides):
     return module
 
 
+_said_debugging: set = set()
+
+
+def _debugging() -> bool:
+    """A debug variable is set (``passes/manager.py: DEBUG_VARIABLES``): compiles skip the on-disk cache, so that
+    what the variable asks for happens; said once per set of variables."""
+    from .passes.manager import debug_variables_set
+    names = debug_variables_set()
+    if not names:
+        return False
+    key = tuple(names)
+    if key not in _said_debugging:
+        _said_debugging.add(key)
+        sys.stderr.write(f"tilec: {', '.join(names)} {'is' if len(names) == 1 else 'are'} set: kernels compile "
+                         "afresh instead of loading from the kernel cache\n")
+    return True
+
+
 # Functions called with (src, target, options, kernel) after every compile or cache hit (test harnesses that
 # re-compile what a run compiled for other targets, tools that collect kernels).
 COMPILE_OBSERVERS: list = []
@@ -204,7 +222,7 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
     key = cache_key(src, target, dict(opts, ir_override=stage_files.ir_override_hash(ir_override))
                     if ir_override is not None else opts)
     variant = key[:12]
-    use_cache = cache.enabled() and not stage_files.variant_has_overrides(variant)
+    use_cache = cache.enabled() and not stage_files.variant_has_overrides(variant) and not _debugging()
     if use_cache:
         hit = cache.load(key)
         if hit is not None:

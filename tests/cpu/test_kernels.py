@@ -132,7 +132,7 @@ def _epilogue_kernel():
         offs = tl.arange(0, BLOCK)
         x = tl.load(X + offs[:, None] * BLOCK + offs[None, :])
         y = tl.load(Y + offs[:, None] * BLOCK + offs[None, :])
-        z = tl.dot(x, y)
+        z = tl.dot(x, y, input_precision="ieee")
         if ROWS:
             z += tl.load(Z + offs)[None, :]
         else:

@@ -53,7 +53,7 @@ CASES = [
         @tilec.jit
         def k(X, Y, n, BLOCK: tl.constexpr):
             z = tl.zeros((BLOCK, BLOCK), tl.float32)  # <-
-        """, CompilationError, 'has 4194304 elements, more than the 1048576 a tile may hold', launch="k[(1,)](x, y, 16, BLOCK=2048)", caret="tl.zeros"),
+        """, CompilationError, 'numel (4194304) exceeds triton maximum tensor numel (1048576)', launch="k[(1,)](x, y, 16, BLOCK=2048)", caret="tl.zeros"),
     Case("reshape_wrong_size", """
         @tilec.jit
         def k(X, Y, n, BLOCK: tl.constexpr):

@@ -275,14 +275,14 @@ CASES = [
             acc = tl.zeros((BLOCK,), tl.float32)
             for i in range(n):  # <-
                 acc = acc.to(tl.float16)
-        """, CompilationError, "variable 'acc' has type <[16], fp32> before the loop but <[16], fp16> after an iteration", caret="for"),
+        """, CompilationError, "Loop-carried variable acc has initial type <[16], fp32> but is re-assigned to <[16], fp16> in loop! Please make sure that the type stays consistent.", caret="for"),
     Case("loop_changes_shape", """
         @tilec.jit
         def k(X, Y, n, BLOCK: tl.constexpr):
             acc = tl.zeros((BLOCK,), tl.float32)
             for i in range(n):  # <-
                 acc = tl.sum(acc, axis=0)
-        """, CompilationError, "variable 'acc' has type <[16], fp32> before the loop but fp32 after an iteration", caret="for"),
+        """, CompilationError, "Loop-carried variable acc has initial type <[16], fp32> but is re-assigned to fp32 in loop!", caret="for"),
     Case("branches_disagree", """
         @tilec.jit
         def k(X, Y, n, BLOCK: tl.constexpr):

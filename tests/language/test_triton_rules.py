@@ -316,3 +316,45 @@ def test_float_literals_outside_float32_range_are_float64(mode):
     launch(float_literals, (1,), mode, f32, f64, x, y, N=16)
     assert f64[0] == 1e50 and f64[1] == 1e-40 and f32[0] == np.float32(0.1)
     np.testing.assert_allclose(y, x * np.float32(1e-40), rtol=1e-6, atol=0)
+
+
+# -- limits and loop-carried types, as Triton enforces them -----------------------------------------------------
+@tilec.jit
+def arange_too_long(Out, N: tl.constexpr):
+    x = tl.arange(0, N)  # <-
+    tl.store(Out + x, x)
+
+
+def test_a_tile_beyond_the_element_limit_is_refused(mode):
+    out = np.zeros(16, np.int32)
+    with pytest.raises(tilec.CompilationError, match=r"numel \(16777216\) exceeds triton maximum tensor numel "
+                                                     r"\(1048576\)") as e:
+        launch(arange_too_long, (1,), mode, out, N=1 << 24)
+    assert "# <-" in e.value.source_line
+
+
+@tilec.jit
+def int_becomes_float(Out, n, BLOCK: tl.constexpr):
+    acc = 0
+    for i in range(n):  # <-
+        acc += 0.5
+    tl.store(Out + tl.arange(0, BLOCK), acc)
+
+
+@tilec.jit
+def float_stays_float(Out, n, BLOCK: tl.constexpr):
+    acc = 0.0
+    for i in range(n):
+        acc += 1
+    tl.store(Out + tl.arange(0, BLOCK), acc)
+
+
+def test_a_loop_carried_number_keeps_the_type_it_entered_with(mode):
+    out = np.zeros(16, np.float32)
+    with pytest.raises(tilec.CompilationError, match=r"Loop-carried variable acc has initial type int32 but is "
+                                                     r"re-assigned to fp32 in loop! Please make sure that the type "
+                                                     r"stays consistent\.") as e:
+        launch(int_becomes_float, (1,), mode, out, 3, BLOCK=16)
+    assert "# <-" in e.value.source_line
+    launch(float_stays_float, (1,), mode, out, 3, BLOCK=16)  # an int added to a float: still a float
+    np.testing.assert_array_equal(out, np.full(16, 3.0, np.float32))

@@ -72,7 +72,7 @@ def overreach(X, Y, M, N, BM: tl.constexpr, BN: tl.constexpr):
 def test_debug_builds_check_descriptor_accesses(mode, monkeypatch):
     if mode == "interpret":
         monkeypatch.setenv("TILEC_INTERPRET", "1")
-    x = np.random.rand(20, 16).astype(np.float32)
+    x = np.random.default_rng(0).random((20, 16)).astype(np.float32)
     y = np.zeros_like(x)
     with pytest.raises(TilecError, match=r"out-of-bounds load in program \(1, 0, 0\).*'X'"):
         overreach[(2,)](x, y, 20, 16, BM=16, BN=16)

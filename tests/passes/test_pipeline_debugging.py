@@ -2,6 +2,7 @@
 continuous dump numbering, one dump folder per specialisation, TILEC_PRINT_BEFORE/AFTER, TILEC_BREAK_BEFORE,
 import errors of pass modules, and an unmatched TILEC_DUMP_IR filter."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,11 @@ def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+@tilec.jit
+def another_kernel(x_ptr):
+    tl.store(x_ptr, tl.load(x_ptr) + 1.0)
 
 
 def _cuda_compile(block=128):
@@ -85,7 +91,7 @@ def test_break_before_stops_before_the_pass_with_the_module(env):
                      frame.f_locals["self"].kernel_name))
     env.setattr(sys, "breakpointhook", hook)
     env.setenv("PYTHONBREAKPOINT", "")
-    env.setenv("TILEC_BREAK_BEFORE", "coalesce@scale_kernel,licm@nobody")
+    env.setenv("TILEC_BREAK_BEFORE", "coalesce@scale_kernel,licm@another_kernel")
     _cuda_compile()
     # stopped once, before coalesce: convert-to-gir has run (layouts present), coalesce not yet
     assert seen == [("coalesce", True, "scale_kernel")]
@@ -116,9 +122,16 @@ def test_unknown_pass_lists_known_ones():
 
 
 def test_unmatched_dump_filter_is_reported_at_exit(tmp_path):
+    """A kernel that exists but never compiled is reported when the process ends."""
     script = textwrap.dedent("""
+        import tilec, tilec.language as tl
         from tilec.ir.parser import parse_module
         from tilec.passes import PassManager
+
+        @tilec.jit
+        def kk(x):
+            pass
+
         m = parse_module('module {\\n  func @k() {kernel = true} {\\n    return\\n  }\\n}\\n')
         PassManager("k").run(m, ["cse"])
     """)
@@ -135,3 +148,101 @@ def test_command_line_runs_gpu_passes(tmp_path, capsys):
     assert main([str(f), "-p", "convert-to-gir,coalesce", "--num-warps", "8"]) == 0
     out = capsys.readouterr().out
     assert "#blocked" in out and "wpc = [4]" not in out and "wpc = [8]" in out
+
+
+# -- debug variables never silently do nothing --------------------------------------------------------------------
+@pytest.mark.parametrize("var, value, message", [
+    ("TILEC_BREAK_BEFORE", "csee", "there is no pass named 'csee' (did you mean 'cse'?); the passes are"),
+    ("TILEC_PRINT_AFTER", "cse@scale_kernal", "there is no kernel named 'scale_kernal' (did you mean 'scale_kernel'?)"),
+    ("TILEC_PRINT_BEFORE", "coalesce#0", "'#' must be followed by a run number counted from 1"),
+    ("TILEC_DUMP_IR", "scale_kernell", "there is no kernel named 'scale_kernell' (did you mean 'scale_kernel'?)"),
+])
+def test_names_that_do_not_exist_are_errors(env, var, value, message):
+    env.setenv(var, value)
+    with pytest.raises(tilec.errors.ConfigurationError, match=re.escape(message)) as e:
+        _cuda_compile()
+    assert f"{var}={value!r}" in str(e.value)
+    if "pass named" in message:  # every pass is listed, the GPU passes included
+        assert "coalesce" in str(e.value) and "software-pipeline" in str(e.value)
+
+
+def test_a_launch_reports_the_error_without_internal_frames(env, tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np, tilec, tilec.language as tl
+
+        @tilec.jit
+        def k(x_ptr):
+            tl.store(x_ptr, tl.load(x_ptr) + 1.0)
+
+        k[(1,)](np.zeros(1, np.float32))
+    """)
+    (tmp_path / "k.py").write_text(script)
+    env = dict(os.environ, TILEC_PRINT_AFTER="csee")
+    r = subprocess.run([sys.executable, str(tmp_path / "k.py")], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1
+    assert "ConfigurationError: TILEC_PRINT_AFTER='csee': there is no pass named 'csee' (did you mean 'cse'?)" \
+        in r.stderr
+    assert "tilec/" not in r.stderr.replace("tilec.errors", "")  # no frame of tilec's own files
+
+
+def test_a_break_names_its_run_and_can_pick_one(env, capsys):
+    seen = []
+
+    def hook(*a, **k):
+        frame = sys._getframe(1)
+        seen.append((frame.f_locals["pass_"].name, repr(frame.f_locals["module"])))
+    env.setattr(sys, "breakpointhook", hook)
+    env.setenv("PYTHONBREAKPOINT", "")
+    env.setenv("TILEC_BREAK_BEFORE", "cse")
+    _cuda_compile()
+    err = capsys.readouterr().err
+    assert [n for n, _ in seen] == ["cse", "cse"]
+    assert "stopping before pass 'cse' on kernel 'scale_kernel' (its run #1: TILEC_BREAK_BEFORE=cse#1" in err
+    assert "(its run #2: TILEC_BREAK_BEFORE=cse#2 stops at this run only)" in err
+    # the IR object shows its text (``p module`` in pdb), the second stop after the first cse ran
+    assert seen[0][1].startswith("module {") and "func @scale_kernel" in seen[0][1]
+    assert parse_module(seen[1][1]) is not None
+    seen.clear()
+    env.setenv("TILEC_BREAK_BEFORE", "cse#2@scale_kernel")
+    _cuda_compile()
+    assert [n for n, _ in seen] == ["cse"]
+    assert "its run #2" in capsys.readouterr().err
+
+
+def test_print_after_one_run(env, capsys):
+    env.setenv("TILEC_PRINT_AFTER", "cse#2")
+    _cuda_compile()
+    assert capsys.readouterr().err.count("IR after cse (") == 1
+
+
+def test_debug_variables_compile_past_a_warm_cache(tmp_path):
+    """With the kernel in the on-disk cache, a debug variable still acts: the compile happens, said once."""
+    script = textwrap.dedent("""
+        import numpy as np, tilec, tilec.language as tl
+
+        @tilec.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+        k[(1,)](np.zeros(10, np.float32), 10, BLOCK=16)
+        k[(1,)](np.zeros(10, np.float32), 10, BLOCK=32)
+    """)
+    (tmp_path / "k.py").write_text(script)
+    base = dict(os.environ, TILEC_CACHE_DIR=str(tmp_path / "cache"))
+    for v in ("TILEC_ALWAYS_COMPILE", "TILEC_PRINT_AFTER", "TILEC_DUMP_IR", "TILEC_DUMP_DIR"):
+        base.pop(v, None)
+    run = [sys.executable, str(tmp_path / "k.py")]
+    warm = subprocess.run(run, env=base, capture_output=True, text=True, timeout=120)
+    assert warm.returncode == 0, warm.stderr
+    assert os.listdir(tmp_path / "cache")
+    r = subprocess.run(run, env=dict(base, TILEC_PRINT_AFTER="dce"), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("IR after dce (") == 2
+    assert r.stderr.count("TILEC_PRINT_AFTER is set: kernels compile afresh") == 1
+
+
+def test_the_module_at_a_break_prints_as_its_ir():
+    m = parse_module("module {\n  func @k() {kernel = true} {\n    return\n  }\n}\n")
+    assert repr(m) == str(m) == print_ir(m) and repr(m.funcs[0]).startswith("func @k")

@@ -183,7 +183,7 @@ def test_cached_launches_keep_ones_and_alignments_on_their_own_variants():
 def square(a_ptr, c_ptr, N: tl.constexpr):
     r = tl.arange(0, N)
     a = tl.load(a_ptr + r[:, None] * N + r[None, :])
-    tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, a))
+    tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, a, input_precision="ieee"))
 
 
 def test_concurrent_launches_from_threads_each_get_their_own_results():

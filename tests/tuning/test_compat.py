@@ -4,6 +4,7 @@ import os
 import runpy
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -69,9 +70,45 @@ def test_run_module():
 
 def test_cli_help_and_version():
     v = run_tilec("--version")
-    assert v.returncode == 0 and v.stdout.strip() == f"tilec {tilec.__version__}"
+    assert v.returncode == 0 and v.stdout.strip() == f"tilec {tilec.__version__} (Triton 3.6.0 API)"
     h = run_tilec("--help")
     assert h.returncode == 0 and "run" in h.stdout and "--version" in h.stdout
+
+
+def test_triton_version_is_the_api_tilec_follows(installed):
+    import triton
+    assert triton.__version__ == "3.6.0" and triton.__tilec_version__ == tilec.__version__
+
+
+@pytest.mark.parametrize("var", ["TRITON_INTERPRET", "TILEC_INTERPRET"])
+@pytest.mark.parametrize("through_cli", [True, False])
+def test_triton_interpret_is_honoured(var, through_cli, tmp_path):
+    """TRITON_INTERPRET=1 runs kernels in the interpreter wherever TILEC_INTERPRET=1 does: under
+    ``python -m tilec run`` and in a plain tilec script."""
+    script = tmp_path / "s.py"
+    name = "triton" if through_cli else "tilec"
+    script.write_text(textwrap.dedent(f"""
+        import numpy as np
+        import {name} as t
+        import {name}.language as tl
+
+        @t.jit
+        def k(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+        x = np.zeros(8, np.float32)
+        k[(1,)](x, BLOCK=8)
+        print(k.interpret, x.sum())
+    """))
+    env = {"TILEC_INTERPRET": "", var: "1"}  # (an empty TILEC_INTERPRET is unset: Triton's name applies)
+    if through_cli:
+        r = run_tilec("run", str(script), env=env)
+    else:
+        r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, PYTHONPATH=ROOT, **env))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "8.0"]
 
 
 def test_importing_tilec_does_not_provide_triton():

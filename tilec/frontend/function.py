@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 
 from ..language.core import constexpr
+from ..passes.manager import KERNEL_NAMES
 from .source import Source
 
 
@@ -38,6 +39,7 @@ class KernelFunction:
     """A Python function written in the kernel language (a kernel or a helper called from kernels)."""
 
     def __init__(self, fn, do_not_specialize=(), noinline=False):
+        KERNEL_NAMES.add(fn.__name__)  # what the debug variables may name
         self.fn = fn
         self.__name__ = fn.__name__
         self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)

@@ -1,15 +1,18 @@
 """Name resolution inside kernels: local variables, then the function's globals/closure, then a few builtins.
 
-Globals are read-only and whitelisted: compile-time values (constexprs, ints, floats, bools, strings, None),
-tl dtypes, @jit functions, tl builtins and modules. Anything else would make the kernel depend on mutable host
-state that the cache key cannot see, so it is an error.
+Globals are read-only and, as in Triton, only of kinds that are compile-time values by construction: constexprs
+(``SCALE = tl.constexpr(3.0)``), tl dtypes, @jit functions, tl builtins and modules (a module's attributes are read
+as they are: ``math.pi``). A plain number, bool, string or None global is refused with Triton's advice unless
+``TILEC_ALLOW_NON_CONSTEXPR_GLOBALS=1`` (or Triton's ``TRITON_...``) is set. Whatever a kernel reads this way is
+compiled in, and its value is part of the kernel's specialisation (``runtime/jit.py: watched globals``): a global
+changed after a launch recompiles at the next one, never serving the old value.
 """
 from __future__ import annotations
 
 import numbers
 import types
 
-from .. import language as tl
+from .. import knobs, language as tl
 from ..language.core import constexpr, dtype, tensor
 from .function import is_kernel_function
 from .pybuiltins import python_builtins
@@ -18,7 +21,15 @@ _MISSING = object()
 
 
 def allowed_global(v) -> bool:
-    if v is None or isinstance(v, (bool, numbers.Number, str, constexpr, dtype, types.ModuleType)):
+    """Whether a kernel may read ``v`` (a global, closure or module attribute); plain values included."""
+    if v is None or isinstance(v, (bool, numbers.Number, str)):
+        return True
+    return allowed_name(v)
+
+
+def allowed_name(v) -> bool:
+    """Whether a kernel may read ``v`` through a global or closure name: compile-time values by construction."""
+    if isinstance(v, (constexpr, dtype, types.ModuleType)):
         return True
     if is_kernel_function(v):
         return True
@@ -30,8 +41,24 @@ def allowed_global(v) -> bool:
                                      tl.block_type, tl.tensor_descriptor):
         return True
     if isinstance(v, tuple):
-        return all(allowed_global(x) for x in v)
+        return all(allowed_name(x) for x in v)
     return False
+
+
+def plain_value(v) -> bool:
+    """A number, bool, string or None (or a tuple of them): readable through a name only when allowed."""
+    if v is None or isinstance(v, (bool, numbers.Number, str)):
+        return True
+    return isinstance(v, tuple) and all(plain_value(x) or allowed_name(x) for x in v) and any(plain_value(x) for x in v)
+
+
+def non_constexpr_global_error(name, v) -> str:
+    """Triton's refusal of a plain global, with tilec's spelling of its advice."""
+    return (f"cannot access global variable {name} (a {type(v).__name__}) from within a @jit function: kernels can "
+            f"only read globals that are instantiated as constexpr ({name} = tl.constexpr({v!r})). Note that this is "
+            f"different from annotating a variable as constexpr ({name}: tl.constexpr = {v!r}), which is not "
+            "supported. Pass it as an argument, or set TILEC_ALLOW_NON_CONSTEXPR_GLOBALS=1 "
+            "(or TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1): its value is then compiled in as well")
 
 
 def normalize(v):
@@ -80,6 +107,8 @@ class Scope:
         for table in (self.closure, self.globals):
             v = table.get(name, _MISSING)
             if v is not _MISSING:
+                if plain_value(v) and not knobs.flag("TILEC_ALLOW_NON_CONSTEXPR_GLOBALS"):
+                    raise NameError(non_constexpr_global_error(name, v))
                 if not allowed_global(v):
                     if callable(v) and not isinstance(v, type):
                         raise TypeError(f"cannot call {name}: it is a plain Python function; only tl functions "

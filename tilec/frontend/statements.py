@@ -363,21 +363,18 @@ class StmtGen:
             scope.vars[n] = unflatten(d, ts)
 
     def _loop(self, carried, emit):
-        """Run ``emit(inits)`` (which builds the loop, or raises _TypeChange); when a compile-time number settles
-        on another type in the body, retry with the number materialised as that type."""
+        """Run ``emit(inits)``, which builds the loop. A carried compile-time number enters the loop as Triton
+        materialises it (an int as int32, or int64 when it needs it; a float as fp32), and a carried value must
+        keep its type through an iteration (Triton's rule and wording)."""
         flat = [leaf for _, _, leaves in carried for leaf in leaves]
         owner = self.slot_names(carried)
-        forced = {}
-        for attempt in range(3):
-            inits = [self.materialize(v, forced.get(i)) for i, v in enumerate(flat)]
-            try:
-                return emit(inits)
-            except _TypeChange as tc:
-                i = tc.index
-                if not is_scalar_const(flat[i]) or i in forced or attempt == 2:
-                    raise TypeError(f"variable '{owner[i]}' has type {tc.before} before the loop but {tc.after} "
-                                    "after an iteration; loop-carried variables must keep their type") from None
-                forced[i] = tc.after
+        inits = [self.materialize(v) for v in flat]
+        try:
+            return emit(inits)
+        except _TypeChange as tc:
+            raise TypeError(f"Loop-carried variable {owner[tc.index]} has initial type {tc.before} but is "
+                            f"re-assigned to {tc.after} in loop! Please make sure that the type stays "
+                            "consistent.") from None
 
     def _finish_body(self, carried, inits, scope_after):
         outs = []
@@ -390,7 +387,7 @@ class StmtGen:
             for x in leaves:
                 init = inits[k]
                 if not is_tensor(x):
-                    x = self.materialize(x, init.type)
+                    x = self.materialize(x)  # as Triton: a number assigned in the body has its own type
                 if x.type != init.type:
                     raise _TypeChange(k, init.type, x.type)
                 outs.append(x)

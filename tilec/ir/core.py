@@ -275,6 +275,11 @@ class Operation:
         return None
 
     def __repr__(self):
+        """Modules and functions show their IR text (``p module`` / ``print(module)`` at a ``TILEC_BREAK_BEFORE``
+        stop); other ops a short ``<name types>``."""
+        if "isolated" in self.traits:
+            from .printer import print_ir
+            return print_ir(self)
         return f"<{self.name} {', '.join(str(r.type) for r in self.results)}>"
 
 

@@ -246,12 +246,22 @@ class Shape(tuple):
         return Shape(r) if isinstance(i, slice) else r
 
 
+#: the most elements a tile may hold (Triton's limit, under Triton's name)
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+
 class block_type(dtype):
-    """The type of a tile: an element type (scalar or pointer) and a shape of ints."""
+    """The type of a tile: an element type (scalar or pointer) and a shape of ints; a tile holds at most
+    :data:`TRITON_MAX_TENSOR_NUMEL` elements, refused with Triton's words wherever one is made."""
 
     def __init__(self, element_ty, shape):
         self.element_ty = element_ty
         self._shape = Shape(int(s) for s in shape)
+        numel = 1
+        for s in self._shape:
+            numel *= s
+        if numel > TRITON_MAX_TENSOR_NUMEL:
+            raise ValueError(f"numel ({numel}) exceeds triton maximum tensor numel ({TRITON_MAX_TENSOR_NUMEL})")
         self.name = f"<{self._shape}, {element_ty}>"
         self._kind = "block"
         self.primitive_bitwidth = element_ty.primitive_bitwidth

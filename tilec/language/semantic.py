@@ -23,7 +23,6 @@ from . import core as tlc
 from .core import _unwrap, block_ptr, block_type, dtype, pointer_type, tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tilec/
-MAX_TENSOR_NUMEL = 1048576  # Triton's TRITON_MAX_TENSOR_NUMEL
 _I32 = (-2**31, 2**31 - 1)
 _I64 = (-2**63, 2**63 - 1)
 
@@ -301,12 +300,7 @@ class Semantic:
                 raise TypeError(f"shape element {i} must be a compile-time int, got {s!r}")
             if not is_pow2(s):
                 raise ValueError(f"shape element {i} must be a power of 2, got {s}")
-        n = 1
-        for s in shape:
-            n *= s
-        if n > MAX_TENSOR_NUMEL:
-            raise ValueError(f"a tile of shape {list(shape)} has {n} elements, more than the "
-                             f"{MAX_TENSOR_NUMEL} a tile may hold")
+        block_type(tlc.int32, shape)  # the element count, refused as Triton words it
 
     # -------------------------------------------------------------------------------------------------------
     # casts

@@ -500,7 +500,7 @@ def map_elementwise(scalar_fn, *args, pack=1):
     return out[0] if len(out) == 1 else tuple(out)
 
 
-TRITON_MAX_TENSOR_NUMEL = 1048576
+TRITON_MAX_TENSOR_NUMEL = _core.TRITON_MAX_TENSOR_NUMEL
 
 
 @builtin

@@ -17,9 +17,15 @@ tests, tools) without plumbing:
 - ``TILEC_PRINT_BEFORE=<pass>[,...]`` / ``TILEC_PRINT_AFTER=<pass>[,...]`` print the IR only right before / after
   the named passes (``all`` for every pass).
 - ``TILEC_BREAK_BEFORE=<pass>[,...]`` stops in the debugger (``breakpoint()``, so ``PYTHONBREAKPOINT`` applies)
-  right before the named pass runs, with the IR in the local ``module`` and the pass in ``pass_``.
-  Each name in these three lists may carry ``@kernel`` (``coalesce@softmax_kernel``) to apply to one kernel.
+  right before the named pass runs, with the IR in the local ``module`` (``p module`` prints it) and the pass in
+  ``pass_``; the banner says which run of the pass it is.
+  Each name in these three lists may carry ``#n`` (``cse#2``: only the pass's second run in the pipeline) and
+  ``@kernel`` (``coalesce@softmax_kernel``) to apply to one kernel. A pass or kernel name that does not exist is an
+  error listing those that do (:class:`~tilec.errors.ConfigurationError`), never silently nothing.
 - ``TILEC_DEBUG=1`` verifies the IR after every pass (as does ``PassManager(..., verify=True)``).
+
+These act while a kernel compiles, so while any of them is set (:data:`DEBUG_VARIABLES`) compiles skip the
+on-disk kernel cache (the pipeline says so once): a warm cache never turns them into silent no-ops.
 """
 from __future__ import annotations
 
@@ -32,7 +38,7 @@ import sys
 import time
 from typing import ClassVar
 
-from ..errors import TilecError
+from ..errors import ConfigurationError, TilecError, did_you_mean
 from ..ir.core import IRError, Operation
 from ..ir.printer import print_ir
 
@@ -126,11 +132,74 @@ def _names(var: str) -> set[str]:
     return {x.strip() for x in os.environ.get(var, "").split(",") if x.strip()}
 
 
+#: the variables that act only while a kernel compiles: while one is set, compiles skip the on-disk cache
+DEBUG_VARIABLES = ("TILEC_DUMP_IR", "TILEC_DUMP_DIR", "TILEC_DUMP_IR_LOC", "TILEC_PRINT_BEFORE", "TILEC_PRINT_AFTER",
+                   "TILEC_BREAK_BEFORE", "TILEC_PASS_TIMING")
+#: the variables that name passes (``pass[#n][@kernel]``)
+PASS_VARIABLES = ("TILEC_PRINT_BEFORE", "TILEC_PRINT_AFTER", "TILEC_BREAK_BEFORE")
+_DUMP_ALL = ("1", "true", "all", "*")
+
+
+def debug_variables_set() -> list[str]:
+    """The debug variables set now (to anything but empty or ``0``)."""
+    return [v for v in DEBUG_VARIABLES if os.environ.get(v, "") not in ("", "0")]
+
+
+def _parse_item(var: str, item: str):
+    """``pass[#n][@kernel]`` -> (pass, n or None, kernel or None)."""
+    name, _, kernel = item.partition("@")
+    name, hashed, occurrence = name.partition("#")
+    n = None
+    if hashed:
+        if not occurrence.isdigit() or int(occurrence) < 1:
+            raise ConfigurationError(f"{var}={os.environ.get(var)!r}: in {item!r}, '#' must be followed by a run "
+                                     f"number counted from 1 ('{name}#2': the second time {name} runs)")
+        n = int(occurrence)
+    return name.strip(), n, (kernel.strip() or None)
+
+
+#: the names of the kernel-language functions defined so far (the frontend adds each @jit function's)
+KERNEL_NAMES: set = set()
+
+
+def check_debug_variables(kernel_name: str):
+    """Refuse a pass or kernel name in the debug variables that does not exist, listing those that do: a typo
+    must not quietly select nothing. Kernel names are those of the @jit functions defined so far
+    (:data:`KERNEL_NAMES`) and the kernel compiling now."""
+    kernels = KERNEL_NAMES | {kernel_name}
+    passes = None
+    for var in PASS_VARIABLES:
+        for item in _names(var):
+            name, _, kernel = _parse_item(var, item)
+            if name != "all":
+                if passes is None:
+                    load_all_passes()
+                    passes = sorted(PASS_REGISTRY)
+                if name not in PASS_REGISTRY:
+                    raise ConfigurationError(f"{var}={os.environ.get(var)!r}: there is no pass named {name!r}"
+                                             f"{did_you_mean(name, passes)}; the passes are {', '.join(passes)} "
+                                             "(or 'all')")
+            if kernel is not None:
+                _check_kernel(var, kernel, kernels)
+    dump = os.environ.get("TILEC_DUMP_IR", "")
+    if dump not in ("", "0") and dump.lower() not in _DUMP_ALL:
+        for kernel in _names("TILEC_DUMP_IR"):
+            _check_kernel("TILEC_DUMP_IR", kernel, kernels)
+
+
+def _check_kernel(var, kernel, kernels):
+    if kernel not in kernels:
+        names = sorted(kernels)
+        shown = ", ".join(names[:30]) + (f", ... ({len(names)} in all)" if len(names) > 30 else "")
+        raise ConfigurationError(f"{var}={os.environ.get(var)!r}: there is no kernel named {kernel!r}"
+                                 f"{did_you_mean(kernel, kernels)}; the @jit functions defined so far are {shown}")
+
+
 _dump_filter_matched: set[str] = set()
 
 
 def _report_unmatched_dump_filter():
-    wanted = _names("TILEC_DUMP_IR") - {"0", "1", "true", "all", "*"}
+    wanted = _names("TILEC_DUMP_IR") - {"0", *_DUMP_ALL}
     missing = sorted(wanted - _dump_filter_matched)
     if wanted and missing:
         sys.stderr.write(f"tilec: TILEC_DUMP_IR named {', '.join(missing)}, but no compiled kernel had "
@@ -147,7 +216,7 @@ def _dump_selected(kernel_name: str) -> bool:
     v = os.environ.get("TILEC_DUMP_IR", "")
     if v in ("", "0"):
         return False
-    if v.lower() in ("1", "true", "all", "*"):
+    if v.lower() in _DUMP_ALL:
         return True
     if not _atexit_registered:
         _atexit_registered = True
@@ -158,18 +227,27 @@ def _dump_selected(kernel_name: str) -> bool:
     return False
 
 
-def _pass_selector(var: str, kernel_name: str):
-    """The pass names ``var`` selects for this kernel (``pass`` or ``pass@kernel``; ``all`` selects every pass)."""
-    out = set()
+def _pass_selector(var: str, kernel_name: str) -> dict:
+    """What ``var`` selects for this kernel: pass name (or ``all``) -> the runs selected (a set of numbers), or
+    None for every run."""
+    out: dict = {}
     for item in _names(var):
-        name, _, kernel = item.partition("@")
-        if not kernel or kernel == kernel_name:
-            out.add(name)
+        name, n, kernel = _parse_item(var, item)
+        if kernel is None or kernel == kernel_name:
+            if n is None or out.get(name, set()) is None:
+                out[name] = None
+            else:
+                out.setdefault(name, set()).add(n)
     return out
 
 
-def _selected(selector: set, pass_name: str) -> bool:
-    return pass_name in selector or "all" in selector
+def _selected(selector: dict, pass_name: str, run: int = 1) -> bool:
+    for name in (pass_name, "all"):
+        if name in selector:
+            runs = selector[name]
+            if runs is None or run in runs:
+                return True
+    return False
 
 
 # Functions called as ``observe(manager, label, module)`` with the module before the first pass (label "input")
@@ -194,13 +272,19 @@ class PassManager:
         self.kernel_name = kernel_name
         self.variant = variant
         self.verify = verify or os.environ.get("TILEC_DEBUG", "") not in ("", "0")
+        if debug_variables_set():
+            check_debug_variables(kernel_name)
+        KERNEL_NAMES.add(kernel_name)  # a kernel compiled from IR text is a name too, from now on
         self.dump = _dump_selected(kernel_name)
         self.dump_dir = os.environ.get("TILEC_DUMP_DIR") or None
         self.print_before = _pass_selector("TILEC_PRINT_BEFORE", kernel_name)
-        self.print_after = _pass_selector("TILEC_PRINT_AFTER", kernel_name) | set(print_after)
+        self.print_after = _pass_selector("TILEC_PRINT_AFTER", kernel_name)
+        self.print_after.update({n: None for n in print_after})
         self.break_before = _pass_selector("TILEC_BREAK_BEFORE", kernel_name)
         self.timings: list[tuple[str, float]] = []
         self._step = 0
+        self._runs: dict[str, int] = {}  # pass name -> how many times it has run (numbers ``#n`` selections)
+        self._planned: dict[str, int] = {}  # the same, counting the passes of the current ``run`` call
         self._last_text: str | None = None
         self._ran = False
 
@@ -234,10 +318,12 @@ class PassManager:
         except IRError as e:
             raise PassFailure(f"invalid IR after '{after}' in kernel '{self.kernel_name}': {e}") from e
 
-    def _break(self, module, pass_):
+    def _break(self, module, pass_, run: int):
         """Stop in the debugger before ``pass_``: ``module`` and ``pass_`` are this frame's locals."""
-        sys.stderr.write(f"tilec: stopping before pass '{pass_.name}' on kernel '{self.kernel_name}' "
-                         f"(TILEC_BREAK_BEFORE); the IR is `module`, the pass is `pass_`\n")
+        many = run > 1 or self._planned.get(pass_.name, 1) > 1
+        which = f" (its run #{run}: TILEC_BREAK_BEFORE={pass_.name}#{run} stops at this run only)" if many else ""
+        sys.stderr.write(f"tilec: stopping before pass '{pass_.name}' on kernel '{self.kernel_name}'{which}; "
+                         "the IR is `module` (`p module` prints it), the pass is `pass_`, `c` goes on\n")
         breakpoint()  # noqa: T100  (TILEC_BREAK_BEFORE asked for it)
 
     # -- running -------------------------------------------------------------------------------------------
@@ -246,6 +332,9 @@ class PassManager:
         When verifying, ``final_verifier`` also checks the result of the last pass (the GPU passes' layout
         contracts, which hold only once all of them have run)."""
         passes = [get_pass(p) if isinstance(p, str) else p for p in passes]
+        self._planned = dict(self._runs)
+        for p in passes:
+            self._planned[p.name] = self._planned.get(p.name, 0) + 1
         text_needed = self.dumping or self.print_before or self.print_after
         before = self._last_text
         if text_needed and before is None:
@@ -259,11 +348,12 @@ class PassManager:
                 observe(self, "input", module)
         self._ran = True
         for p in passes:
-            if _selected(self.print_before, p.name):
+            run = self._runs[p.name] = self._runs.get(p.name, 0) + 1
+            if _selected(self.print_before, p.name, run):
                 before = print_ir(module)
                 sys.stderr.write(f"// -----// IR before {p.name} on {self.kernel_name} //----- //\n{before}\n")
-            if _selected(self.break_before, p.name):
-                self._break(module, p)
+            if _selected(self.break_before, p.name, run):
+                self._break(module, p, run)
             t0 = time.perf_counter()
             try:
                 p.run(module)
@@ -282,13 +372,14 @@ class PassManager:
             self.timings.append((p.name, dt))
             for observe in PASS_OBSERVERS:
                 observe(self, p.name, module)
-            if self.dumping or _selected(self.print_after, p.name):
+            printed = _selected(self.print_after, p.name, run)
+            if self.dumping or printed:
                 after = print_ir(module)
                 same = " (no change)" if after == before else ""
                 header = f"IR after {p.name} ({dt * 1e3:.1f} ms){same}"
                 if self.dumping:
                     self._emit(p.name, after, header)
-                if _selected(self.print_after, p.name) and not self.dump:
+                if printed and not self.dump:
                     sys.stderr.write(f"// -----// {header} on {self.kernel_name} //----- //\n{after}\n")
                 before = after
             else:

@@ -38,11 +38,14 @@ NO_OPTIONS = (None,) * len(LAUNCH_OPTIONS)
 _BINDER = """
 def {name}({params}):
     if _tl_extra or _tl_kw{missing}:
-        return {divert}
+        try:
+            return {divert}
+        except _tl_LOCATED as e:
+            raise _tl_for_user(e)  # raised here: the user's launch line and this frame, nothing between
     _tl_key = None
     try:
 {probes}
-        _tl_key = ({key})
+        _tl_key = ({key}{globals_key})
         _tl_single, _tl_any, _tl_host, _tl_kernel = _tl_cache[_tl_key]
     except (KeyError, TypeError, ValueError, OverflowError):
         try:
@@ -130,7 +133,7 @@ def _source(jf, with_options: bool) -> str:
         option_values = "*_tl_NO_OPTIONS,"
     return _BINDER.format(
         name=jf.__name__, missing="".join(missing), divert=divert, params=", ".join(params + ["**_tl_kw"]),
-        key=_tuple(key), values=_tuple(names), option_values=option_values,
+        key=_tuple(key), globals_key="_tl_globals(), " if jf.watch_now() else "", values=_tuple(names), option_values=option_values,
         named=", ".join(f"{n!r}: {n}" for n in names),
         runtime=", ".join(names[i] for i in jf._runtime_idx),
         host_runtime=", ".join(host.get(i, names[i]) for i in jf._runtime_idx),
@@ -140,7 +143,11 @@ def _source(jf, with_options: bool) -> str:
 def make_binder(jf, located):
     """The launch fast path for ``jf`` (the plain binder, which hands calls with options to the options binder), or
     None when the signature does not suit (``*args``, keyword-only parameters, names that clash with launch
-    options or the binder's own). ``located``: the exception classes that reach the user through ``for_user``."""
+    options or the binder's own). ``located``: the exception classes that reach the user through ``for_user``.
+
+    Where the kernel reads globals (``watched_globals.py``) the key ends with their values (``_tl_globals()``); a
+    kernel learns that at its first compile, and :func:`rebuild_binder` then gives the same binder functions the
+    new code, so launchers made before (``launch = k[grid]``) keep working."""
     params = list(jf.signature.parameters.values())
     for p in params:
         if (p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.name in _LAUNCH_OPTIONS
@@ -151,7 +158,8 @@ def make_binder(jf, located):
     ns = {"_tl_cache": jf._fast_cache, "_tl_kn": key_nospec, "_tl_miss": jf._fast_miss, "_tl_grid3": normalize_grid,
           "_tl_probe": probe, "_tl_nd": np.ndarray, "_tl_M": MISSING,
           "_tl_general": jf._general_launch, "_tl_LOCATED": located, "_tl_for_user": for_user,
-          "_tl_SINGLE": SINGLE, "_tl_Checked": CheckedGrid, "_tl_NO_OPTIONS": NO_OPTIONS}
+          "_tl_SINGLE": SINGLE, "_tl_Checked": CheckedGrid, "_tl_NO_OPTIONS": NO_OPTIONS,
+          "_tl_globals": jf.globals_key}
     if array_fields is not None:
         ns["_tl_D"], ns["_tl_F"] = array_fields
     ns.update({f"_tl_default{i}": p.default for i, p in enumerate(jf.params) if p.has_default})
@@ -162,4 +170,18 @@ def make_binder(jf, located):
         tag = "options binder" if with_options else "binder"
         exec(compile(src, f"<tilec launch {tag} of {jf.__qualname__}>", "exec"), ns)
         binders.append(ns.pop(jf.__name__))
+    jf._binder_parts = (ns, binders)
     return binders[1]
+
+
+def rebuild_binder(jf):
+    """Regenerate ``jf``'s binders (its watched globals changed from none to some or back) in place: the
+    functions keep their identity and take the new code."""
+    parts = getattr(jf, "_binder_parts", None)
+    if parts is None:
+        return
+    ns, binders = parts
+    for with_options, old in zip((True, False), binders):
+        tag = "options binder" if with_options else "binder"
+        exec(compile(_source(jf, with_options), f"<tilec launch {tag} of {jf.__qualname__}>", "exec"), ns)
+        old.__code__ = ns.pop(jf.__name__).__code__

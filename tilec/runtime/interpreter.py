@@ -267,15 +267,22 @@ def loop_values(fn, *args, **kwargs):
 
 def interpreted_function(jitfn):
     """The Python function the interpreter runs for ``jitfn``: its source with Python numbers given tensor
-    attributes, in its globals and (a snapshot of) its closure. Falls back to the function itself when its source
+    attributes, in its globals and its closure's current values (rebuilt when they change). Falls back to the function itself when its source
     cannot be rebuilt."""
     fn = jitfn.fn
     try:
         src = jitfn.source
     except CompilationError:  # no source to rebuild from (a function made by exec): run it as it is
         return fn
+    cells = []
+    for c in fn.__closure__ or ():
+        try:
+            cells.append(c.cell_contents)
+        except ValueError:
+            cells.append(None)
     cached = getattr(jitfn, "_tilec_interpreted", None)
-    if cached is not None and cached[0] is src:
+    if cached is not None and cached[0] is src and len(cached[2]) == len(cells) and \
+            all(a is b for a, b in zip(cached[2], cells)):  # closure values as built: still current
         return cached[1]
     try:
         fdef = copy.deepcopy(src.tree)
@@ -289,17 +296,11 @@ def interpreted_function(jitfn):
         ast.increment_lineno(tree, src.start_line - 1)
         ns: dict = {}
         exec(compile(tree, src.file, "exec"), fn.__globals__, ns)
-        cells = []
-        for c in fn.__closure__ or ():
-            try:
-                cells.append(c.cell_contents)
-            except ValueError:
-                cells.append(None)
         new = ns["__tilec_make__"](tlc.scalar_tensor_attribute, loop_values, *cells)
         new.__defaults__ = fn.__defaults__
     except Exception:
         new = fn
-    jitfn._tilec_interpreted = (src, new)
+    jitfn._tilec_interpreted = (src, new, cells)
     return new
 
 
@@ -309,6 +310,7 @@ SEMANTIC_OPTIONS = ("default_dot_input_precision",)
 
 def _semantic_options(options, debug) -> dict:
     out = {k: options[k] for k in SEMANTIC_OPTIONS if options.get(k) is not None}
+    out.setdefault("default_dot_input_precision", "ieee")  # as the compiled CPU path (and Triton's interpreter)
     out["debug"] = bool(debug)
     return out
 
@@ -331,7 +333,7 @@ def check(jitfn, values, options=None, debug=False, launching=True):
     except CompilationError:  # a function made by exec from a string: nothing to check, it runs as it is
         return src
     done = source.__dict__.setdefault("checked_variants", {})  # new source text: checked afresh
-    k = (key, tuple(sorted(opts.items())))
+    k = (key, tuple(sorted(opts.items())), jitfn.globals_key())  # a changed global is checked afresh
     written = done.get(k)
     if written is None:
         module = src.make_ir(dict(opts, min_dot_size=1))

@@ -9,7 +9,6 @@ unknown argument) goes to the general path here, which reports errors and compil
 """
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import inspect
@@ -18,8 +17,9 @@ import threading
 
 import numpy as np
 
+from .. import knobs
 from ..compiler import ASTSource, target_for
-from ..errors import BoundsError, CompilationError, DeviceAssertionError, LaunchError, for_user
+from ..errors import BoundsError, CompilationError, ConfigurationError, DeviceAssertionError, LaunchError, for_user
 from ..ir.evaluator import EvaluationError
 from ..frontend.function import PLAIN_PARAMETERS_ONLY, KernelFunction
 from ..frontend.source import replace_source
@@ -27,7 +27,8 @@ from ..language.core import constexpr, dtype
 from ..pipeline import compile_source
 from . import aggregates, compile_ahead, interpreter
 from .args import KEYERS, TOO_WIDE, describer, host_value
-from .binder import LAUNCH_OPTIONS, MISSING, make_binder
+from .binder import LAUNCH_OPTIONS, MISSING, make_binder, rebuild_binder
+from .watched_globals import references, watch_of
 from ..targets import arguments
 from ..targets.arguments import array_fields
 from ..targets.entry import entries
@@ -35,9 +36,11 @@ from ..targets.grid import checked_grid, normalize_grid
 from .specialize import describe, hashable as _hashable
 
 _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
-#: errors that name the kernel line (or the kernel and its launch) themselves: they reach the user without tilec's
-#: frames and chained exceptions
-_LOCATED = (CompilationError, BoundsError, DeviceAssertionError, EvaluationError, LaunchError)
+#: errors about the user's kernel or launch: they reach the user without tilec's frames and chained exceptions
+#: (``TILEC_DEBUG=1`` keeps them)
+_LOCATED = (CompilationError, BoundsError, DeviceAssertionError, EvaluationError, ConfigurationError,
+            # launch errors: their messages name the kernel and the argument; the user's launch line is the place
+            LaunchError, TypeError, ValueError, OverflowError)
 _EMPTY = inspect.Parameter.empty
 
 
@@ -72,7 +75,7 @@ class JITFunction(KernelFunction):
 
     def __init__(self, fn, do_not_specialize=(), noinline=False, debug=None, interpret=None):
         super().__init__(fn, do_not_specialize, noinline)
-        self.interpret = os.environ.get("TILEC_INTERPRET", "0") not in ("", "0") if interpret is None else interpret
+        self.interpret = knobs.flag("TILEC_INTERPRET") if interpret is None else interpret
         self.debug = debug
         self._names = [p.name for p in self.params]
         self._index = {p.name: i for i, p in enumerate(self.params)}
@@ -82,6 +85,7 @@ class JITFunction(KernelFunction):
         self.cache: dict = {}
         self._lock = threading.Lock()
         self._cache_key = None
+        self._watch = None  # the globals its code reads (watched_globals.py), found at the first launch
         self._fast_cache: dict = {}
         self._param_set = frozenset(p.name for p in self.params)
         self._binder = make_binder(self, _LOCATED)  # unused while ``interpret`` is set
@@ -91,44 +95,43 @@ class JITFunction(KernelFunction):
         """Replace the kernel's source text (Triton's hook, used by test suites that patch kernel templates)."""
         replace_source(self, new_src)
 
-    def _referenced_globals(self):
-        """(name, value) of every global/closure name the source mentions (module attributes one level deep)."""
-        g = dict(self.fn.__globals__)
-        if self.fn.__closure__:
-            for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__):
-                try:
-                    g[name] = cell.cell_contents
-                except ValueError:
-                    pass
-        for node in ast.walk(self.source.tree):
-            if isinstance(node, ast.Name) and node.id in g:
-                yield node.id, g[node.id]
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                base = g.get(node.value.id)
-                if base is not None and inspect.ismodule(base) and hasattr(base, node.attr):
-                    yield f"{node.value.id}.{node.attr}", getattr(base, node.attr)
-
     def callees(self):
         """@jit functions this one's source names (through globals, closures or module attributes)."""
         out = []
-        for _, v in self._referenced_globals():
+        for _, _, v in references(self):
             if isinstance(v, JITFunction) and v is not self and v not in out:
                 out.append(v)
         return out
 
-    def _global_constants(self) -> str:
-        """Compile-time globals the body reads: they change the generated code, so they are part of the key."""
-        items = {}
-        for name, v in self._referenced_globals():
-            if isinstance(v, constexpr):
-                v = v.value
-            if isinstance(v, (bool, int, float, str)) or v is None or type(v).__module__.startswith("tilec.language"):
-                items[name] = repr(v)
-        return repr(sorted(items.items()))
+    # -- watched globals ----------------------------------------------------------------------------------------
+    def watch_now(self):
+        """The watched globals as last found (None before the first launch or compile)."""
+        return self._watch
+
+    def globals_key(self):
+        """The current values of the globals this kernel's code reads (None when it reads none)."""
+        w = self._watch
+        if w is None:
+            w = self._refresh_watch()
+        return w.key() if w else None
+
+    def _refresh_watch(self):
+        """Find the watched globals again (first launch, after a compile); a change regenerates the binder."""
+        new = watch_of(self)
+        old = self._watch
+        if new != old:
+            self._watch = new
+            self._cache_key = None
+            if bool(new) != bool(old):
+                self._fast_cache.clear()
+                rebuild_binder(self)
+        return new
 
     @property
     def cache_key(self) -> str:
-        """Hash of this function's source and, transitively, the sources of the @jit functions it calls."""
+        """Hash of this function's source and, transitively, the sources of the @jit functions it calls, with the
+        current values of the globals they read (so the on-disk cache never returns code built for old ones)."""
+        values = self.globals_key()  # first: finding the watched globals again may reset the sources' hash
         if self._cache_key is None:
             h = hashlib.sha256()
             seen = set()
@@ -138,10 +141,12 @@ class JITFunction(KernelFunction):
                 if id(f) in seen:
                     continue
                 seen.add(id(f))
-                h.update(f"{f.__module__}.{f.__qualname__}\n{f.src}\n{f.noinline}\n{f._global_constants()}\n".encode())
+                h.update(f"{f.__module__}.{f.__qualname__}\n{f.src}\n{f.noinline}\n".encode())
                 stack.extend(sorted(f.callees(), key=lambda c: c.__qualname__))
             self._cache_key = h.hexdigest()
-        return self._cache_key
+        if values is None:
+            return self._cache_key
+        return hashlib.sha256(f"{self._cache_key}\n{values!r}".encode()).hexdigest()
 
     # -- launching ------------------------------------------------------------------------------------------------
     def __getitem__(self, grid):
@@ -273,7 +278,10 @@ class JITFunction(KernelFunction):
         launch entries. ``fkey`` is None when some argument has no cheap keyer (it is then never cached)."""
         options = {k: v for k, v in zip(LAUNCH_OPTIONS, options) if v is not None}
         values = list(values)
+        watch = self._watch
         kernel = self._variant(values, options)
+        if self._watch is not watch:  # found or changed the watched globals: the binder's key has changed too
+            fkey = None
         self._launch(kernel, grid, values)  # first: arguments it refuses (read-only memory) never get a cached key
         if fkey is not None:
             runtime = [values[i] for i in self._runtime_idx]
@@ -345,6 +353,9 @@ class JITFunction(KernelFunction):
         key = self._fast_key(values)
         if options:
             key = (key, tuple(sorted(options.items())))
+        gkey = self.globals_key()
+        if gkey is not None:
+            key = (key, gkey)
         kernel = self.cache.get(key)
         return kernel if kernel is not None else self._compile(values, options, key)
 
@@ -364,6 +375,7 @@ class JITFunction(KernelFunction):
                 opts["debug"] = self.debug_enabled(opts.get("debug"))
                 kernel = compile_source(src, options.get("target") or target_for(aggregates.expand(values)), opts)
                 self.cache[okey] = kernel
+        self._refresh_watch()  # a callee rebound to another function brings the globals it reads
         return kernel
 
     def debug_enabled(self, launch_debug=None) -> bool:
@@ -371,7 +383,7 @@ class JITFunction(KernelFunction):
         for d in (launch_debug, self.debug):
             if d is not None:
                 return bool(d)
-        return os.environ.get("TILEC_DEBUG", "0") not in ("", "0")
+        return knobs.flag("TILEC_DEBUG")
 
     def warmup(self, *args, grid=(1,), **kwargs):
         """Compile (no launch) for these arguments; returns the CompiledKernel."""

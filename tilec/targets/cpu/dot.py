@@ -1,7 +1,9 @@
 """``dot`` as a register-blocked micro-kernel.
 
 Operands are packed into row-major scratch buffers in the accumulation type (so f16/bf16 inputs are widened
-once, not once per FMA). The result is computed in MR x (NV*w) blocks: MR*NV accumulator vectors stay in
+once, not once per FMA). A dot that asks for ``input_precision="tf32"`` gets its f32 inputs rounded to tf32 as
+they are packed (to nearest, ties to even: 10 mantissa bits, f32's range), as the interpreter rounds them; the
+CPU's default is ``ieee`` (``backend.py``). The result is computed in MR x (NV*w) blocks: MR*NV accumulator vectors stay in
 registers across the whole k loop; each k step loads NV vectors of a row of B, broadcasts MR scalars of a column
 of A and issues MR*NV FMAs. When the accumulator is a buffer used only by this dot (the usual loop-carried
 ``acc``), the dot accumulates in place.
@@ -15,11 +17,12 @@ from ...codegen.intrinsics import call as icall
 from ...errors import BackendError
 from ...ir import types as T
 from .loops import counted_loop, pick_width
-from .nodes import Buf, Lazy, Point, ev, splat
+from .nodes import EMIT, Buf, Lazy, Point, ev, splat
 from ...ir import ops as O
 from .registry import lowers
 
 _CAST = SimpleNamespace(name="cast", attrs={"rounding": "rtne"})
+_TF32 = SimpleNamespace(name="round_tf32", attrs={})
 
 
 def _as(L, node, elem):
@@ -38,6 +41,28 @@ def _work_type(t):
     raise BackendError(f"dot accumulator type {t} is not supported on CPU")
 
 
+def _rounded(node, t, tf32):
+    """An f32 operand as tf32 where the dot asks for it (lazily, fused into packing)."""
+    if not tf32 or t.element != T.f32:
+        return node
+    return Lazy(_TF32, [node], node.type, getattr(node, "stride", None))
+
+
+def _emit_tf32(L, n, pt, w):
+    """Round f32 lanes to 10 mantissa bits, to nearest even, in their bits; NaNs pass as they are (an infinity
+    stays one; a value rounding past the largest finite f32 becomes one, as in the interpreter)."""
+    b = L.b
+    x = ev(L, n.args[0], pt, w)
+    ity = LT.vec(LT.I32, w)
+    bits = b.bitcast(x, ity)
+    odd = b.and_(b.lshr(bits, LT.const(LT.I32, 13, w)), LT.const(LT.I32, 1, w))
+    r = b.and_(b.add(b.add(bits, LT.const(LT.I32, 0xFFF, w)), odd), LT.const(LT.I32, ~0x1FFF, w))
+    return b.select(b.fcmp_unordered("uno", x, x), x, b.bitcast(r, x.type))
+
+
+EMIT["round_tf32"] = _emit_tf32
+
+
 @lowers(O.DotOp)
 def op_dot(L, op):
     b = L.b
@@ -46,8 +71,9 @@ def op_dot(L, op):
     M, K = at.shape[-2:]
     N = bt.shape[-1]
     wt = _work_type(ct)
-    A = L.contiguous(_as(L, L.get(op.a), wt))
-    B = L.contiguous(_as(L, L.get(op.b), wt))
+    tf32 = op.attrs.get("input_precision", "ieee") == "tf32"
+    A = L.contiguous(_rounded(_as(L, L.get(op.a), wt), at, tf32))
+    B = L.contiguous(_rounded(_as(L, L.get(op.b), wt), bt, tf32))
     acc = L.get(op.acc)
     inplace = isinstance(acc, Buf) and acc.owner and ct.element == wt and len(op.acc.uses) == 1
     C = acc if inplace else L.alloc(ct.with_element(wt))
@@ -61,6 +87,7 @@ def op_dot(L, op):
     mr = next(m for m in (8, 4, 2, 1) if M % m == 0)
 
     L.note(op, f"micro-kernel {mr}x{nr} ({mr * nv} accumulators of {w} lanes), operands packed as {wt}"
+               + (" (f32 inputs rounded to tf32)" if tf32 and T.f32 in (at.element, bt.element) else "")
                + (", accumulates in place" if inplace else f" -> buffer {C.where}"))
 
     def fma(x, y, z):

@@ -40,6 +40,7 @@ def entries(launcher, count: int, keep=None, loose=None, addressed=()):
     known = {f"v{i}" for i in addressed}
     ns = {"_SINGLE": E.SINGLE, "_MISSING": E.MISSING, "_fallback": loose, "_launcher": launcher,
           "_pack": struct.Struct(launcher.fmt).pack, "_error": struct.error, "_run": launcher.run_block,
+          "_count": launcher.run_count, "_slice": launcher.slice,
           "_scratch": launcher.scratch0, "_host_pointer": host_pointer, "_bf16": _bf16_bits, "_nd": np.ndarray,
           "_D": array_fields and array_fields[0], "_acquire": launcher.lock.acquire,
           "_release": launcher.lock.release, "_RETRY_EVERY": RETRY_EVERY, "_tick": itertools.count(1)}
@@ -51,36 +52,41 @@ def entries(launcher, count: int, keep=None, loose=None, addressed=()):
             body += f"    {name} = _bf16({name})\n"
     listed = ", ".join(args)
     tag = f"CPU launch entry of {launcher.name}"
-    inline = _run_inline("1, 1, 1", listed, launcher, ns, "    ")
+    inline = _run_inline("1, 1, 1, _scratch, 0", listed, launcher, ns, "    ", "_run(block)")
     params, check = E.signature(count, loose, None)
     single = E.generate("single", params, check + body + inline, ns, tag)
-    inline = _run_inline("g0, g1, g2", listed, launcher, ns, "        ")
+    # a grid runs in one slice (``wrapper.py``); one that outlasts it was longer than estimated: the launcher
+    # runs the rest
+    inline = _run_inline("g0, g1, g2, _scratch, _slice", listed, launcher, ns, "        ", "ran = _count(block)")
     params, check = E.signature(count, loose, "g")
     every = E.generate("any", params, check + body + "    g0, g1, g2 = g\n"
                        "    if g0 * g1 * g2 <= _launcher.inline_max and next(_tick) % _RETRY_EVERY:\n"
-                       + inline + "        return\n"
+                       + inline +
+                       "        if ran < g0 * g1 * g2:\n"
+                       f"            _launcher.resume(g, [{listed}], ran)\n"
+                       "        return\n"
                        f"    return _launcher(g, [{listed}])\n", ns, tag)
     return single, every
 
 
-def _run_inline(grid: str, listed: str, launcher, ns: dict, indent: str) -> str:
-    """Statements running the grid on this thread: one block packed, one call, under the lock only where the kernel
-    shares state between launches."""
+def _run_inline(header: str, listed: str, launcher, ns: dict, indent: str, call: str) -> str:
+    """Statements running the grid on this thread: one block packed (``header``: its first slots), one ``call``,
+    under the lock only where the kernel shares state between launches."""
     code = (f"try:\n"
-            f"    block = _pack({grid}, _scratch, {listed})\n"
+            f"    block = _pack({header}, {listed})\n"
             f"except _error:\n"
             f"    _launcher.refuse([{listed}])\n"
             f"    raise\n")
     if launcher.shares_state:
         if launcher.asserts:
             ns["_failures"] = launcher.failures
-            code += ("_acquire()\ntry:\n    before = len(_failures)\n    _run(block)\n"
+            code += (f"_acquire()\ntry:\n    before = len(_failures)\n    {call}\n"
                      "    if len(_failures) > before:\n        _launcher._raise_failures(_failures, before)\n"
                      "finally:\n    _release()\n")
         else:
-            code += "_acquire()\ntry:\n    _run(block)\nfinally:\n    _release()\n"
+            code += f"_acquire()\ntry:\n    {call}\nfinally:\n    _release()\n"
     else:
-        code += "_run(block)\n"
+        code += f"{call}\n"
     return "".join(indent + line + "\n" for line in code.splitlines())
 
 

@@ -3,10 +3,19 @@ calling thread plus persistent helper threads (ctypes releases the GIL for the c
 area. Helpers are started and joined with bare locks (cheaper than futures). A grid whose measured work is too
 small to pay for waking helpers (``_worth_helpers``: the hand-off's cost is measured too) runs inline on the
 calling thread, with one single-argument call. The launch binder's cached single-program launches skip
-``Launcher.__call__``: they go through the entries generated for the kernel (``entry.py``)."""
+``Launcher.__call__``: they go through the entries generated for the kernel (``entry.py``).
+
+Ctrl-C: the calling thread never runs programs for much more than :data:`SLICE_S` without coming back to Python
+(``wrapper.py``: a worker given a slice returns when it has run out, timed by the CPU's own clock), so a SIGINT
+raises KeyboardInterrupt between two slices, however wrong the estimate of the grid's length was; the launcher
+then stops the helpers after the programs they are running (``wrapper.STOP``), waits for them, and lets the
+KeyboardInterrupt go on. A grid whose inline run outlasts its slice goes on with helpers. A single program runs
+to its end."""
 from __future__ import annotations
 
+import collections
 import ctypes
+import functools
 import os
 import struct
 import threading
@@ -21,22 +30,40 @@ from . import runtime
 from .entry import entries
 from .jit import Engine
 from .resources import scratch_per_program
-from .wrapper import RUN, RUN_HEADER, WORKER
+from .wrapper import RUN, RUN_HEADER, STOP, TICKS, WORKER
 
 _WORKER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32,
-                             ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
+                             ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _words, _DATA = array_words[:2] if array_words is not None else (None, 0)
 
-_RUN_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_RUN_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 # the same entry point without declared argument types: called with the argument block's ctypes buffer, which
-# ctypes passes as its address with no per-call conversion (the cheapest ctypes call there is)
+# ctypes passes as its address with no per-call conversion (the cheapest ctypes call there is); a single program
+# ignores the count it returns
 _RUN_BLOCK_T = ctypes.CFUNCTYPE(None)
+_RUN_COUNT_T = ctypes.CFUNCTYPE(ctypes.c_int64)
+_TICKS_T = ctypes.CFUNCTYPE(ctypes.c_int64)
 
 # What waking helper threads costs, measured: a parallel launch's time beyond its share of the work. Shared by all
 # kernels (it is the machine's, and it rises when other processes hold the cores). Starts at a guess.
 _handoff = {"s": 30e-6, "skipped": 0}
 RETRY_EVERY = 64   # launches kept inline by the estimate before helpers are tried again (it may have fallen)
 FIRST_INLINE_MAX = 4096   # programs a first launch runs on one thread to measure them
+SLICE_S = 0.02            # about the longest the calling thread runs programs before it looks at signals again
+_slice = {"ticks": None}  # SLICE_S in the clock ticks the workers read (``wrapper.ticks``), 0 without a clock
+
+
+def slice_ticks(read) -> int:
+    """SLICE_S in clock ticks, calibrated once per process against ``time.perf_counter`` over a millisecond
+    (``read``: a kernel's ``tilec_ticks``)."""
+    t = _slice["ticks"]
+    if t is None:
+        c0, t0 = read(), time.perf_counter()
+        while time.perf_counter() - t0 < 1e-3:
+            pass
+        c1, t1 = read(), time.perf_counter()
+        t = _slice["ticks"] = max(1, int((c1 - c0) / (t1 - t0) * SLICE_S)) if c1 > c0 else 0
+    return t
 
 
 def _observe_handoff(seconds: float):
@@ -53,6 +80,23 @@ def _worth_helpers(inline_s: float, n: int) -> bool:
             _handoff["skipped"] = 0
             return True
     return False
+
+
+def report_faults():
+    """A kernel that faults (an unmasked access far outside its arrays, without a debug build's checks) takes
+    the process down; before it goes, Python's ``faulthandler`` prints every thread's Python traceback, the
+    launch's included (its frames are named after the kernel: ``<tilec launch binder of k>``, ``... in k``).
+    Turned on once, by the first CPU kernel loaded, unless the program set up faulthandler itself."""
+    import faulthandler
+    import sys
+    if faulthandler.is_enabled():
+        return
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            faulthandler.enable(stream, all_threads=True)
+            return
+        except (AttributeError, ValueError, OSError, RuntimeError):  # no file descriptor behind the stream
+            continue
 
 
 def num_threads() -> int:
@@ -138,7 +182,7 @@ class Launcher:
     """``launcher(grid, args)``: ``grid`` a 3-tuple of positive ints (callers normalise it: ``targets/grid.py``),
     ``args`` the runtime arguments in parameter order.
 
-    The argument block is one buffer: the ``RUN_HEADER`` slots that ``tilec_run`` reads (grid, scratch), then one
+    The argument block is one buffer: the ``RUN_HEADER`` slots that ``tilec_run`` reads (grid, scratch, slice), then one
     8-byte slot per parameter. Single programs and grids measured too small to pay for waking helpers make one
     single-argument ctypes call, ``tilec_run(block)``, on the calling thread; bigger grids hand the parameter
     slots to the worker on every thread."""
@@ -148,10 +192,13 @@ class Launcher:
 
     def __init__(self, llir: str, metadata: dict, name: str = "kernel"):
         self.name = name
-        self.engine = Engine(llir, WORKER, RUN)
+        report_faults()
+        self.engine = Engine(llir, WORKER, RUN, TICKS)
         self.fn = _WORKER_T(self.engine.address)
         self.run = _RUN_T(self.engine.addresses[0])
         self.run_block = _RUN_BLOCK_T(self.engine.addresses[0])
+        self.run_count = _RUN_COUNT_T(self.engine.addresses[0])
+        self.slice = slice_ticks(_TICKS_T(self.engine.addresses[1]))
         self.asserts = "tilec_cpu_assert" in llir   # only then can a launch record assertion failures
         self.failures = runtime.failures
         kinds = metadata[PARAM_KINDS_KEY]
@@ -159,7 +206,7 @@ class Launcher:
             fmt = "".join(_FMT[k] for k in kinds)
         except KeyError as e:
             raise LaunchError(f"unsupported kernel parameter kind {e}") from None
-        self.fmt = "<qqqQ" + fmt
+        self.fmt = "<qqqQq" + fmt
         self.convert = [_converter(k) for k in kinds]
         # struct packs ints (and anything with __index__) and floats itself: only pointers and bf16 need a hand
         self.pointers = [i for i, k in enumerate(kinds) if k == "ptr"]
@@ -218,7 +265,7 @@ class Launcher:
                 if self.asserts:
                     before = len(failures)
                 try:
-                    struct.pack_into(self.fmt, self.buf, 0, 1, 1, 1, self.scratch0, *values)
+                    struct.pack_into(self.fmt, self.buf, 0, 1, 1, 1, self.scratch0, 0, *values)
                 except struct.error:
                     self._pack(1, 1, 1, self.scratch0, values)
                 self.run_block(self.buf)
@@ -232,20 +279,21 @@ class Launcher:
                 inline = total <= FIRST_INLINE_MAX
             else:
                 self.launches += 1
-                inline = (self.launches % RETRY_EVERY == 0
+                # now and then measure one thread again: grids short enough that one thread is no great loss
+                inline = (self.launches % RETRY_EVERY == 0 and per * total < 5 * SLICE_S
                           or not _worth_helpers(per * total, min(self.nthreads, total)))
-            if total == 1 or self.nthreads == 1 or inline:
-                self._pack(g0, g1, g2, self.scratch_ptrs[0], values)
-                if total == 1 or per is not None and total * per < 2e-6:
-                    self.run(self.argp)   # nothing to learn from timing a single program or a trivial grid
-                else:
-                    t0 = time.perf_counter()
-                    self.run(self.argp)
+            if self.nthreads == 1 or inline:
+                self._pack(g0, g1, g2, self.scratch_ptrs[0], values, self.slice)
+                t0 = time.perf_counter()
+                ran = self.run(self.argp)
+                if ran < total:  # its slice ran out: a long grid after all, the rest interruptibly on every thread
+                    self._parallel(g0, g1, g2, total, self.nthreads, ran)
+                elif per is None or total * per >= 2e-6:  # nothing to learn from timing a trivial grid
                     dt = (time.perf_counter() - t0) / total
                     self.per_program = dt if per is None else 0.5 * (per + dt)
             else:
                 self._pack(g0, g1, g2, 0, values)
-                self._parallel(g0, g1, g2, total)
+                self._parallel(g0, g1, g2, total, self.nthreads)
             self.inline_max = self._inline_max()
             if len(failures) > before:
                 self._raise_failures(failures, before)
@@ -256,9 +304,21 @@ class Launcher:
         del failures[before:]
         raise AssertionError("device-side assertion failed: " + "; ".join(msgs[:5]))
 
-    def _pack(self, g0, g1, g2, scratch, values):
+    def resume(self, grid, args, start):
+        """The rest of a grid whose first ``start`` programs an inline launch entry ran before its slice ran out
+        (a grid longer than estimated): on every thread, interruptibly. ``args`` as the block takes them."""
+        g0, g1, g2 = grid
+        with self.lock:
+            before = len(self.failures)
+            self._pack(g0, g1, g2, 0, list(args))
+            self._parallel(g0, g1, g2, g0 * g1 * g2, self.nthreads, start)
+            self.inline_max = self._inline_max()
+            if len(self.failures) > before:
+                self._raise_failures(self.failures, before)
+
+    def _pack(self, g0, g1, g2, scratch, values, slice_=0):
         try:
-            struct.pack_into(self.fmt, self.buf, 0, g0, g1, g2, scratch, *values)
+            struct.pack_into(self.fmt, self.buf, 0, g0, g1, g2, scratch, slice_, *values)
         except struct.error:
             self.refuse(values)
             raise
@@ -280,35 +340,82 @@ class Launcher:
             made = self._entries[layout] = entries(self, *layout)
         return made
 
-    def _parallel(self, g0, g1, g2, total):
-        """The grid on up to ``nthreads`` threads (the caller's included), claiming programs from one counter."""
-        counter = ctypes.c_int64(0)
+    def _parallel(self, g0, g1, g2, total, threads, start=0):
+        """Programs ``start`` on of the grid on up to ``threads`` threads (the caller's included), claiming them
+        from one counter; the caller's share in slices of about SLICE_S, so that Ctrl-C stops the launch (see the
+        module's note)."""
+        counter = ctypes.c_int64(start)
         argp, cp = self.params_p, ctypes.addressof(counter)
-        n = min(self.nthreads, total)
-        if not _busy.acquire(blocking=False):
-            n = 1
-        chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
-        t0 = time.perf_counter()
-        if n == 1:
-            self.fn(argp, cp, total, g0, g1, g2, self.scratch_ptrs[0], chunk)
-        else:
-            helpers = _get_helpers(n - 1)
+        n = max(1, min(threads, total - start))
+        busy = n > 1 and _busy.acquire(blocking=False)
+        try:
+            if not busy:
+                n = 1
+            chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
+            helpers = _get_helpers(n - 1) if n > 1 else []
+            for i, h in enumerate(helpers, 1):
+                h.job = functools.partial(self.fn, argp, cp, total, g0, g1, g2, self.scratch_ptrs[i], chunk, 0)
+            dones = [h.done for h in helpers]
+            started = threading.Lock()
+            started.acquire()
+            t0 = time.perf_counter()
             try:
-                for i, h in enumerate(helpers, 1):
-                    h.job = (lambda i=i: self.fn(argp, cp, total, g0, g1, g2, self.scratch_ptrs[i], chunk))
-                    h.go.release()
-                self.fn(argp, cp, total, g0, g1, g2, self.scratch_ptrs[0], chunk)
-            finally:
-                for h in helpers:
-                    h.done.acquire()
+                # every helper started, then ``started`` released, in one C call: a KeyboardInterrupt comes
+                # before all of it or after, and ``started`` tells which
+                _drain(map(_RELEASE, [h.go for h in helpers] + [started]))
+                self._own_share(counter, total, g0, g1, g2, chunk)
+            except BaseException:
+                counter.value = STOP  # the helpers stop after the program each is running
+                if not started.locked():
+                    _wait_all(dones, counter)
+                raise
+            _wait_all(dones, counter)
+        finally:
+            if busy:
                 _busy.release()
-            errors = [h.error for h in helpers if h.error is not None]
-            for h in helpers:
-                h.error = None
-            if errors:
-                raise LaunchError(f"a CPU worker thread failed: {errors[0]!r}") from errors[0]
+        errors = [h.error for h in helpers if h.error is not None]
+        for h in helpers:
+            h.error = None
+        if errors:
+            raise LaunchError(f"a CPU worker thread failed: {errors[0]!r}") from errors[0]
+        if n == 1:
+            return
         elapsed = time.perf_counter() - t0
         if self.per_program is None:  # a first estimate; inline launches refine it
-            self.per_program = elapsed * n / total
-        elif n > 1:
+            self.per_program = elapsed * n / (total - start)
+        elif start == 0:
             _observe_handoff(elapsed - self.per_program * total / n)
+
+    def _own_share(self, counter, total, g0, g1, g2, chunk):
+        """The calling thread's programs, in slices of about SLICE_S; Python looks at signals between two."""
+        fn, argp, cp, scratch, slice_ = self.fn, self.params_p, ctypes.addressof(counter), self.scratch_ptrs[0], \
+            self.slice
+        while counter.value < total:
+            fn(argp, cp, total, g0, g1, g2, scratch, chunk, slice_)
+
+
+_drain = collections.deque(maxlen=0).extend   # consumes an iterator in C: no signal is handled halfway
+_RELEASE = type(threading.Lock()).release
+_ACQUIRE = type(threading.Lock()).acquire
+
+
+def _wait_all(locks, counter):
+    """Acquire each of ``locks`` (the helpers' ``done``). A KeyboardInterrupt meanwhile stops the helpers
+    (``counter`` set to STOP) and is raised once every one has finished, so none is left running a launch that
+    has returned. The acquisitions run in one C call ending with a fresh lock's: after an interrupt, what is left
+    of the iterator says which locks are still to take."""
+    interrupt = None
+    pending = list(locks)
+    while pending:
+        items = pending + [threading.Lock()]
+        it = iter(items)
+        try:
+            _drain(map(_ACQUIRE, it))
+            pending = []
+        except KeyboardInterrupt as e:
+            rest = list(it)
+            pending = items[len(items) - len(rest) - 1:-1] if rest else []
+            interrupt = interrupt or e
+            counter.value = STOP
+    if interrupt is not None:
+        raise interrupt

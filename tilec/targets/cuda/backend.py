@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import subprocess
 import tempfile
 
-from ...errors import BackendError
+from ...errors import BackendError, ConfigurationError, did_you_mean
 from ...gpu.passes.verify_gir import verify_gir
 from ...gpu.pipeline import FRONTEND_OPTIONS, gpu_passes, run_gpu_passes  # noqa: F401  (run_gpu_passes: for tools and tests)
 from ...gpu.shared_limit import check_shared_memory
@@ -67,6 +68,40 @@ def disassemble(cubin: bytes) -> str:
     raise BackendError("no SASS: " + "; ".join(failures))
 
 
+def _known_arch(arch) -> int:
+    """``arch`` (90, "90", "sm_90", "sm_90a") as an int, refused up front unless tilec knows the architecture
+    (LLVM would only warn, and ptxas refuse the PTX much later)."""
+    text = str(arch).strip()
+    try:
+        value = int(text.removeprefix("sm_").rstrip("a"))
+    except ValueError:
+        value = None
+    if value not in ptx.KNOWN_ARCHS:
+        names = [str(a) for a in ptx.KNOWN_ARCHS]
+        raise ConfigurationError(f"unknown CUDA architecture {text!r}"
+                                 f"{did_you_mean(text.removeprefix('sm_'), names)}; tilec compiles for compute "
+                                 f"capabilities {', '.join(names)} (cuda:90, or TILEC_CUDA_ARCH=90)")
+    return value
+
+
+_spills_said: set = set()
+
+
+def warn_spills(metadata: dict):
+    """One line on stderr when a kernel spills registers to local memory (once per kernel variant and process;
+    ``TILEC_SPILL_WARNING=0`` hides it): spills cost much of a GPU kernel's speed and are otherwise only in
+    ``metadata``."""
+    stores, loads = metadata.get("spill_stores") or 0, metadata.get("spill_loads") or 0
+    key = metadata.get("hash")
+    if not (stores or loads) or key in _spills_said or os.environ.get("TILEC_SPILL_WARNING", "1") in ("0", ""):
+        return
+    _spills_said.add(key)
+    sys.stderr.write(f"tilec: kernel '{metadata.get('name', '?')}' spills on sm_{metadata.get('arch', '?')} "
+                     f"({metadata.get('num_warps', '?')} warps): {metadata.get('num_regs', '?')} registers, "
+                     f"{stores} bytes stored to and {loads} loaded from local memory per thread "
+                     "(smaller tiles or more warps help; TILEC_SPILL_WARNING=0 hides this)\n")
+
+
 class CUDABackend:
     name = "cuda"
     frontend_options = FRONTEND_OPTIONS
@@ -74,7 +109,7 @@ class CUDABackend:
     def __init__(self, target):
         self.target = target
         arch = target.arch if target.arch is not None else detect_arch()
-        self.arch = int(str(arch).removeprefix("sm_").rstrip("a"))
+        self.arch = _known_arch(arch)
         self.warp_size = target.warp_size if target.warp_size and target.warp_size > 1 else 32
         if self.warp_size != 32:
             raise BackendError(f"CUDA warps have 32 lanes, not {self.warp_size}")
@@ -139,7 +174,9 @@ class CUDABackend:
         return ptx.llir_to_ptx(llir, self.arch)
 
     def make_cubin(self, ptx_text, metadata, options):
-        return ptx.assemble(ptx_text, self.arch, metadata)
+        cubin = ptx.assemble(ptx_text, self.arch, metadata)
+        warn_spills(metadata)
+        return cubin
 
     def derived_asm(self, name: str, asm: dict):
         """Texts made on first read instead of at every compile: ``sass``, the cubin disassembled."""
@@ -149,6 +186,7 @@ class CUDABackend:
 
     # -- launch ------------------------------------------------------------------------------------------
     def load(self, asm: dict, metadata: dict):
+        warn_spills(metadata)  # a kernel from the cache says it too, once per process
         return make_launcher(asm, metadata)
 
     @staticmethod

@@ -14,6 +14,8 @@ import tempfile
 from ...errors import BackendError
 
 _PTX_FOR_ARCH = {70: 60, 75: 63, 80: 70, 86: 71, 87: 74, 89: 78, 90: 78, 100: 86, 101: 86, 103: 88, 120: 87}
+#: the compute capabilities tilec compiles for
+KNOWN_ARCHS = tuple(sorted(_PTX_FOR_ARCH))
 _initialised = False
 
 

@@ -16,7 +16,7 @@ import llvmlite.ir as ir
 from ...codegen import driver
 from ...codegen import llvm_types as LT
 from ...targets.cpu.resources import scratch_per_program
-from ...targets.cpu.wrapper import WORKER
+from ...targets.cpu.wrapper import WORKER, worker_type
 from .spec import AOTError, KernelSpec
 
 _C_FACING = {"ptr": LT.PTR, "i1": LT.I8, "i8": LT.I8, "u8": LT.I8, "i16": ir.IntType(16), "u16": ir.IntType(16),
@@ -77,8 +77,7 @@ def _entry_module(spec: KernelSpec, kinds, scratch_size: int, needs_runtime: boo
     failed.linkage, failed.initializer = "internal", LT.const(LT.I32, 0)
     if needs_runtime:
         _runtime_functions(m, failed)
-    worker = ir.Function(m, ir.FunctionType(LT.VOID, [LT.PTR, LT.PTR, LT.I64, LT.I32, LT.I32, LT.I32, LT.PTR, LT.I64]),
-                         WORKER)
+    worker = ir.Function(m, worker_type(), WORKER)
     alloc = ir.Function(m, ir.FunctionType(LT.PTR, [LT.I64, LT.I64]), "aligned_alloc")
     free = ir.Function(m, ir.FunctionType(LT.VOID, [LT.PTR]), "free")
     fn = ir.Function(m, ir.FunctionType(LT.I32, [_C_FACING[k] for k in kinds] + [LT.I32] * 3),
@@ -104,7 +103,7 @@ def _entry_module(spec: KernelSpec, kinds, scratch_size: int, needs_runtime: boo
     b.position_at_end(go)
     b.store(LT.const(LT.I32, 0), failed)
     total = b.mul(b.mul(b.zext(gx, LT.I64), b.zext(gy, LT.I64)), b.zext(gz, LT.I64))
-    b.call(worker, [block, counter, total, gx, gy, gz, scratch, LT.const(LT.I64, 1)])
+    b.call(worker, [block, counter, total, gx, gy, gz, scratch, LT.const(LT.I64, 1), LT.const(LT.I64, 0)])
     b.call(free, [scratch])
     b.ret(b.load(failed, typ=LT.I32))
     return str(m)
