@@ -1,9 +1,12 @@
 """Every kernel the suite compiles for the CPU is also compiled for sm_80 and sm_90 and assembled with ptxas (when
-ptxas is on PATH), so invalid PTX fails the run even on a machine without a GPU.
+ptxas is on PATH), so invalid PTX fails the run even on a machine without a GPU; every memory access in the PTX must
+be provably aligned to its width (``ptx_alignment.py``), so a vector width the addresses do not justify fails too.
 
 The plugin records each distinct CPU compilation; at the end of the session it cross-compiles them. Features the
 CUDA backend reports as unsupported (a ``BackendError`` saying so) are listed, not failed; anything else — ptxas
-rejecting the PTX, LLVM rejecting the IR, a crash — fails the session. ``TILEC_TEST_PTX=0`` turns it off.
+rejecting the PTX, LLVM rejecting the IR, a crash — fails the session. ``TILEC_TEST_PTX=0`` turns it off;
+``TILEC_TEST_PTX_REPORT=file`` appends the summary there too (under pytest-xdist each worker checks its own kernels
+and its terminal output is not shown).
 """
 import os
 import shutil
@@ -55,6 +58,7 @@ def pytest_sessionfinish(session, exitstatus):
     if not enabled() or not _seen or exitstatus not in (0, pytest.ExitCode.OK):
         return
     import tilec
+    from ptx_alignment import check_kernel
     t0 = time.perf_counter()
     failures, unsupported, done = [], {}, 0
     for src, options in _seen.values():
@@ -62,6 +66,9 @@ def pytest_sessionfinish(session, exitstatus):
             try:
                 k = tilec.compile(src, target=tilec.Target("cuda", arch, 32), options=options)
                 assert "cubin" in k.asm, "no cubin although ptxas is on PATH"
+                bad = check_kernel(k)
+                assert not bad, "memory accesses not provably aligned to their width: " + "; ".join(
+                    f"line {a.line}: {a.text.strip()} (needs {a.needs}, known {a.known})" for a in bad[:3])
                 done += 1
             except Exception as e:  # noqa: BLE001 - every failure is reported below
                 name = getattr(src.fn, "__name__", "?")
@@ -81,5 +88,9 @@ def pytest_sessionfinish(session, exitstatus):
         write(f"  unsupported on CUDA ({len(where)}): {why} [{', '.join(sorted(set(where))[:4])}...]")
     for f in failures:
         write(f"  FAILED {f}")
+    if os.environ.get("TILEC_TEST_PTX_REPORT"):  # under pytest-xdist a worker's terminal output is not shown
+        with open(os.environ["TILEC_TEST_PTX_REPORT"], "a", encoding="utf-8") as fh:
+            fh.write(f"PTX: {done} assembled ({len(_seen)} kernels), {len(failures)} failed\n")
+            fh.write("".join(f"  FAILED {f}\n" for f in failures))
     if failures:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -17,6 +17,19 @@ ALIGN = 16
 BUFFER_ALIGN = 1024
 
 
+def operand_arrays(count: int, elem_sizes) -> tuple[list[int], int]:
+    """Byte offsets of consecutive arrays of ``count`` elements, one per element size in ``elem_sizes`` (the
+    operands of a multi-operand reduction or scan), each starting at a multiple of its element size so that
+    every access to it is aligned (u8 values followed by i32 indices: the indices start on a 4-byte boundary);
+    and the bytes they span. The region itself starts ``ALIGN``-aligned."""
+    offsets, cur = [], 0
+    for eb in elem_sizes:
+        cur = (cur + eb - 1) // eb * eb
+        offsets.append(cur)
+        cur += count * eb
+    return offsets, cur
+
+
 def scratch_bytes(op) -> int:
     """Bytes of shared memory ``op`` uses while it runs (0: none). The GPU lowering follows the same rules."""
     if isinstance(op, O.ConvertLayoutOp):
@@ -48,7 +61,8 @@ def scratch_bytes(op) -> int:
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
         warps = sum(1 for b in ll.warp if b[op.attrs["axis"]])
-        return (1 << warps) * src.numel * sum(elem_bytes(o.type) for o in op.operands) if warps else 0
+        return operand_arrays((1 << warps) * src.numel, [elem_bytes(o.type) for o in op.operands])[1] if warps \
+            else 0
     if isinstance(op, O.ReduceOp):  # partial results of the warps along the axis
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
@@ -60,7 +74,7 @@ def scratch_bytes(op) -> int:
         for i, n in enumerate(src.shape):
             if i != ax:
                 out *= n
-        return (1 << warps) * out * sum(elem_bytes(o.type) for o in op.operands)
+        return operand_arrays((1 << warps) * out, [elem_bytes(o.type) for o in op.operands])[1]
     return 0
 
 
@@ -128,4 +142,4 @@ class AllocateShared(Pass):
             f.attrs["shared"] = total
 
 
-__all__ = ["AllocateShared", "scratch_bytes", "buffer_bytes", "allocate"]
+__all__ = ["AllocateShared", "scratch_bytes", "buffer_bytes", "allocate", "operand_arrays"]
