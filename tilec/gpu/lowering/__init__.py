@@ -48,7 +48,7 @@ def lower_module_text(module, options, target) -> str:
     groups = []
     for i, f in enumerate(module.funcs):
         threads = target.warp_size * f.attrs.get("num_warps", options.get("num_warps", 4))
-        attrs = target.kernel_attributes(threads, f)
+        attrs = target.kernel_attributes(threads, f, options)
         if not attrs:
             continue
         pat = re.compile(r'^(define ' + re.escape(target.kernel_calling_convention) + r' void @"?'

@@ -1,8 +1,9 @@
-"""Lowering of barriers, device asserts and device prints."""
+"""Lowering of barriers, assumptions, device asserts and device prints."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.intrinsics import call as intrinsic
 from ...errors import BackendError
 from ...ir import ops as O
 from .layouts import owner_predicate, reg_coord_values
@@ -13,6 +14,11 @@ from .values import ll_of
 @lowers(O.BarrierOp)
 def lower_barrier(L, op):
     L.target.barrier(L.b)
+
+
+@lowers(O.AssumeOp)
+def lower_assume(L, op):
+    intrinsic(L.b, "llvm.assume", ir.VoidType(), [L.get(op.cond)])
 
 
 @lowers(O.AssertOp)

@@ -13,6 +13,7 @@ import llvmlite.ir as ir
 from ...codegen import debuginfo
 from ...codegen import llvm_types as LT
 from ...codegen.elementwise import emit_op
+from ...codegen.intrinsics import call as intrinsic
 from ...errors import BackendError
 from ...ir.types import TileType
 from . import atomics, control, dot, gather, inline_asm, reduce, runtime  # noqa: F401  (they register their lowerings)
@@ -278,6 +279,9 @@ class Lowering:
     def op_barrier(self, op):
         pass
 
+    def op_assume(self, op):
+        intrinsic(self.b, "llvm.assume", ir.VoidType(), [self.get(op.cond)])
+
     def op_convert_layout(self, op):
         """GPU layouts mean nothing on the CPU: the value is unchanged."""
         self.vals[op.results[0]] = self.get(op.operands[0])
@@ -292,7 +296,8 @@ for _cls, _fn in ((O.ConstantOp, Lowering.op_constant), (O.SplatOp, Lowering.op_
                   (O.ProgramIdOp, Lowering.op_program_id), (O.NumProgramsOp, Lowering.op_num_programs),
                   (O.LoadOp, Lowering.op_load), (O.StoreOp, Lowering.op_store), (O.ReshapeOp, Lowering.op_reshape),
                   (O.TransOp, Lowering.op_trans), (O.ReturnOp, Lowering.op_return), (O.CallOp, Lowering.op_call),
-                  (O.BarrierOp, Lowering.op_barrier), (O.ConvertLayoutOp, Lowering.op_convert_layout),
+                  (O.BarrierOp, Lowering.op_barrier), (O.AssumeOp, Lowering.op_assume),
+                  (O.ConvertLayoutOp, Lowering.op_convert_layout),
                   ((O.ElementwiseOp, O.ArangeOp, O.BroadcastOp, O.ExpandDimsOp, O.HintOp), Lowering.op_elementwise)):
     LOWERINGS.register(*(_cls if isinstance(_cls, tuple) else (_cls,)))(_fn)
 
