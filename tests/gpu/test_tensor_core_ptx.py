@@ -98,7 +98,7 @@ def test_int8_dots_use_tensor_cores(arch, trans_b):
     src = tilec.ASTSource(T.int8_matmul_kernel, sig, constexprs=dict(BM=128, BN=128, BK=64))
     k = tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": 8, "num_stages": 3})
     ptx = k.asm["ptx"]
-    assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in ptx and "cp.async.cg" in ptx
+    assert "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32" in ptx and "cp.async.cg" in ptx
     assert ptx.count("ldmatrix") >= (12 if trans_b else 4)  # k-contiguous operands load as 8x8 matrices
 
 
