@@ -112,12 +112,8 @@ class _Analysis:
     symbols included), so that ``base + 2w + 2w`` is known to be ``base + 4w``; each atom has a divisibility
     from its definitions (all of them, to a fixed point, for registers defined more than once)."""
 
-    def __init__(self, ptx: str, param_divisibility):
-        self.symbols = {}
-        for line in ptx.splitlines():
-            m = _SYMBOL_ALIGN.match(line)
-            if m:
-                self.symbols[m.group(2)] = int(m.group(1) or 1)
+    def __init__(self, ptx: str, symbols: dict, param_divisibility):
+        self.symbols = symbols
         self.params = {}
         for m in re.finditer(r"\.param\s+[^,\n)]*?(\w+_param_(\d+))", ptx):
             i = int(m.group(2))
@@ -280,9 +276,36 @@ class _Analysis:
                     yield Access(n, text, size, known)
 
 
+_FUNC = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\s+(?:\([^)]*\)\s*)?(\w+)", re.M)
+
+
+def _functions(ptx: str):
+    """(name, is entry, text) per function of a PTX module (registers are per function)."""
+    heads = list(_FUNC.finditer(ptx))
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(ptx)
+        yield m.group(2), m.group(1) == "entry", ptx[m.start():end]
+
+
 def accesses(ptx: str, param_divisibility=()):
-    """Every memory access with the bytes it moves and what is known of its address's alignment."""
-    return list(_Analysis(ptx, list(param_divisibility)).accesses())
+    """Every memory access with the bytes it moves and what is known of its address's alignment.
+    ``param_divisibility``: per PTX parameter of the entry function (a list), or per function name (a dict)."""
+    symbols = {}
+    for line in ptx.splitlines():
+        m = _SYMBOL_ALIGN.match(line)
+        if m:
+            symbols[m.group(2)] = int(m.group(1) or 1)
+    out = []
+    chunks = list(_functions(ptx)) or [("", True, ptx)]
+    for name, entry, text in chunks:
+        if isinstance(param_divisibility, dict):
+            divs = param_divisibility.get(name, ())
+        else:
+            divs = param_divisibility if entry else ()
+        found = _Analysis(text, symbols, list(divs)).accesses()
+        offset = ptx.count("\n", 0, ptx.index(text)) if text is not ptx else 0
+        out.extend(Access(a.line + offset, a.text, a.needs, a.known) for a in found)
+    return out
 
 
 def misaligned(ptx: str, param_divisibility=()):
@@ -290,22 +313,29 @@ def misaligned(ptx: str, param_divisibility=()):
     return [a for a in accesses(ptx, param_divisibility) if a.known < a.needs]
 
 
-def kernel_param_divisibility(compiled) -> list[int]:
-    """The compiled kernel's known divisibility per PTX parameter: the specialisation's ``arg_divisibility``
-    (from its tir), at least the pointee's size for a pointer (elements are naturally aligned, as in Triton),
-    then the global scratch parameter (``global_scratch_align``)."""
-    from tilec.ir.parser import parse_type
-    tir = compiled.asm.get("tir", "")
-    m = re.search(r"func @\w+\((.*)\) \{kernel = true[^}]*arg_divisibility = \[([^\]]*)\]", tir)
-    if not m:
-        return [int(compiled.metadata.get("global_scratch_align", 1) or 1)]
-    divs = [int(x) for x in m.group(2).split(",") if x.strip()]
-    types = [parse_type(t) for t in re.findall(r"%[\w.]+: ([^,%]+?)(?=, %|$)", m.group(1))]
-    for i, t in enumerate(types[:len(divs)]):
-        if t.is_ptr:
-            e = t.element.pointee
-            divs[i] = max(divs[i], 8 if e.is_ptr else max(1, e.bytes))
-    return divs + [int(compiled.metadata.get("global_scratch_align", 1) or 1)]
+def kernel_param_divisibility(compiled) -> dict:
+    """Per function of the compiled module, the known divisibility of each PTX parameter: for the kernel, the
+    specialisation's ``arg_divisibility``, then the global scratch parameter (``global_scratch_align``); for a
+    device function, 1 (nothing is specialised), a tile parameter counting one PTX parameter per register. A
+    pointer is at least as aligned as its pointee's size (elements are naturally aligned, as in Triton)."""
+    from tilec.gpu.lowering.values import num_regs
+    from tilec.ir.parser import parse_module
+    module = parse_module(compiled.asm["gir"])
+    out = {}
+    for f in module.funcs:
+        divs = list(f.attrs.get("arg_divisibility") or ())
+        flat = []
+        for i, a in enumerate(f.args):
+            t = a.type
+            d = divs[i] if i < len(divs) else 1
+            e = t.element
+            if e.is_ptr:
+                d = max(d, 8 if e.pointee.is_ptr else max(1, e.pointee.bytes))
+            flat.extend([d] * (num_regs(t) if t.is_tile else 1))
+        if f.attrs.get("kernel"):
+            flat.append(int(compiled.metadata.get("global_scratch_align", 1) or 1))
+        out[f.sym_name] = flat
+    return out
 
 
 def check_kernel(compiled) -> list:

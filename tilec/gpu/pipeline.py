@@ -1,22 +1,27 @@
 """The GPU pass list every GPU backend runs after the tir pipeline (one PassManager runs both, see
 ``tilec/pipeline.py``), and ``run_gpu_passes`` for tools and tests that start from tir.
 
-- ``inline-all`` first: the GPU lowering has no calls; ``expand-descriptors`` then turns the tensor-descriptor
-  loads the target cannot move whole into masked pointer loads.
+- ``inline-all`` first: every call is inlined except those to ``noinline`` functions on a target that calls
+  device functions (``device_calls``; not in debug builds, nor for functions with tensor descriptors);
+  ``expand-descriptors`` then turns the tensor-descriptor loads the target cannot move whole into masked
+  pointer loads.
 - ``convert-to-gir`` gives every tile a blocked layout; ``coalesce`` picks layouts that make global accesses
   contiguous per thread; ``accelerate-dot`` moves dots to the target's matrix-unit layouts; then
-  ``remove-layout-conversions`` cleans up the conversions those choices left.
+  ``remove-layout-conversions`` cleans up the conversions those choices left; ``call-boundaries`` then fixes the
+  layouts tiles have where they cross a call to a device function.
 - ``software-pipeline`` (num_stages) turns loads feeding matrix-unit dots in loops into asynchronous copies into
   shared-memory stage rings; ``descriptor-copies`` stages kept descriptor stores through the copy engine and
   expands kept descriptor loads no pipeline took; ``allocate-shared`` places every shared-memory buffer and scratch space; ``insert-barriers`` orders shared-memory accesses across threads.
 """
 from __future__ import annotations
 
+from ..ir import ops as O
 from ..passes.inline import InlineAll
 from ..passes.expand_descriptors import ExpandDescriptors
 from ..passes.manager import PassManager
 from .passes.accelerate_dot import AccelerateDot
 from .passes.allocate_shared import AllocateShared
+from .passes.call_boundaries import CallBoundaries
 from .passes.coalesce import Coalesce
 from .passes.convert_to_gir import ConvertToGIR
 from .passes.descriptor_copies import DescriptorCopies
@@ -27,18 +32,27 @@ from .passes.remove_layout_conversions import RemoveLayoutConversions
 from .passes.verify_gir import verify_gir
 
 GPU_PASSES = ("inline-all", "expand-descriptors", "convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions",
-              "software-pipeline", "descriptor-copies", "warpgroup-dot", "allocate-shared", "insert-barriers")
+              "call-boundaries", "software-pipeline", "descriptor-copies", "warpgroup-dot", "allocate-shared",
+              "insert-barriers")
+
+
+def device_callable(func) -> bool:
+    """A ``noinline`` function the GPU lowering can emit as a device function: one without tensor descriptors
+    (their copy-engine descriptors live in the kernel's launch scratch)."""
+    return not any(isinstance(op, (O.DescriptorLoadOp, O.DescriptorStoreOp)) for op in func.walk())
 
 
 def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3, keep_descriptor=None,
-               dot_layouts=None):
+               dot_layouts=None, device_calls: bool = False, target: str = ""):
     """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
     generation accelerate-dot targets; ``dot_layouts`` (a target's ``GpuTarget.dot_layouts``) replaces that
     choice with the target's own; ``keep_descriptor`` says which ``descriptor_load`` ops the target moves whole
-    (the others are expanded)."""
-    return [InlineAll(), ExpandDescriptors(keep_descriptor), ConvertToGIR(num_warps, warp_size),
+    (the others are expanded); ``device_calls``: ``noinline`` functions stay functions, called for real;
+    ``target`` (``"cuda:90"``) is recorded on every function of the gir."""
+    keep = device_callable if device_calls else None
+    return [InlineAll(keep), ExpandDescriptors(keep_descriptor), ConvertToGIR(num_warps, warp_size, target),
             Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps, dot_layouts), RemoveLayoutConversions(),
-            SoftwarePipeline(num_stages), DescriptorCopies(), WarpGroupDot(),
+            CallBoundaries(num_warps, warp_size), SoftwarePipeline(num_stages), DescriptorCopies(), WarpGroupDot(),
             AllocateShared(),
             InsertBarriers()]
 

@@ -772,6 +772,7 @@ class AssumeOp(Operation):
     effect so that the promise is not dropped with its (otherwise unused) condition."""
     name = "assume"
     operand_names = ("cond",)
+    traits = frozenset({"writes"})  # an effect, like assert: the promise stays where it is made
 
     def verify_(self):
         _check(self.cond.type == i1, self, f"needs an i1 scalar condition, got {self.cond.type}")

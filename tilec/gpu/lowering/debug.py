@@ -67,7 +67,3 @@ def lower_print(L, op):
         for coord, x in items:
             L.target.printf(L, fmt, pids + coord + [conv(x)], guard)
 
-
-@lowers(O.CallOp)
-def lower_call(L, op):
-    raise BackendError(f"call to @{op.attrs['callee']} reached the GPU lowering; run the inliner first")

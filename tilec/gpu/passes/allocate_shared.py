@@ -6,6 +6,11 @@ Buffers are (size, first op, last op) intervals over the function's ops in progr
 ``local_alloc`` buffer (the software pipeliner's stage rings) lives until its ``local_dealloc``. One first-fit
 allocator places both, so scratch inside a pipelined loop never lands on a ring. Each op gets an
 ``smem_offset`` attribute; the function gets ``shared`` (bytes).
+
+Device functions (calls the lowering keeps) are allocated on their own and then placed after everything their
+callers use (``smem_base``, added to their offsets), so a callee never overwrites its caller's live buffers; a
+kernel's ``shared`` then covers its callees too, and every function's ``smem_end`` is where its own and its
+callees' bytes end (insert-barriers orders calls by it).
 """
 from __future__ import annotations
 
@@ -140,6 +145,55 @@ class AllocateShared(Pass):
             for op, off in offsets.items():
                 op.attrs["smem_offset"] = off
             f.attrs["shared"] = total
+        place_device_functions(module)
 
 
-__all__ = ["AllocateShared", "scratch_bytes", "buffer_bytes", "allocate", "operand_arrays"]
+def _calls(f):
+    return [op.attrs["callee"] for op in f.walk() if isinstance(op, O.CallOp)]
+
+
+def place_device_functions(module):
+    """Give every called function a base past its callers' bytes (callers first), shift its offsets there, and
+    record each function's ``smem_end``; a kernel's ``shared`` becomes its ``smem_end``."""
+    funcs = {f.sym_name: f for f in module.funcs}
+    order, seen = [], set()
+
+    def visit(f):  # callees after every caller: reversed post-order
+        if f.sym_name in seen:
+            return
+        seen.add(f.sym_name)
+        for c in _calls(f):
+            if c in funcs:
+                visit(funcs[c])
+        order.append(f)
+    for f in module.funcs:
+        visit(f)
+    order.reverse()
+    if all(not _calls(f) for f in order):
+        return
+    base = {f.sym_name: 0 for f in order}
+    for f in order:
+        for c in _calls(f):
+            callee = funcs.get(c)
+            if callee is None:
+                continue
+            align = BUFFER_ALIGN if any(isinstance(op, O.LocalAllocOp) for op in callee.walk()) else ALIGN
+            start = base[f.sym_name] + f.attrs.get("shared", 0)
+            base[c] = max(base[c], (start + align - 1) // align * align)
+    for f in order:
+        b = base[f.sym_name]
+        if b and not f.attrs.get("kernel"):
+            for op in f.walk():
+                if "smem_offset" in op.attrs:
+                    op.attrs["smem_offset"] += b
+            f.attrs["smem_base"] = b
+    end = {}
+    for f in reversed(order):  # callees first
+        own = base[f.sym_name] + f.attrs.get("shared", 0) if f.attrs.get("shared", 0) else 0
+        end[f.sym_name] = max([own] + [end[c] for c in _calls(f) if c in end])
+        f.attrs["smem_end"] = end[f.sym_name]
+        if f.attrs.get("kernel"):
+            f.attrs["shared"] = end[f.sym_name]
+
+
+__all__ = ["AllocateShared", "scratch_bytes", "buffer_bytes", "allocate", "operand_arrays", "place_device_functions"]

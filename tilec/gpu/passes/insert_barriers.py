@@ -2,7 +2,7 @@
 shared-memory user touched since the last barrier (threads of the earlier op may still be reading them).
 
 Each user's own write -> barrier -> read sequence is emitted by its lowering; this pass only orders users
-against each other. Loops are walked twice so that accesses at the end of one iteration guard the start of the
+against each other. A call to a device function counts as a user of the bytes it and its callees use. Loops are walked twice so that accesses at the end of one iteration guard the start of the
 next; ``if`` branches merge their pending sets.
 """
 from __future__ import annotations
@@ -13,7 +13,12 @@ from .allocate_shared import scratch_bytes
 from .common import Pass
 
 
-def _range(op):
+def _range(op, funcs=None):
+    if isinstance(op, O.CallOp):  # a device function's bytes (and its callees') from its base on
+        f = (funcs or {}).get(op.attrs["callee"])
+        if f is None or not f.attrs.get("smem_end"):
+            return None
+        return (f.attrs.get("smem_base", 0), f.attrs["smem_end"])
     n = scratch_bytes(op)
     if not n or "smem_offset" not in op.attrs:
         return None
@@ -29,6 +34,7 @@ class InsertBarriers(Pass):
     name = "insert-barriers"
 
     def run(self, module):
+        self.funcs = {f.sym_name: f for f in module.funcs}
         for f in module.funcs:
             self.block(f.body, frozenset(), insert=True)
 
@@ -40,7 +46,7 @@ class InsertBarriers(Pass):
             if op.regions and not isinstance(op, (O.ReduceOp, O.ScanOp)):
                 pending = self.region_op(op, pending, insert)
                 continue
-            r = _range(op)
+            r = _range(op, self.funcs)
             if r is None:
                 continue
             if _overlaps(r, pending):

@@ -119,12 +119,19 @@ class CUDABackend:
         return opts
 
     # -- passes and stages ---------------------------------------------------------------------------------
+    @property
+    def pass_defaults(self) -> dict:
+        """Options tools give lone passes (``tilec-opt --target cuda:90 -p convert-to-gir``), as the pipeline does."""
+        return {"target": f"cuda:{self.arch}"}
+
     def passes(self, options: dict):
         """The GPU passes, run after the tir passes by the compile's PassManager; on sm_90 the tensor
         descriptor loads the copy engine can move stay whole (``tma.keeps_descriptor``)."""
         target = CudaTarget(self.arch)
         return gpu_passes(options["num_warps"], self.warp_size, self.arch, options["num_stages"],
-                          keep_descriptor=lambda op: target.keeps_descriptor(op, options))
+                          keep_descriptor=lambda op: target.keeps_descriptor(op, options),
+                          device_calls=not options.get("debug"),  # debug checks live in the kernel's frame
+                          target=f"cuda:{self.arch}")
 
     verifier = staticmethod(verify_gir)
 
@@ -143,7 +150,6 @@ class CUDABackend:
         metadata["num_warps"] = options["num_warps"]
         metadata["arch"] = self.arch
         if kernel is not None:
-            kernel.attrs["target"] = f"cuda:{self.arch}"  # what the layouts and instructions were chosen for
             metadata["param_kinds"] = [param_kind(t) for t in kernel.function_type.inputs]
             # in-kernel tensor copy descriptors live in global scratch the launch provides (128 bytes each)
             metadata["global_scratch_size"] = global_scratch_bytes(kernel)
