@@ -48,7 +48,7 @@ def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: 
     generation accelerate-dot targets; ``dot_layouts`` (a target's ``GpuTarget.dot_layouts``) replaces that
     choice with the target's own; ``keep_descriptor`` says which ``descriptor_load`` ops the target moves whole
     (the others are expanded); ``device_calls``: ``noinline`` functions stay functions, called for real;
-    ``target`` (``"cuda:90"``) is recorded on every function of the gir."""
+    ``target`` (``"<backend>:<arch>"``) is recorded on every function of the gir."""
     keep = device_callable if device_calls else None
     return [InlineAll(keep), ExpandDescriptors(keep_descriptor), ConvertToGIR(num_warps, warp_size, target),
             Coalesce(num_warps, warp_size), AccelerateDot(arch, num_warps, dot_layouts), RemoveLayoutConversions(),

@@ -20,7 +20,6 @@ import re
 import llvmlite.ir as ir
 
 from ...codegen import debuginfo
-from ...errors import BackendError
 from . import control, debug, dot, elementwise, gather, inline_asm, memory, movement, reduce, shared, tma  # noqa: F401  (they register lowerings)
 from .function import FuncLowering, declare_device_function
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as intrinsic
-from ...errors import BackendError
 from ...ir import ops as O
 from .layouts import owner_predicate, reg_coord_values
 from .registry import lowers

@@ -29,7 +29,7 @@ def _flat_types(types) -> list:
 def declare_device_function(module: ir.Module, func) -> ir.Function:
     """The LLVM function of a device function (a ``noinline`` helper called for real): tiles travel as their
     registers (the layouts call-boundaries fixed), several results as one struct. Internal and never inlined,
-    so that the helper stays one function in the assembly (``.func`` in PTX)."""
+    so that the helper stays one function in the assembly."""
     ft = func.function_type
     params = _flat_types(ft.inputs)
     results = _flat_types(ft.results)

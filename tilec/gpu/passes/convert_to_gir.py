@@ -31,7 +31,7 @@ class ConvertToGIR(Pass):
                     set_layout(a, self.anchor(a.type.rank))
             self.block(f.body, None)
             f.attrs["num_warps"] = self.num_warps
-            if self.target:  # what the layouts (and later the instructions) are chosen for: "cuda:90"
+            if self.target:  # what the layouts (and later the instructions) are chosen for: "<backend>:<arch>"
                 f.attrs["target"] = self.target
 
     def _anchors(self, f):
