@@ -148,3 +148,15 @@ def test_argmin_rows_and_scan_with_indices_run(dtype):
     running_max_with_index[(1,)](*dev, BLOCK=256, target=tgt)
     np.testing.assert_array_equal(dev[1].numpy(), np.maximum.accumulate(x1))
     np.testing.assert_array_equal(x1[dev[2].numpy()], np.maximum.accumulate(x1))
+
+
+def test_global_vector_groups_start_aligned():
+    """A vector of 4 registers whose next register basis moves by 5 elements would start mid-run: the width
+    drops until every group starts at a multiple of itself (here, single accesses)."""
+    from tilec.gpu.layouts import LinearLayout
+    from tilec.gpu.passes.axis_info import AxisInfo, vector_width
+    facts = AxisInfo((16,), (64,), (1,))
+    aligned = LinearLayout((16,), ((1,), (2,), (4,)), ((8,),), ())
+    skewed = LinearLayout((16,), ((1,), (2,), (5,)), ((8,),), ())
+    assert vector_width(aligned, facts, None, 4) == 4
+    assert vector_width(skewed, facts, None, 4) == 1

@@ -319,4 +319,8 @@ def vector_width(ll, ptr_info: AxisInfo, mask_info: AxisInfo | None, elem_bytes:
     p = 1
     while p * 2 <= v:
         p *= 2
+    # every group of p registers must start at a multiple of p along ``dim`` (the runs' facts hold from there):
+    # the bases above the group's own bits may not move by less than a whole group
+    while p > 1 and any(b[dim] % p for b in ll.reg[p.bit_length() - 1:] + ll.lane + ll.warp):
+        p //= 2
     return p
