@@ -20,7 +20,7 @@ import tilec
 
 from . import compat_profiler, errors
 from .compiler import default_target
-from .language import standard
+from .language import core as _language_core, standard
 from .runtime import autotuner
 from .targets.cuda import driver as cu
 from .testing import do_bench
@@ -289,6 +289,7 @@ def install():
         if not getattr(mod, "__tilec_compat__", False):
             _displaced[name] = sys.modules.pop(name)
     sys.meta_path.insert(0, _finder)
+    _language_core.REPR_MODULE[0] = "triton.language"  # Triton's spelling: repr(dtype) evaluates as Triton code
 
 
 def uninstall():
@@ -300,3 +301,4 @@ def uninstall():
             del sys.modules[name]
     sys.modules.update(_displaced)
     _displaced.clear()
+    _language_core.REPR_MODULE[0] = "tl"

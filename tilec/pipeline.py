@@ -31,13 +31,19 @@ class Metadata(dict):
 class Asm(dict):
     """``asm[stage]`` texts. A key no stage made may be one the backend derives from them when first read
     (``backend.derived_asm(name, asm)``; CUDA: ``sass`` from the cubin), so compiles never pay for texts that
-    nobody reads. As in Triton, such a key is not ``in`` the dict until it has been read."""
+    nobody reads. As in Triton, such a key is not ``in`` the dict until it has been read. Triton's names for the
+    tile IR stages read tilec's: ``ttir`` is ``tir``, ``ttgir`` is ``gir`` (tilec's own spelling of the ops)."""
+
+    ALIASES = {"ttir": "tir", "ttgir": "gir"}
 
     def __init__(self, texts, derive=None):
         super().__init__(texts)
         self._derive = derive
 
     def __missing__(self, key):
+        alias = self.ALIASES.get(key)
+        if alias is not None and dict.__contains__(self, alias):
+            return dict.__getitem__(self, alias)
         text = self._derive(key, self) if self._derive is not None else None
         if text is None:
             raise KeyError(key)
@@ -215,8 +221,11 @@ def compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKer
 
 
 def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKernel:
-    backend = get_backend(target)
     options = dict(options)
+    arch = options.pop("arch", None) or os.environ.get("TRITON_OVERRIDE_ARCH")
+    if arch and target.backend != "cpu":  # a launch's ``arch=`` (Triton's) compiles for that architecture
+        target = Target(target.backend, arch, target.warp_size)
+    backend = get_backend(target)
     ir_override = options.pop("ir_override", None)
     opts = backend.parse_options(options)
     key = cache_key(src, target, dict(opts, ir_override=stage_files.ir_override_hash(ir_override))

@@ -50,7 +50,7 @@ class Wave64(GpuTarget):
         def atan2(b, y, x):
             return b.call(_declare(b, f"m.atan2.{x.type}", x.type, [x.type, x.type]), [y, x])
 
-    def kernel_attributes(self, num_threads, func=None):
+    def kernel_attributes(self, num_threads, func=None, options=None):
         return {"max-threads": str(num_threads)}
 
     def _i32(self, b, what):

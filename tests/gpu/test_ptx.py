@@ -63,22 +63,3 @@ def test_device_print_compiles_to_vprintf():
     x = np.arange(8, dtype=np.int32)
     k = compile_jit(print_kernel, [x], 90, BLOCK=8)
     assert "vprintf" in k.asm["ptx"]
-
-
-def test_noinline_helper_compiles_for_cuda():
-    """``noinline`` helpers are inlined before the GPU passes (no device calls yet) instead of failing."""
-    import tilec
-    import tilec.language as tl
-
-    @tilec.jit(noinline=True)
-    def twice_plus_one(x):
-        return x * 2 + 1
-
-    @tilec.jit
-    def k(X, Y, BLOCK: tl.constexpr):
-        o = tl.arange(0, BLOCK)
-        tl.store(Y + o, twice_plus_one(tl.load(X + o)))
-
-    c = tilec.compile(tilec.ASTSource(k, signature="*fp32,*fp32", constexprs={"BLOCK": 128}),
-                      target=tilec.Target("cuda", 90, 32))
-    assert "call" not in c.asm["gir"] and ".entry k" in c.asm["ptx"]

@@ -104,7 +104,7 @@ def test_int8_dots_use_tensor_cores(arch, trans_b):
         # B stored n-contiguous is transposed on its way through registers (loaded an iteration ahead)
         assert trans_b or ("ld.global.v4.b32" in ptx and "st.shared.b8" in ptx)
     else:
-        assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in ptx
+        assert "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32" in ptx
         assert ptx.count("ldmatrix") >= (12 if trans_b else 4)  # k-contiguous operands load as 8x8 matrices
 
 

@@ -44,7 +44,7 @@ def test_options_come_from_the_constructor():
     assert [(o.param, o.type, o.default) for o in opts.values()] == [
         ("count", int, 2), ("scale", float, 0.5), ("enabled", bool, False), ("mode", str, "fast")]
     load_all_passes()
-    assert list(pass_options(PASS_REGISTRY["convert-to-gir"])) == ["num-warps", "warp-size"]
+    assert list(pass_options(PASS_REGISTRY["convert-to-gir"])) == ["num-warps", "warp-size", "target"]
     assert list(pass_options(PASS_REGISTRY["accelerate-dot"])) == ["arch", "num-warps"]
     assert pass_options(PASS_REGISTRY["cse"]) == {}
 

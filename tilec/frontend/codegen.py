@@ -17,6 +17,7 @@ from ..language.core import constexpr, dtype, tensor, type_from_signature, use_s
 from ..language.semantic import Semantic
 from .calls import CallGen
 from .expressions import ExprGen
+from .hints import place_hints
 from .function import PLAIN_PARAMETERS_ONLY, KernelFunction, hashable as _hashable, is_kernel_function
 from .scope import Scope, is_tensor, normalize
 from .statements import StmtGen
@@ -133,6 +134,7 @@ class FunctionGen:
             self.stmt.mark_const_parameters(tree)
             self.stmt.block(tree.body)
             self._finish(func, tree)
+        place_hints(func)
         return func
 
     def _check_args(self, tree):

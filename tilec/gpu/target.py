@@ -9,12 +9,39 @@ are llvmlite values.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
 from ..codegen import atomics
 from ..codegen.intrinsics import call as intrinsic, mangle
 from ..errors import BackendError
+
+
+@dataclass(frozen=True)
+class AccessHints:
+    """How a global load or store asks the memory system to treat its data: Triton's ``cache_modifier``
+    (``ca``/``cg``/``cv`` for loads, ``wb``/``cg``/``cs``/``wt`` for stores; stored without the dot),
+    ``eviction_policy`` (``evict_first``/``evict_last``; ``evict_normal`` is the default and stored as ``""``)
+    and ``volatile`` (loads). Hints only: a target without the corresponding instruction forms ignores them."""
+    cache: str = ""
+    eviction: str = ""
+    volatile: bool = False
+
+    @classmethod
+    def of(cls, op) -> "AccessHints":
+        """The hints a ``load``/``store``/``async_copy`` op carries."""
+        a = op.attrs
+        eviction = a.get("eviction", "") or ""
+        return cls(cache=(a.get("cache", "") or "").lstrip("."),
+                   eviction="" if eviction == "evict_normal" else eviction,
+                   volatile=bool(a.get("volatile", False)))
+
+    def __bool__(self):
+        return bool(self.cache or self.eviction or self.volatile)
+
+
+NO_HINTS = AccessHints()
 
 
 class GpuTarget(ABC):
@@ -41,9 +68,10 @@ class GpuTarget(ABC):
         return None
 
     # -- module ------------------------------------------------------------------------------------------
-    def kernel_attributes(self, num_threads: int, func=None) -> dict:
+    def kernel_attributes(self, num_threads: int, func=None, options=None) -> dict:
         """String function attributes for the kernel ``func`` (the gir function) launched with ``num_threads``
-        threads per block (register budgeting: the maximum threads per block, minimum resident blocks)."""
+        threads per block (register budgeting: the maximum threads per block, minimum resident blocks, and a
+        register cap the compile ``options`` ask for, such as Triton's ``maxnreg``)."""
         return {}
 
     def finish_module(self, module) -> None:
@@ -73,14 +101,15 @@ class GpuTarget(ABC):
 
     # -- memory ------------------------------------------------------------------------------------------
     @abstractmethod
-    def load_global(self, b, ptr, mem_type, n: int, pred=None, others=None, cache: str = ""):
+    def load_global(self, b, ptr, mem_type, n: int, pred=None, others=None, hints: AccessHints = NO_HINTS):
         """``n`` consecutive elements of ``mem_type`` at ``ptr`` (aligned to the whole vector) as one access;
         where ``pred`` (i1 or None) is false the results are ``others`` (memory-typed values) or zero, and the
-        address is not touched. ``cache`` is Triton's cache modifier (``""``, ``"ca"``, ``"cg"``, ...)."""
+        address is not touched. ``hints``: the load's cache modifier, eviction policy and volatility."""
 
     @abstractmethod
-    def store_global(self, b, ptr, values, pred=None, cache: str = "") -> None:
-        """Store memory-typed ``values`` consecutively at ``ptr`` as one access, only where ``pred`` holds."""
+    def store_global(self, b, ptr, values, pred=None, hints: AccessHints = NO_HINTS) -> None:
+        """Store memory-typed ``values`` consecutively at ``ptr`` as one access, only where ``pred`` holds;
+        ``hints``: the store's cache modifier and eviction policy."""
 
     # -- atomics (optional: the defaults are LLVM's atomics in the target's scopes) ----------------------------
     #: LLVM synchronisation scope of each of Triton's scopes ("" is LLVM's system scope)

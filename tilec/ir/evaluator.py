@@ -420,6 +420,11 @@ def _print(ip, op, args):
     return []
 
 
+@register_impl("assume")
+def _assume(ip, op, args):
+    return []  # a promise for the optimiser, not a check (debug builds check with tl.device_assert)
+
+
 @register_impl("barrier")
 def _barrier(ip, op, args):
     return []

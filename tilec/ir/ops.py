@@ -766,6 +766,18 @@ class AssertOp(Operation):
     traits = frozenset({"writes"})
 
 
+class AssumeOp(Operation):
+    """``tl.assume(cond)``: the program promises that the i1 scalar ``cond`` holds here. It reaches LLVM as
+    ``llvm.assume``; the GPU axis analysis reads ``x % D == 0`` promises as divisibility of ``x``. Kept like an
+    effect so that the promise is not dropped with its (otherwise unused) condition."""
+    name = "assume"
+    operand_names = ("cond",)
+    traits = frozenset({"writes"})  # an effect, like assert: the promise stays where it is made
+
+    def verify_(self):
+        _check(self.cond.type == i1, self, f"needs an i1 scalar condition, got {self.cond.type}")
+
+
 class PrintOp(Operation):
     name = "print"
     operand_names = ("*values",)

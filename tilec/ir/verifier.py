@@ -281,10 +281,15 @@ class _Verifier:
         if f is None:
             return
         ft = f.function_type
-        if _types(op.operands) != list(ft.inputs):
+        # layouts aside: GPU passes choose them per function; call-boundaries makes them agree before lowering
+        if _bare(_types(op.operands)) != _bare(ft.inputs):
             _fail(op, f"passes {_fmt(_types(op.operands))} to @{callee} which takes {_fmt(ft.inputs)}")
-        if _types(op.results) != list(ft.results):
+        if _bare(_types(op.results)) != _bare(ft.results):
             _fail(op, f"expects {_fmt(_types(op.results))} from @{callee} which returns {_fmt(ft.results)}")
+
+
+def _bare(types) -> list:
+    return [t.without_layout() if t.is_tile else t for t in types]
 
 
 def _visible_before(op: Operation) -> set:

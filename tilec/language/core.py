@@ -168,7 +168,7 @@ class dtype:
         return self.name
 
     def __repr__(self):
-        return f"tl.{_CANONICAL_NAME.get(self.name, self.name)}"
+        return f"{REPR_MODULE[0]}.{_CANONICAL_NAME.get(self.name, self.name)}"
 
     def __hash__(self):
         return hash(("dtype", self.name))
@@ -312,6 +312,10 @@ uint8, uint16, uint32, uint64 = (dtype(n) for n in ("uint8", "uint16", "uint32",
 float8e4nv, float8e5, float8e4b15 = dtype("fp8e4nv"), dtype("fp8e5"), dtype("fp8e4b15")
 float16, bfloat16, float32, float64 = (dtype(n) for n in ("fp16", "bf16", "fp32", "fp64"))
 pi32_t = pointer_type(int32)
+#: how a dtype's repr names its module: an expression that evaluates back to the dtype where that name is bound
+#: (``tl.int8``; ``triton.language.int8`` while ``tilec.compat`` makes ``import triton`` give tilec)
+REPR_MODULE = ["tl"]
+
 _CANONICAL_NAME = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15", "fp16": "float16", "bf16": "bfloat16",
                    "fp32": "float32", "fp64": "float64"}
 

@@ -1113,6 +1113,19 @@ class Semantic:
         text = str(_unwrap(msg)) or "assertion failed"
         self.b.create("assert", [cond.handle], None, message=f"{self.source_location()}: {text}")
 
+    def assume(self, cond):
+        """``tl.assume``: a runtime promise (``llvm.assume``); a compile-time False is an error, True nothing."""
+        c = _unwrap(cond)
+        if not isinstance(c, tensor):
+            if not c:
+                raise AssertionError("tl.assume of a condition that is false at compile time")
+            return None
+        if c.shape:
+            raise TypeError(f"tl.assume needs a scalar condition, got a tensor of shape {list(c.shape)}")
+        c = self.cast(c, tlc.int1) if c.dtype != tlc.int1 else c
+        self.b.create("assume", [c.handle], None)
+        return None
+
     def device_print(self, prefix, *args, hex=False):
         handles = [self.to_tensor(a).handle for a in args]
         self.b.create("print", handles, None, prefix=str(_unwrap(prefix)), hex=bool(_unwrap(hex)))

@@ -465,10 +465,9 @@ def div_rn(x, y):
 
 @builtin
 def assume(cond):
-    """An optimisation hint; a compile-time False is an error, a runtime condition is accepted and dropped."""
-    c = _unwrap(cond)
-    if not isinstance(c, tensor) and not c:
-        raise AssertionError("tl.assume of a condition that is false at compile time")
+    """A promise that the scalar ``cond`` holds (``llvm.assume``; ``x % 16 == 0`` tells the GPU backends that
+    ``x`` is a multiple of 16); a compile-time False is an error."""
+    return current().assume(cond)
 
 
 @builtin

@@ -76,6 +76,7 @@ def inline_call(call: CallOp, callee: FuncOp):
 class Inline(Pass):
     name = "inline"
     force = False  # also inline ``noinline`` functions (for backends that lower no calls)
+    keep = None  # with ``force``: callee -> True for the ``noinline`` functions the backend calls for real
 
     def run(self, module: ModuleOp):
         funcs = module.funcs
@@ -86,7 +87,7 @@ class Inline(Pass):
         for f in _bottom_up(module):
             for call in _calls(f):
                 callee = _callee(module, call)
-                if callee.attrs.get("noinline") and not self.force:
+                if callee.attrs.get("noinline") and (not self.force or (self.keep is not None and self.keep(callee))):
                     continue
                 inline_call(call, callee)
                 changed = True
@@ -95,10 +96,14 @@ class Inline(Pass):
 
 
 class InlineAll(Inline):
-    """``noinline`` is a code-size hint for targets with real calls; a backend without them runs this first."""
+    """``noinline`` is a code-size hint for targets with real calls; a backend without them runs this first. A
+    backend with them passes ``keep``: the ``noinline`` functions it can call keep their calls."""
     name = "inline-all"
-    summary = "Inline every call, noinline functions included (for backends that lower no calls)."
+    summary = "Inline every call, noinline functions included unless the backend calls them (``keep``)."
     force = True
+
+    def __init__(self, keep=None):
+        self.keep = keep
 
 
 def symbol_dce(module: ModuleOp, roots) -> bool:

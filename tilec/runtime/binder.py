@@ -28,7 +28,7 @@ from ..targets.grid import SINGLE, CheckedGrid, normalize_grid
 from .args import KEYERS, describer, probe
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
-                  "default_dot_input_precision", "target", "launch_cooperative_grid", "ir_override")
+                  "default_dot_input_precision", "target", "launch_cooperative_grid", "ir_override", "arch")
 _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
 
 #: the binder's default for a parameter without one: seen, the call goes to the general path (which names it)

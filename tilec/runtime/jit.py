@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-import os
 import threading
 
 import numpy as np

@@ -21,24 +21,22 @@ import re
 import llvmlite.ir as ir
 
 from ...codegen import debuginfo
-from ...errors import BackendError
 from . import budget, control, debug, dot, elementwise, gather, inline_asm, memory, movement, reduce, shared, tma  # noqa: F401  (they register lowerings)
-from .function import FuncLowering
+from .function import FuncLowering, declare_device_function
 
 
 def lower_module(module, options, target) -> ir.Module:
-    """Lower every kernel of a gir module for ``target``; returns the llvmlite module."""
+    """Lower every function of a gir module for ``target`` (kernels as entry points, the functions they call as
+    device functions); returns the llvmlite module."""
     m = ir.Module(name="tilec")
     m.triple = target.triple
     m.data_layout = target.data_layout
     debug = debuginfo.DebugInfo(m, module.funcs[0].loc if module.funcs else None, dwarf_version=None,
                                 kind="DebugDirectivesOnly") if debuginfo.enabled() and module.funcs else None
+    device = {f.sym_name: declare_device_function(m, f) for f in module.funcs if not f.attrs.get("kernel", False)}
     for f in module.funcs:
-        if not f.attrs.get("kernel", False):
-            raise BackendError(f"function @{f.sym_name} is not a kernel; non-kernel functions must be inlined "
-                               f"before the {target.name} backend")
         budget.check(f, f.attrs.get("num_warps", options.get("num_warps", 4)), target.warp_size)
-        FuncLowering(m, f, options, target, debug).run()
+        FuncLowering(m, f, options, target, debug).run(device.get(f.sym_name))
     target.finish_module(m)
     return m
 
@@ -50,7 +48,7 @@ def lower_module_text(module, options, target) -> str:
     groups = []
     for i, f in enumerate(module.funcs):
         threads = target.warp_size * f.attrs.get("num_warps", options.get("num_warps", 4))
-        attrs = target.kernel_attributes(threads, f)
+        attrs = target.kernel_attributes(threads, f, options)
         if not attrs:
             continue
         pat = re.compile(r'^(define ' + re.escape(target.kernel_calling_convention) + r' void @"?'

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...errors import BackendError
 from ...ir import ops as O
 from .registry import lowers
+from .values import num_regs
 
 
 @lowers(O.ForOp)
@@ -113,3 +115,19 @@ def lower_while(L, op):
     b.position_at_end(exit_)
     for r, v in zip(op.results, fwd):
         L.bind(r, v)
+
+
+@lowers(O.CallOp)
+def lower_call(L, op):
+    """A call to a device function: the arguments' registers in, the results' registers out (caller and callee
+    agree on the layouts: call-boundaries)."""
+    fn = L.module.globals.get(op.attrs["callee"])
+    if fn is None:
+        raise BackendError(f"internal: call to @{op.attrs['callee']}, which is not a device function")
+    flat, _ = L._flatten([L.get(v) for v in op.operands])
+    r = L.b.call(fn, flat)
+    n = [num_regs(t.type) if t.type.is_tile else None for t in op.results]
+    total = sum(k or 1 for k in n)
+    regs = [r] if total == 1 else [L.b.extract_value(r, i) for i in range(total)]
+    for res, v in zip(op.results, L._unflatten(regs, n)):
+        L.bind(res, v)

@@ -1,9 +1,9 @@
-"""Lowering of barriers, device asserts and device prints."""
+"""Lowering of barriers, assumptions, device asserts and device prints."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...errors import BackendError
+from ...codegen.intrinsics import call as intrinsic
 from ...ir import ops as O
 from .layouts import owner_predicate, reg_coord_values
 from .registry import lowers
@@ -13,6 +13,11 @@ from .values import ll_of
 @lowers(O.BarrierOp)
 def lower_barrier(L, op):
     L.target.barrier(L.b)
+
+
+@lowers(O.AssumeOp)
+def lower_assume(L, op):
+    intrinsic(L.b, "llvm.assume", ir.VoidType(), [L.get(op.cond)])
 
 
 @lowers(O.AssertOp)
@@ -61,7 +66,3 @@ def lower_print(L, op):
         for coord, x in items:
             L.target.printf(L, fmt, pids + coord + [conv(x)], guard)
 
-
-@lowers(O.CallOp)
-def lower_call(L, op):
-    raise BackendError(f"call to @{op.attrs['callee']} reached the GPU lowering; run the inliner first")

@@ -19,6 +19,28 @@ from .types import I8, I32, llvm_type
 from .values import ll_of, num_regs
 
 
+def _flat_types(types) -> list:
+    """LLVM types of values of tir ``types`` as they cross a call: a tile as its registers."""
+    out = []
+    for t in types:
+        out.extend([llvm_type(t.element)] * num_regs(t) if t.is_tile else [llvm_type(t)])
+    return out
+
+
+def declare_device_function(module: ir.Module, func) -> ir.Function:
+    """The LLVM function of a device function (a ``noinline`` helper called for real): tiles travel as their
+    registers (the layouts call-boundaries fixed), several results as one struct. Internal and never inlined,
+    so that the helper stays one function in the assembly."""
+    ft = func.function_type
+    params = _flat_types(ft.inputs)
+    results = _flat_types(ft.results)
+    ret = ir.VoidType() if not results else (results[0] if len(results) == 1 else ir.LiteralStructType(results))
+    fn = ir.Function(module, ir.FunctionType(ret, params), func.sym_name)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    return fn
+
+
 def global_scratch_bytes(func) -> int:
     """Bytes of global scratch each program of ``func`` needs: one 128-byte slot per tensor copy descriptor."""
     slots = [op.attrs.get("slot", 0) for op in func.walk() if isinstance(op, G.TensormapCreateOp)]
@@ -55,16 +77,20 @@ class FuncLowering:
             g.type = ir.PointerType(addrspace=space)  # an opaque pointer, so GEPs/stores of any type apply
         return g
 
-    def run(self):
+    def run(self, fn=None):
+        """Lower the kernel (``fn`` None: its entry point is created here) or the device function ``fn``
+        (declared beforehand by ``declare_device_function``, so that calls can be lowered in any order)."""
         f = self.func
-        arg_types = [llvm_type(a.type) if not a.type.is_tile else None for a in f.args]
-        if any(t is None for t in arg_types):
-            raise BackendError("kernel parameters must be scalars or pointers")
-        scratch = global_scratch_bytes(f)
-        if scratch:  # a hidden last parameter: the launch's global scratch, ``scratch`` bytes per program
-            arg_types.append(ir.PointerType(I8, addrspace=1))
-        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), f.sym_name)
-        fn.calling_convention = self.target.kernel_calling_convention
+        kernel = fn is None
+        scratch = global_scratch_bytes(f) if kernel else 0
+        if kernel:
+            arg_types = [llvm_type(a.type) if not a.type.is_tile else None for a in f.args]
+            if any(t is None for t in arg_types):
+                raise BackendError("kernel parameters must be scalars or pointers")
+            if scratch:  # a hidden last parameter: the launch's global scratch, ``scratch`` bytes per program
+                arg_types.append(ir.PointerType(I8, addrspace=1))
+            fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), f.sym_name)
+            fn.calling_convention = self.target.kernel_calling_convention
         self.fn = fn
         entry_bb = fn.append_basic_block("entry")
         body_bb = fn.append_basic_block("body")
@@ -78,15 +104,34 @@ class FuncLowering:
         if self.debug is not None:
             self.subprogram = self.debug.subprogram(fn, f.sym_name, f.loc)
             self.debug.locate(self.b, self.subprogram, f.loc)
-        for a, la in zip(f.args, fn.args):
-            la.name = a.name_hint or ""
-            self.bind(a, la)
+        if kernel:
+            for a, la in zip(f.args, fn.args):
+                la.name = a.name_hint or ""
+                self.bind(a, la)
+        else:
+            regs = list(fn.args)
+            for a in f.args:  # a tile parameter arrives as its registers, in register order
+                n = num_regs(a.type) if a.type.is_tile else 1
+                vals, regs = regs[:n], regs[n:]
+                self.bind(a, list(vals) if a.type.is_tile else vals[0])
         self.global_scratch = None
         if scratch:
             self.global_scratch = fn.args[-1]
             self.global_scratch.name = "global_scratch"
         term = self.block(f.body)
-        if isinstance(term, O.ReturnOp):
+        if not kernel and isinstance(term, O.ReturnOp):
+            flat, _ = self._flatten([self.get(v) for v in term.operands])
+            rt = fn.function_type.return_type
+            if isinstance(rt, ir.VoidType):
+                self.b.ret_void()
+            elif not isinstance(rt, ir.LiteralStructType):
+                self.b.ret(flat[0])
+            else:
+                agg = ir.Constant(rt, ir.Undefined)
+                for i, v in enumerate(flat):
+                    agg = self.b.insert_value(agg, v, i)
+                self.b.ret(agg)
+        elif isinstance(term, O.ReturnOp):
             self.b.ret_void()
         elif not self.b.block.is_terminated:
             self.b.ret_void()

@@ -5,10 +5,11 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...codegen.atomics import BFLOAT
-from ...errors import BackendError
+from ...errors import BackendError, at_op
 from ...ir import ops as O
 from ..layouts import holds_copies
 from ..passes.axis_info import vector_width
+from ..target import AccessHints
 from .layouts import StagingBuffer, owner_predicate, reg_coord_values, smem_ptr
 from .registry import lowers
 from .types import FP8, I16, I32, from_memory, llvm_type, memory_bytes, memory_type, to_memory
@@ -21,17 +22,29 @@ def _width(L, op):
     return vector_width(ll_of(t), L.axis.info(op.ptr), L.axis.info(mask) if mask is not None else None, eb)
 
 
+def _located(fn):
+    """A target's refusal of an access (say, hints its instructions cannot combine) names the kernel line."""
+    def lower(L, op):
+        try:
+            fn(L, op)
+        except BackendError as e:
+            raise at_op(op, str(e)) from None
+    lower.__name__, lower.__doc__ = fn.__name__, fn.__doc__
+    return lower
+
+
 @lowers(O.LoadOp)
+@_located
 def lower_load(L, op):
     b = L.b
     pt = op.ptr.type
     et = pt.element.pointee
     mt = memory_type(et)
-    cache = op.attrs.get("cache", "")
+    hints = AccessHints.of(op)
     if not pt.is_tile:
         mask = L.get(op.mask) if op.mask is not None else None
         other = [to_memory(b, et, L.get(op.other))] if op.other is not None else None
-        v = L.target.load_global(b, L.get(op.ptr), mt, 1, mask, other, cache)[0]
+        v = L.target.load_global(b, L.get(op.ptr), mt, 1, mask, other, hints)[0]
         L.bind(op.result, from_memory(b, et, v))
         return
     vec = _width(L, op)
@@ -42,12 +55,13 @@ def lower_load(L, op):
     for g in range(0, len(ptrs), vec):
         pred = masks[g] if masks is not None else None
         oth = [to_memory(b, et, o) for o in others[g:g + vec]] if others is not None else None
-        vals = L.target.load_global(b, ptrs[g], mt, vec, pred, oth, cache)
+        vals = L.target.load_global(b, ptrs[g], mt, vec, pred, oth, hints)
         out.extend(from_memory(b, et, v) for v in vals)
     L.bind(op.result, out)
 
 
 @lowers(O.StoreOp)
+@_located
 def lower_store(L, op):
     b = L.b
     pt = op.ptr.type
@@ -55,16 +69,16 @@ def lower_store(L, op):
     if not pt.is_tile:
         mask = L.get(op.mask) if op.mask is not None else None
         pred = L._and(mask, L._scalar_owner())
-        L.target.store_global(b, L.get(op.ptr), [to_memory(b, et, L.get(op.value))], pred)
+        L.target.store_global(b, L.get(op.ptr), [to_memory(b, et, L.get(op.value))], pred, AccessHints.of(op))
         return
     vec = _width(L, op)
     owner = owner_predicate(L, ll_of(pt))
     ptrs, vals = L.get(op.ptr), L.get(op.value)
     masks = L.get(op.mask) if op.mask is not None else None
+    hints = AccessHints.of(op)
     for g in range(0, len(ptrs), vec):
         pred = L._and(masks[g] if masks is not None else None, owner)
-        L.target.store_global(b, ptrs[g], [to_memory(b, et, v) for v in vals[g:g + vec]], pred,
-                          op.attrs.get("cache", ""))
+        L.target.store_global(b, ptrs[g], [to_memory(b, et, v) for v in vals[g:g + vec]], pred, hints)
 
 
 def _elements(L, op, names):

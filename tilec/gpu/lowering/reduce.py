@@ -6,6 +6,7 @@ import llvmlite.ir as ir
 
 from ...errors import BackendError
 from ...ir import ops as O
+from ..passes.allocate_shared import operand_arrays
 from .layouts import row_major_offsets, smem_ptr, thread_part
 from .registry import lowers
 from .types import I1, I32, from_memory, memory_bytes, memory_type, to_memory
@@ -189,10 +190,8 @@ def _publish_per_warp(L, op, base, warp_bits, shape, keys, offs, values):
     for n in shape:
         m *= n
     types = [o.type.element for o in op.operands]
-    bases, cur = [], base
-    for t in types:
-        bases.append(cur)
-        cur += nslots * m * memory_bytes(t)
+    rel, _ = operand_arrays(nslots * m, [memory_bytes(t) for t in types])  # each operand's array aligned
+    bases = [base + r for r in rel]
     for key, off in zip(keys, offs):
         slot = b.add(b.mul(widx, ir.Constant(I32, m)), off)
         for k, t in enumerate(types):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...ir import ops as O
 from .. import ops as G
 from .layouts import load_vector, reg_coord_values, store_vector
+from ..target import AccessHints
 from .memory import _width
 from .registry import lowers
 from .types import I32, from_memory, memory_bytes, memory_type, to_memory
@@ -140,7 +140,7 @@ def lower_async_copy(L, op):
         dst = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
         if vec * eb in (4, 8, 16) and L.target.async_copy(b, dst, ptrs[g], vec * eb, pred):
             continue
-        vals = L.target.load_global(b, ptrs[g], mt, vec, pred, None, op.attrs.get("cache", ""))
+        vals = L.target.load_global(b, ptrs[g], mt, vec, pred, None, AccessHints.of(op))
         store_vector(b, dst, vals, eb)
 
 

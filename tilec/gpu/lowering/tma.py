@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...ir import ops as O
 from .. import ops as G
 from .function import global_scratch_bytes
 from .registry import lowers

@@ -7,6 +7,11 @@ Buffers are (size, first op, last op) intervals over the function's ops in progr
 ``local_dealloc``, or else until its last use through any view. One first-fit
 allocator places both, so scratch inside a pipelined loop never lands on a ring. Each op gets an
 ``smem_offset`` attribute; the function gets ``shared`` (bytes).
+
+Device functions (calls the lowering keeps) are allocated on their own and then placed after everything their
+callers use (``smem_base``, added to their offsets), so a callee never overwrites its caller's live buffers; a
+kernel's ``shared`` then covers its callees too, and every function's ``smem_end`` is where its own and its
+callees' bytes end (insert-barriers orders calls by it).
 """
 from __future__ import annotations
 
@@ -18,6 +23,19 @@ from .. import ops as G
 
 ALIGN = 16
 BUFFER_ALIGN = 1024
+
+
+def operand_arrays(count: int, elem_sizes) -> tuple[list[int], int]:
+    """Byte offsets of consecutive arrays of ``count`` elements, one per element size in ``elem_sizes`` (the
+    operands of a multi-operand reduction or scan), each starting at a multiple of its element size so that
+    every access to it is aligned (u8 values followed by i32 indices: the indices start on a 4-byte boundary);
+    and the bytes they span. The region itself starts ``ALIGN``-aligned."""
+    offsets, cur = [], 0
+    for eb in elem_sizes:
+        cur = (cur + eb - 1) // eb * eb
+        offsets.append(cur)
+        cur += count * eb
+    return offsets, cur
 
 
 def scratch_bytes(op) -> int:
@@ -54,7 +72,8 @@ def scratch_bytes(op) -> int:
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
         warps = sum(1 for b in ll.warp if b[op.attrs["axis"]])
-        return (1 << warps) * src.numel * sum(elem_bytes(o.type) for o in op.operands) if warps else 0
+        return operand_arrays((1 << warps) * src.numel, [elem_bytes(o.type) for o in op.operands])[1] if warps \
+            else 0
     if isinstance(op, O.ReduceOp):  # partial results of the warps along the axis
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
@@ -66,7 +85,7 @@ def scratch_bytes(op) -> int:
         for i, n in enumerate(src.shape):
             if i != ax:
                 out *= n
-        return (1 << warps) * out * sum(elem_bytes(o.type) for o in op.operands)
+        return operand_arrays((1 << warps) * out, [elem_bytes(o.type) for o in op.operands])[1]
     return 0
 
 
@@ -132,6 +151,55 @@ class AllocateShared(Pass):
             for op, off in offsets.items():
                 op.attrs["smem_offset"] = off
             f.attrs["shared"] = total
+        place_device_functions(module)
 
 
-__all__ = ["AllocateShared", "scratch_bytes", "buffer_bytes", "allocate"]
+def _calls(f):
+    return [op.attrs["callee"] for op in f.walk() if isinstance(op, O.CallOp)]
+
+
+def place_device_functions(module):
+    """Give every called function a base past its callers' bytes (callers first), shift its offsets there, and
+    record each function's ``smem_end``; a kernel's ``shared`` becomes its ``smem_end``."""
+    funcs = {f.sym_name: f for f in module.funcs}
+    order, seen = [], set()
+
+    def visit(f):  # callees after every caller: reversed post-order
+        if f.sym_name in seen:
+            return
+        seen.add(f.sym_name)
+        for c in _calls(f):
+            if c in funcs:
+                visit(funcs[c])
+        order.append(f)
+    for f in module.funcs:
+        visit(f)
+    order.reverse()
+    if all(not _calls(f) for f in order):
+        return
+    base = {f.sym_name: 0 for f in order}
+    for f in order:
+        for c in _calls(f):
+            callee = funcs.get(c)
+            if callee is None:
+                continue
+            align = BUFFER_ALIGN if any(isinstance(op, G.LocalAllocOp) for op in callee.walk()) else ALIGN
+            start = base[f.sym_name] + f.attrs.get("shared", 0)
+            base[c] = max(base[c], (start + align - 1) // align * align)
+    for f in order:
+        b = base[f.sym_name]
+        if b and not f.attrs.get("kernel"):
+            for op in f.walk():
+                if "smem_offset" in op.attrs:
+                    op.attrs["smem_offset"] += b
+            f.attrs["smem_base"] = b
+    end = {}
+    for f in reversed(order):  # callees first
+        own = base[f.sym_name] + f.attrs.get("shared", 0) if f.attrs.get("shared", 0) else 0
+        end[f.sym_name] = max([own] + [end[c] for c in _calls(f) if c in end])
+        f.attrs["smem_end"] = end[f.sym_name]
+        if f.attrs.get("kernel"):
+            f.attrs["shared"] = end[f.sym_name]
+
+
+__all__ = ["AllocateShared", "scratch_bytes", "buffer_bytes", "allocate", "operand_arrays", "place_device_functions"]

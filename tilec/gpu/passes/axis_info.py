@@ -7,7 +7,9 @@
 Memory accesses read these facts to choose vector widths: a pointer tile with contiguity 4 and 16-byte
 divisibility of f32 elements, under a mask whose constancy is 4, can use one predicated 16-byte access per 4
 elements. Facts enter from ``arg_divisibility`` on the function, ``hint`` ops, constants and ``arange``, and
-flow forward through a table of transfer rules; everything unknown is (1, 1, 1). Scalars carry one entry.
+``assume`` ops promising ``x % D == 0`` (or ``x & (D - 1) == 0``: ``x`` divisible by D's power-of-two part, for
+what follows the promise in its block), and flow forward through a table of transfer rules; everything unknown is
+(1, 1, 1). Scalars carry one entry.
 """
 from __future__ import annotations
 
@@ -75,8 +77,37 @@ class AxisAnalysis:
 
     # -- traversal ---------------------------------------------------------------------------------------
     def block(self, b):
+        promised: dict = {}  # values an ``assume`` upgraded in this block -> what was known before
         for op in b.ops:
-            self.op(op)
+            if isinstance(op, O.AssumeOp):
+                self._assume(op.cond, promised)
+            else:
+                self.op(op)
+        if b.parent_op is not None and not isinstance(b.parent_op, O.FuncOp):
+            self.values.update(promised)  # a promise made inside a region holds only there
+
+    def _assume(self, cond, promised):
+        """``x % D == 0`` / ``x & (D - 1) == 0`` (either side of the ``eq``): ``x`` is divisible by D."""
+        c = getattr(cond, "op", None)
+        if not isinstance(c, O.CmpOp) or c.attrs["predicate"] != "eq":
+            return
+        for expr, zero in ((c.lhs, c.rhs), (c.rhs, c.lhs)):
+            e = getattr(expr, "op", None)
+            if _const_value(zero) != 0 or not isinstance(e, (O.RemOp, O.AndOp)):
+                continue
+            k = _const_value(e.rhs)
+            if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+                continue
+            x = e.lhs
+            if not x.type.is_int:
+                continue
+            # x & m == 0 clears every bit m has: divisible by 2 ** (m's trailing ones), the low bit of m + 1
+            d = _pow2_div(k) if isinstance(e, O.RemOp) else _pow2_div(k + 1)
+            old = self.info(x)
+            if d > 1 and min(old.divisibility) < d:
+                promised.setdefault(x, old)
+                self.values[x] = AxisInfo(old.contiguity, tuple(max(v, d) for v in old.divisibility),
+                                          old.constancy)
 
     def op(self, op):
         if isinstance(op, O.ForOp):
@@ -298,4 +329,8 @@ def vector_width(ll, ptr_info: AxisInfo, mask_info: AxisInfo | None, elem_bytes:
     p = 1
     while p * 2 <= v:
         p *= 2
+    # every group of p registers must start at a multiple of p along ``dim`` (the runs' facts hold from there):
+    # the bases above the group's own bits may not move by less than a whole group
+    while p > 1 and any(b[dim] % p for b in ll.reg[p.bit_length() - 1:] + ll.lane + ll.warp):
+        p //= 2
     return p

@@ -21,8 +21,8 @@ SHAPE_FREE = ("reduce", "scan", "trans", "reshape", "convert_layout")
 class ConvertToGIR(Pass):
     name = "convert-to-gir"
 
-    def __init__(self, num_warps: int = 4, warp_size: int = 32):
-        self.num_warps, self.warp_size = num_warps, warp_size
+    def __init__(self, num_warps: int = 4, warp_size: int = 32, target: str = ""):
+        self.num_warps, self.warp_size, self.target = num_warps, warp_size, target
 
     def run(self, module):
         for f in module.funcs:
@@ -32,6 +32,8 @@ class ConvertToGIR(Pass):
                     set_layout(a, self.anchor(a.type.rank))
             self.block(f.body, None)
             f.attrs["num_warps"] = self.num_warps
+            if self.target:  # what the layouts (and later the instructions) are chosen for: "<backend>:<arch>"
+                f.attrs["target"] = self.target
 
     def _anchors(self, f):
         best = {}

@@ -2,8 +2,9 @@
 shared-memory user touched since the last barrier (threads of the earlier op may still be reading them).
 
 Each user's own write -> barrier -> read sequence is emitted by its lowering; this pass only orders users
-against each other: ops with scratch space, and the buffers stage-operands makes from registers (written by
-their ``local_alloc``, read by ``local_load`` and warpgroup dots); reads after reads need no barrier. Loops are walked twice so that accesses at the end of one iteration guard the start of the
+against each other: ops with scratch space, the buffers stage-operands makes from registers (written by
+their ``local_alloc``, read by ``local_load`` and warpgroup dots), and calls to device functions (users of the
+bytes the callee and its callees use); reads after reads need no barrier. Loops are walked twice so that accesses at the end of one iteration guard the start of the
 next; ``if`` branches merge their pending sets.
 """
 from __future__ import annotations
@@ -26,10 +27,15 @@ def _staged_range(v):
     return (off, off + buffer_bytes(root.result.type))
 
 
-def accesses(op):
+def accesses(op, funcs=None):
     """((start, end), writes) for the shared memory ``op`` touches that this pass orders: its scratch space
-    (written and read), and buffers made from registers: written by their ``local_alloc``, read by
-    ``local_load`` and warpgroup dots through any view."""
+    (written and read), buffers made from registers (written by their ``local_alloc``, read by ``local_load``
+    and warpgroup dots through any view), and a device function's bytes (and its callees') for a call."""
+    if isinstance(op, O.CallOp):
+        f = (funcs or {}).get(op.attrs["callee"])
+        if f is None or not f.attrs.get("smem_end"):
+            return []
+        return [((f.attrs.get("smem_base", 0), f.attrs["smem_end"]), True)]
     n = scratch_bytes(op)
     if n and "smem_offset" in op.attrs:
         off = op.attrs["smem_offset"]
@@ -52,6 +58,7 @@ class InsertBarriers(Pass):
     name = "insert-barriers"
 
     def run(self, module):
+        self.funcs = {f.sym_name: f for f in module.funcs}
         for f in module.funcs:
             self.block(f.body, frozenset(), insert=True)
 
@@ -63,7 +70,7 @@ class InsertBarriers(Pass):
             if op.regions and not isinstance(op, (O.ReduceOp, O.ScanOp)):
                 pending = self.region_op(op, pending, insert)
                 continue
-            acc = accesses(op)
+            acc = accesses(op, self.funcs)
             if not acc:
                 continue
             if any(_conflicts(a, pending) for a in acc):

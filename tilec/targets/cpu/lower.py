@@ -13,6 +13,7 @@ import llvmlite.ir as ir
 from ...codegen import debuginfo
 from ...codegen import llvm_types as LT
 from ...codegen.elementwise import emit_op
+from ...codegen.intrinsics import call as intrinsic
 from ...errors import BackendError
 from ...ir.types import TileType
 from . import atomics, control, dot, gather, inline_asm, reduce, runtime  # noqa: F401  (they register their lowerings)
@@ -278,6 +279,9 @@ class Lowering:
     def op_barrier(self, op):
         pass
 
+    def op_assume(self, op):
+        intrinsic(self.b, "llvm.assume", ir.VoidType(), [self.get(op.cond)])
+
 
 def _reads_memory(node) -> bool:
     return isinstance(node, Lazy) and node.loads
@@ -288,7 +292,7 @@ for _cls, _fn in ((O.ConstantOp, Lowering.op_constant), (O.SplatOp, Lowering.op_
                   (O.ProgramIdOp, Lowering.op_program_id), (O.NumProgramsOp, Lowering.op_num_programs),
                   (O.LoadOp, Lowering.op_load), (O.StoreOp, Lowering.op_store), (O.ReshapeOp, Lowering.op_reshape),
                   (O.TransOp, Lowering.op_trans), (O.ReturnOp, Lowering.op_return), (O.CallOp, Lowering.op_call),
-                  (O.BarrierOp, Lowering.op_barrier),
+                  (O.BarrierOp, Lowering.op_barrier), (O.AssumeOp, Lowering.op_assume),
                   ((O.ElementwiseOp, O.ArangeOp, O.BroadcastOp, O.ExpandDimsOp, O.HintOp), Lowering.op_elementwise)):
     LOWERINGS.register(*(_cls if isinstance(_cls, tuple) else (_cls,)))(_fn)
 

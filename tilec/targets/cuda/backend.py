@@ -2,7 +2,7 @@
 
 Stages (each ``fn(artifact, metadata)``):
 ``gir`` (the module after the GPU passes, which ``passes`` contributes to the compile's one pass pipeline), ``llir`` (NVVM LLVM IR text), ``ptx`` (text), and
-``cubin`` (bytes; only when ptxas is on PATH). None of them needs a GPU or a CUDA driver; ``load`` does.
+``cubin`` (bytes; only when ptxas is on PATH and knows the architecture). None of them needs a GPU or a CUDA driver; ``load`` does.
 ``asm["sass"]`` is made only when first read (``derived_asm``), so compiles never pay for a disassembler.
 """
 from __future__ import annotations
@@ -28,16 +28,26 @@ from ...gpu.lowering.function import global_scratch_bytes
 
 
 
+def parse_arch(value, what: str = "arch") -> int:
+    """A compute capability from ``90``, ``"90"``, ``"sm90"``, ``"sm_90"`` or ``"sm_90a"`` (Triton's spellings)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    for prefix in ("sm_", "sm", "cuda:"):
+        text = text.removeprefix(prefix)
+    try:
+        return int(text.rstrip("a"))
+    except ValueError:
+        raise BackendError(f"{what} must be a compute capability such as 80, 'sm80' or 'sm_90a', got {value!r}") \
+            from None
+
+
 def detect_arch(default: int = 80) -> int:
     """``TILEC_CUDA_ARCH`` (e.g. ``80``: the Ampere code path on a newer GPU), else the first device's compute
     capability when a driver is usable, else ``default`` (compiling needs no GPU)."""
     forced = os.environ.get("TILEC_CUDA_ARCH")
     if forced:
-        try:
-            return int(forced.removeprefix("sm_").rstrip("a"))
-        except ValueError:
-            raise BackendError(f"TILEC_CUDA_ARCH must be a compute capability such as 80 or 90, got {forced!r}") \
-                from None
+        return parse_arch(forced, "TILEC_CUDA_ARCH")
     try:
         return compute_capability(0)
     except Exception:
@@ -69,12 +79,12 @@ def disassemble(cubin: bytes) -> str:
 
 
 def _known_arch(arch) -> int:
-    """``arch`` (90, "90", "sm_90", "sm_90a") as an int, refused up front unless tilec knows the architecture
-    (LLVM would only warn, and ptxas refuse the PTX much later)."""
+    """``arch`` (any of :func:`parse_arch`'s spellings) as an int, refused up front unless tilec knows the
+    architecture (LLVM would only warn, and ptxas refuse the PTX much later)."""
     text = str(arch).strip()
     try:
-        value = int(text.removeprefix("sm_").rstrip("a"))
-    except ValueError:
+        value = parse_arch(arch)
+    except BackendError:
         value = None
     if value not in ptx.KNOWN_ARCHS:
         names = [str(a) for a in ptx.KNOWN_ARCHS]
@@ -125,22 +135,35 @@ class CUDABackend:
             raise BackendError(f"unknown CUDA option(s): {', '.join(sorted(unknown))}")
         opts.update({k: v for k, v in options.items() if k in opts})
         opts.update({k: v for k, v in options.items() if k in passthrough and k != "arch"})
+        if opts.get("enable_fp_fusion") is None:  # Triton's default, and its switch for it
+            opts["enable_fp_fusion"] = os.environ.get("TILEC_DEFAULT_FP_FUSION",
+                                                      os.environ.get("TRITON_DEFAULT_FP_FUSION", "1")) != "0"
         nw = opts["num_warps"]
         if not isinstance(nw, int) or nw < 1 or nw > 32 or nw & (nw - 1):
             raise BackendError(f"num_warps must be a power of two in 1..32, got {nw!r}")
         if not isinstance(opts["num_stages"], int) or opts["num_stages"] < 1:
             raise BackendError(f"num_stages must be a positive int, got {opts['num_stages']!r}")
+        mr = opts.get("maxnreg")
+        if mr is not None and (isinstance(mr, bool) or not isinstance(mr, int) or not 1 <= mr <= 255):
+            raise BackendError(f"maxnreg must be an int in 1..255 (registers per thread), got {mr!r}")
         opts["debug"] = bool(opts["debug"])
         opts["arch"] = self.arch  # the architecture compiled for is part of the cache key
         return opts
 
     # -- passes and stages ---------------------------------------------------------------------------------
+    @property
+    def pass_defaults(self) -> dict:
+        """Options tools give lone passes (``tilec-opt --target cuda:90 -p convert-to-gir``), as the pipeline does."""
+        return {"target": f"cuda:{self.arch}"}
+
     def passes(self, options: dict):
         """The GPU passes, run after the tir passes by the compile's PassManager; on sm_90 the tensor
         descriptor loads the copy engine can move stay whole (``tma.keeps_descriptor``)."""
         target = CudaTarget(self.arch)
         return gpu_passes(options["num_warps"], self.warp_size, self.arch, options["num_stages"],
-                          keep_descriptor=lambda op: target.keeps_descriptor(op, options))
+                          keep_descriptor=lambda op: target.keeps_descriptor(op, options),
+                          device_calls=not options.get("debug"),  # debug checks live in the kernel's frame
+                          target=f"cuda:{self.arch}")
 
     verifier = staticmethod(verify_gir)
 
@@ -148,7 +171,7 @@ class CUDABackend:
         out = [("gir", lambda m, md: self.make_gir(m, md, options)),
                ("llir", lambda m, md: self.make_llir(m, md, options)),
                ("ptx", lambda s, md: self.make_ptx(s, md, options))]
-        if ptx.ptxas_path() is not None:
+        if ptx.ptxas_knows(self.arch):
             out.append(("cubin", lambda s, md: self.make_cubin(s, md, options)))
         return out
 
@@ -170,7 +193,7 @@ class CUDABackend:
         return lower_module_text(module, options)
 
     def make_ptx(self, llir, metadata, options):
-        metadata["ptx_version"] = ptx.ptx_version(self.arch)
+        metadata["ptx_version"] = max(ptx.ptx_version(self.arch), ptx.features_version(llir))
         return ptx.llir_to_ptx(llir, self.arch)
 
     def make_cubin(self, ptx_text, metadata, options):

@@ -80,7 +80,9 @@ def _mma_tf32(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
 
 
 def _mma_int8(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
-    """``mma.sync.m16n8k32`` on 8-bit integers: four consecutive k per b32 register, i32 accumulators."""
+    """``mma.sync.m16n8k32`` on 8-bit integers: four consecutive k per b32 register, i32 accumulators that
+    saturate instead of wrapping (``.satfinite``, as Triton emits it; reachable only past 2**31 / 127**2 ~ 133k
+    terms)."""
     b = L.b
     kind = "u8" if op.a.type.element.name == "u8" else "s8"
     packed: dict = {}
@@ -93,7 +95,7 @@ def _mma_int8(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
                 vec = b.insert_element(vec, vals[i], ir.Constant(I32, j))
             packed[key] = b.bitcast(vec, I32)
         return packed[key]
-    _mma_tiles(L, op, f"m16n8k32.row.col.s32.{kind}.{kind}.s32", acc, c_idx, c_ll, K, 32,
+    _mma_tiles(L, op, f"m16n8k32.row.col.satfinite.s32.{kind}.{kind}.s32", acc, c_idx, c_ll, K, 32,
                lambda bb, mb, kb: [pack(av, [a_idx.at(bb)[(mb + r, kb + k + j)] for j in range(4)])
                                    for r, k in ((0, 0), (8, 0), (0, 16), (8, 16))],
                lambda bb, kb, n: [pack(bv, [b_idx.at(bb)[(kb + k + j, n)] for j in range(4)]) for k in (0, 16)],

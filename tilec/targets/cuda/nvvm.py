@@ -1,7 +1,8 @@
 """NVVM building blocks: special registers, barriers, warp shuffles and predicated vector global accesses.
 
 Global loads/stores go through inline PTX so that a whole 4/8/16-byte vector is one instruction under one
-predicate, with masked-off lanes keeping their ``other`` value (moved in before the predicated load).
+predicate, with masked-off lanes keeping their ``other`` value (moved in before the predicated load), and with the
+access's cache operator, eviction priority or volatility (``access_modifiers``).
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as intrinsic
 from ...codegen.llvm_types import byte_size
+from ...errors import BackendError
 from ...gpu.lowering.types import F16, F32, F64, I16, I32, I64, VOID
 
 
@@ -69,18 +71,21 @@ def shfl_xor(b, v, lane_mask: int):
 # predicated vector global memory access
 # ---------------------------------------------------------------------------------------------------------------
 def _words(nbytes: int):
-    """(number of 32-bit words, or 0 with a narrower single word type) for a vector of ``nbytes``."""
+    """(number of registers, their type, constraint, PTX type) moving a vector of ``nbytes``: 32-bit words from 4
+    bytes on, else one 16-bit register (a single byte travels zero-extended in it, ``.u8``)."""
     if nbytes >= 4:
         return nbytes // 4, I32, "r", "b32"
     if nbytes == 2:
         return 1, I16, "h", "b16"
-    return 0, None, None, None
+    return 1, I16, "h", "u8"
 
 
 def _pack(b, values, word_t, nwords):
     """Memory-typed element values -> ``nwords`` words of ``word_t``."""
     et = values[0].type
     n = len(values)
+    if n == 1 and isinstance(et, ir.IntType) and et.width < word_t.width:
+        return [b.zext(values[0], word_t)]
     vec = ir.VectorType(et, n)
     acc = ir.Constant(vec, ir.Undefined)
     for i, v in enumerate(values):
@@ -94,7 +99,10 @@ def _pack(b, values, word_t, nwords):
 def _unpack(b, words, et, n):
     nw = len(words)
     if nw == 1:
-        v = b.bitcast(words[0], ir.VectorType(et, n)) if n > 1 else b.bitcast(words[0], et)
+        w = words[0]
+        if n == 1 and isinstance(et, ir.IntType) and et.width < w.type.width:
+            return [b.trunc(w, et)]
+        v = b.bitcast(w, ir.VectorType(et, n)) if n > 1 else b.bitcast(w, et)
         return [b.extract_element(v, ir.Constant(I32, i)) for i in range(n)] if n > 1 else [v]
     acc = ir.Constant(ir.VectorType(words[0].type, nw), ir.Undefined)
     for i, w in enumerate(words):
@@ -103,27 +111,74 @@ def _unpack(b, words, et, n):
     return [b.extract_element(v, ir.Constant(I32, i)) for i in range(n)]
 
 
-_CACHE = {"": "", "ca": ".ca", "cg": ".cg", "cs": ".cs", "lu": ".lu", "cv": ".cv", ".ca": ".ca", ".cg": ".cg",
-          ".cs": ".cs", ".cv": ".cv"}
+LOAD_CACHE = ("ca", "cg", "cs", "lu", "cv")
+STORE_CACHE = ("wb", "cg", "cs", "wt")
+EVICTION = ("evict_first", "evict_last", "evict_unchanged", "no_allocate")
 
 
-def vector_load(b, ptr, et, n: int, pred=None, others=None, cache=""):
+def access_modifiers(hints, store: bool, arch: int):
+    """(PTX qualifiers after ``.global``, the ``createpolicy`` line or "") for an access with ``hints`` (a
+    ``gpu.target.AccessHints``), as NVIDIA's instruction forms allow them: a cache operator
+    (``ld.global.cg``), or an L1 eviction priority with, from sm_80 on, an L2 policy that says the same
+    (``ld.global.L1::evict_last.L2::cache_hint ..., policy``), or a volatile load; PTX has no form combining
+    two of these, so asking for that is a BackendError."""
+    if hints is None or not hints:
+        return "", ""
+    kinds = [k for k, on in (("cache_modifier", hints.cache), ("eviction_policy", hints.eviction),
+                              ("volatile", hints.volatile)) if on]
+    if len(kinds) > 1:
+        raise BackendError(f"NVIDIA GPUs have no {'store' if store else 'load'} that takes both "
+                           f"{kinds[0]} and {kinds[1]} (PTX allows one of cache operator, eviction priority, "
+                           f"volatile)")
+    if hints.volatile:
+        if store:
+            raise BackendError("volatile applies to loads only")
+        return "volatile", ""
+    if hints.cache:
+        allowed = STORE_CACHE if store else LOAD_CACHE
+        if hints.cache not in allowed:
+            raise BackendError(f"cache modifier '.{hints.cache}' is not a PTX {'store' if store else 'load'} "
+                               f"cache operator (one of {', '.join('.' + c for c in allowed)})")
+        return "." + hints.cache, ""
+    ev = hints.eviction
+    if ev not in EVICTION:
+        raise BackendError(f"eviction policy '{ev}' is not one of {', '.join(EVICTION)}")
+    if arch < 70:
+        return "", ""  # eviction priorities came with sm_70: a hint, dropped
+    if arch >= 80 and ev in ("evict_first", "evict_last"):
+        return f".L1::{ev}.L2::cache_hint", f"createpolicy.fractional.L2::{ev}.b64 %policy, 1.0;"
+    return f".L1::{ev}", ""
+
+
+def _asm_access(guard: str, text: str, policy: str) -> str:
+    """An access instruction under ``guard``, with its L2 cache policy made in a register of its own scope when
+    it takes one."""
+    if not policy:
+        return guard + text
+    return "{\n\t.reg .b64 %policy;\n\t" + policy + "\n\t" + guard + text.rstrip(";") + ", %policy;\n\t}"
+
+
+def vector_load(b, ptr, et, n: int, pred=None, others=None, hints=None, arch: int = 80):
     """Load ``n`` consecutive elements of memory type ``et`` at ``ptr`` (aligned to the whole vector) as one
-    instruction; where ``pred`` is false the results are ``others`` (or zero)."""
+    instruction; where ``pred`` is false the results are ``others`` (or zero). ``hints`` (AccessHints): cache
+    operator, eviction priority or volatile, as ``access_modifiers`` spells them."""
     nbytes = n * byte_size(et)
     nw, wt, cons, bits = _words(nbytes)
-    if nw == 0 or (n == 1 and nbytes < 4 and nw == 1 and et != I16 and et != F16):
+    mods, policy = access_modifiers(hints, False, arch)
+    if not mods and n == 1 and nbytes < 4 and et != I16 and et != F16:
         return [_scalar_load(b, ptr, et, pred, others[0] if others else None)]
     if others is None:
         others = [ir.Constant(et, None)] * n  # zero
     other_words = _pack(b, others, wt, nw)
     outs = ",".join(f"${i}" for i in range(nw))
     addr = f"${nw}"
-    lines = [f"mov.{bits} ${i}, ${nw + 2 + i};" for i in range(nw)] if pred is not None else []
+    mov = "b16" if bits == "u8" else bits
+    lines = [f"mov.{mov} ${i}, ${nw + 2 + i};" for i in range(nw)] if pred is not None else []
     vec = f".v{nw}" if nw > 1 else ""
     dst = "{" + outs + "}" if nw > 1 else "$0"
     guard = f"@${nw + 1} " if pred is not None else ""
-    lines.append(f"{guard}ld.global{_CACHE.get(cache, '')}{vec}.{bits} {dst}, [{addr}];")
+    space = "volatile.global" if mods == "volatile" else "global" + mods
+    lines.append(_asm_access(guard, f"ld.{space}{vec}.{bits} {dst}, [{addr}];", policy))
     cons_list = [f"={cons}"] * nw + ["l"]
     args = [ptr]
     if pred is not None:
@@ -137,18 +192,21 @@ def vector_load(b, ptr, et, n: int, pred=None, others=None, cache=""):
     return _unpack(b, words, et, n)
 
 
-def vector_store(b, ptr, values, pred=None, cache=""):
+def vector_store(b, ptr, values, pred=None, hints=None, arch: int = 80):
     et = values[0].type
     n = len(values)
     nbytes = n * byte_size(et)
     nw, wt, cons, bits = _words(nbytes)
-    if nw == 0 or (n == 1 and nbytes < 4 and et != I16 and et != F16):
+    mods, policy = access_modifiers(hints, True, arch)
+    if not mods and n == 1 and nbytes < 4 and et != I16 and et != F16:
         return _scalar_store(b, ptr, values[0], pred)
+    if bits == "u8":
+        bits = "b8"
     words = _pack(b, values, wt, nw)
     vec = f".v{nw}" if nw > 1 else ""
     src = "{" + ",".join(f"${i + 1}" for i in range(nw)) + "}" if nw > 1 else "$1"
     guard = f"@${nw + 1} " if pred is not None else ""
-    text = f"{guard}st.global{_CACHE.get(cache, '')}{vec}.{bits} [$0], {src};"
+    text = _asm_access(guard, f"st.global{mods}{vec}.{bits} [$0], {src};", policy)
     cons_list = ["l"] + [cons] * nw
     args = [ptr] + words
     if pred is not None:

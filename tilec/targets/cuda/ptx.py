@@ -1,10 +1,12 @@
 """LLVM IR text -> optimised PTX through llvmlite's NVPTX target, and PTX -> cubin through ptxas when present.
 
 The PTX ISA version is the lowest that the architecture needs (so older drivers can JIT it), at least 7.0 for
-the instructions the lowering uses.
+the instructions the lowering uses, raised where the kernel's inline PTX (tilec's own, such as eviction priorities,
+or the user's ``inline_asm_elementwise``) uses instructions of a later ISA (``_PTX_FOR_FEATURE``).
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -16,6 +18,9 @@ from ...errors import BackendError
 _PTX_FOR_ARCH = {70: 60, 75: 63, 80: 70, 86: 71, 87: 74, 89: 78, 90: 78, 100: 86, 101: 86, 103: 88, 120: 87}
 #: the compute capabilities tilec compiles for
 KNOWN_ARCHS = tuple(sorted(_PTX_FOR_ARCH))
+
+# instruction forms later than the architectures' baseline ISA: (text in the inline PTX, ISA version it needs)
+_PTX_FOR_FEATURE = (("L1::evict", 74), ("L2::cache_hint", 74), ("createpolicy", 74), ("L1::no_allocate", 74))
 _initialised = False
 
 
@@ -35,6 +40,12 @@ def ptx_version(arch: int) -> int:
     return max(best, 70)
 
 
+def features_version(llir: str) -> int:
+    """The PTX ISA version the instruction forms used in ``llir``'s inline PTX need (0: nothing beyond the
+    baseline)."""
+    return max((v for text, v in _PTX_FOR_FEATURE if text in llir), default=0)
+
+
 def _init():
     global _initialised
     if not _initialised:
@@ -44,11 +55,11 @@ def _init():
         _initialised = True
 
 
-def target_machine(arch: int, opt: int = 3):
+def target_machine(arch: int, opt: int = 3, version: int | None = None):
     import llvmlite.binding as llvm
     _init()
     t = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    return t.create_target_machine(cpu=cpu_name(arch), features=f"+ptx{ptx_version(arch)}", opt=opt)
+    return t.create_target_machine(cpu=cpu_name(arch), features=f"+ptx{version or ptx_version(arch)}", opt=opt)
 
 
 def llir_to_ptx(llir: str, arch: int, opt_level: int = 3) -> str:
@@ -59,7 +70,7 @@ def llir_to_ptx(llir: str, arch: int, opt_level: int = 3) -> str:
         mod.verify()
     except RuntimeError as e:
         raise BackendError(f"LLVM rejected the generated IR (a tilec bug): {e}") from None
-    tm = target_machine(arch)
+    tm = target_machine(arch, version=max(ptx_version(arch), features_version(llir)))
     if opt_level:
         pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
         pb = llvm.create_pass_builder(tm, pto)
@@ -72,6 +83,22 @@ def llir_to_ptx(llir: str, arch: int, opt_level: int = 3) -> str:
 
 def ptxas_path():
     return shutil.which("ptxas")
+
+
+@functools.lru_cache(maxsize=None)
+def _ptxas_gpu_names(exe: str) -> frozenset:
+    p = subprocess.run([exe, "--help"], capture_output=True, text=True)
+    return frozenset(re.findall(r"'(sm_\w+)'", p.stdout))
+
+
+def ptxas_knows(arch: int) -> bool:
+    """Whether the ptxas on PATH assembles for ``arch`` (CUDA 13's drops sm_70/sm_72; a PTX-only compile for
+    such an architecture still loads, JIT-compiled by the driver). True when it does not say."""
+    exe = ptxas_path()
+    if exe is None:
+        return False
+    names = _ptxas_gpu_names(exe)
+    return not names or cpu_name(arch) in names
 
 
 _INFO = re.compile(r"Used (\d+) registers")

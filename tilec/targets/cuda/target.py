@@ -40,9 +40,12 @@ class CudaTarget(GpuTarget):
         known = [a for a in MAX_SHARED if a <= self.arch]
         return (MAX_SHARED[max(known)], f"sm_{self.arch} shared memory") if known else None
 
-    def kernel_attributes(self, num_threads: int, func=None) -> dict:
+    def kernel_attributes(self, num_threads: int, func=None, options=None) -> dict:
         # ptxas budgets registers for the real block size
         attrs = {"nvvm.maxntid": str(num_threads)}
+        maxnreg = (options or {}).get("maxnreg")
+        if maxnreg is not None:  # Triton's launch option: ``.maxnreg N`` on the entry, never on device functions
+            attrs["nvvm.maxnreg"] = str(maxnreg)
         # ptxas for sm_8x caps a .maxntid kernel at 32 registers unless told one resident block is enough: a
         # 128x128x64 matmul then spills ~5 KB instead of ~1 KB. Tensor-core kernels want the registers;
         # memory-bound kernels keep ptxas's occupancy-first choice (sm_90 already behaves this way).
@@ -83,11 +86,11 @@ class CudaTarget(GpuTarget):
     def shuffle_xor(self, b, value, lane_mask: int):
         return nvvm.shfl_xor(b, value, lane_mask)
 
-    def load_global(self, b, ptr, mem_type, n, pred=None, others=None, cache=""):
-        return nvvm.vector_load(b, ptr, mem_type, n, pred, others, cache)
+    def load_global(self, b, ptr, mem_type, n, pred=None, others=None, hints=None):
+        return nvvm.vector_load(b, ptr, mem_type, n, pred, others, hints, self.arch)
 
-    def store_global(self, b, ptr, values, pred=None, cache=""):
-        nvvm.vector_store(b, ptr, values, pred, cache)
+    def store_global(self, b, ptr, values, pred=None, hints=None):
+        nvvm.vector_store(b, ptr, values, pred, hints, self.arch)
 
     # the scopes of the compare-and-swap loops LLVM expands the atomics PTX lacks into
     atomic_scopes = {"cta": "block", "gpu": "device", "sys": ""}

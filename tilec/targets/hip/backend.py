@@ -23,10 +23,6 @@ from .target import HipTarget
 NO_MATRIX_UNITS = 0
 MAX_THREADS = 1024
 
-
-def lds_bytes(arch: str) -> int:
-    """Bytes of LDS a workgroup may use: 160 KB on gfx950, 64 KB on the others."""
-    return 160 * 1024 if arch.startswith("gfx950") else 64 * 1024
 #: what ``Target("hip")`` compiles for when no architecture is named and no AMD GPU is present
 DEFAULT_ARCH = "gfx942"
 
@@ -75,7 +71,7 @@ class HIPBackend:
         # no asynchronous global -> shared copies: operand rings are filled through registers an iteration
         # ahead, within the workgroup's LDS
         return gpu_passes(options["num_warps"], self.warp_size, NO_MATRIX_UNITS, options["num_stages"],
-                          dot_layouts=target.dot_layouts, shared_limit=lds_bytes(self.arch.name), async_copies=False)
+                          dot_layouts=target.dot_layouts, shared_limit=self.arch.lds_bytes, async_copies=False)
 
     def gpu_target(self, options: dict) -> HipTarget:
         return HipTarget(self.arch, nonk_dim=options.get("matrix_instr_nonkdim", 0) or 0)

@@ -50,7 +50,7 @@ class HipTarget(GpuTarget):
     def lower_dot(self, lowering, op):
         matrix_dot.lower(lowering, op, self.arch)
 
-    def kernel_attributes(self, num_threads: int, func=None) -> dict:
+    def kernel_attributes(self, num_threads: int, func=None, options=None) -> dict:
         # the register allocator budgets for the real work-group size (its default assumes up to 1024)
         return {"amdgpu-flat-work-group-size": f"1,{num_threads}"}
 
@@ -83,10 +83,10 @@ class HipTarget(GpuTarget):
     def shuffle_xor(self, b, value, lane_mask: int):
         return amdgpu.shuffle_xor(b, value, lane_mask, self.warp_size)
 
-    def load_global(self, b, ptr, mem_type, n, pred=None, others=None, cache=""):
+    def load_global(self, b, ptr, mem_type, n, pred=None, others=None, hints=None):
         return amdgpu.vector_load(b, ptr, mem_type, n, pred, others)
 
-    def store_global(self, b, ptr, values, pred=None, cache=""):
+    def store_global(self, b, ptr, values, pred=None, hints=None):
         amdgpu.vector_store(b, ptr, values, pred)
 
     # Triton's scopes as AMDGPU's: a gpu atomic is coherent in the device's L2 (agent), a cta one only among its
