@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from .llvm_types import BF16 as BFLOAT  # noqa: F401  (the memory form of bf16 atomics, for the GPU lowerings)
+
 
 #: Triton's memory semantics -> LLVM orderings (success; a compare-and-swap's failure ordering below)
 ORDERING = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel",
