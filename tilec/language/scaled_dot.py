@@ -2,9 +2,12 @@
 
 Operands come as fp4 (e2m1, two per uint8, the first in the low nibble), fp8 (e4m3/e5m2, as uint8 bits or an fp8
 tensor), bf16 or fp16; each group of 32 consecutive K elements shares one e8m0 scale (a uint8 exponent, 2^(s-127),
-255 is NaN). The emulation decodes everything exactly to f32 with integer and select ops, applies the scales and
-calls the ordinary ``dot`` with IEEE precision, so every backend runs it and the result is the exact product of
-the decoded values (up to f32 accumulation). Hardware with MX tensor cores can pattern-match this later.
+255 is NaN). The emulation decodes everything exactly to f32 with integer and select ops, applies the scales in
+f32, rounds the scaled operands once to the dot's 16-bit type (fp16 when either operand is fp16, else bf16, the
+type Triton's decomposition computes in) and calls the ordinary ``dot`` with an f32 accumulator, so every backend
+runs it and GPUs run it on their matrix units. bf16 holds every scaled e2m1/e4m3/e5m2 value exactly (3 mantissa
+bits at most, f32's exponent range) but those under 2^-133; fp16's range is narrower, as in Triton. Hardware with
+MX tensor cores can pattern-match this later.
 """
 from __future__ import annotations
 
@@ -116,11 +119,13 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None,
         a = s.mul(a, sa)
     if sb is not None:
         b = s.mul(b, sb)
+    compute = tlc.float16 if "fp16" in (lf, rf) else tlc.bfloat16
+    a, b = s.cast(a, compute), s.cast(b, compute)
     out = _unwrap(out_dtype)
     if acc is not None and _unwrap(acc) is not None:
         acc = s.to_tensor(_unwrap(acc))
         acc = s.cast(acc, tlc.float32)
     else:
         acc = None
-    r = s.dot(a, b, acc, "ieee", None, None, tlc.float32)
+    r = s.dot(a, b, acc, None, None, None, tlc.float32)
     return s.cast(r, out) if out != tlc.float32 else r
