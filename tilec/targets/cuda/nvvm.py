@@ -113,41 +113,38 @@ def _unpack(b, words, et, n):
 
 LOAD_CACHE = ("ca", "cg", "cs", "lu", "cv")
 STORE_CACHE = ("wb", "cg", "cs", "wt")
-EVICTION = ("evict_first", "evict_last", "evict_unchanged", "no_allocate")
+EVICTION = ("evict_normal", "evict_first", "evict_last", "evict_unchanged", "no_allocate")
 
 
 def access_modifiers(hints, store: bool, arch: int):
     """(PTX qualifiers after ``.global``, the ``createpolicy`` line or "") for an access with ``hints`` (a
     ``gpu.target.AccessHints``), as NVIDIA's instruction forms allow them: a cache operator
-    (``ld.global.cg``), or an L1 eviction priority with, from sm_80 on, an L2 policy that says the same
-    (``ld.global.L1::evict_last.L2::cache_hint ..., policy``), or a volatile load; PTX has no form combining
-    two of these, so asking for that is a BackendError."""
+    (``ld.global.cg``); an L1 eviction priority with, from sm_80 on, an L2 policy that says the same
+    (``ld.global.L1::evict_last.L2::cache_hint ..., policy``); both at once as the cache operator with the L2
+    policy (``ld.global.cg.L2::cache_hint``: PTX has no form with a cache operator and an L1 priority); or a
+    volatile load, which takes neither (volatility is semantics, the others are hints, so it wins)."""
     if hints is None or not hints:
         return "", ""
-    kinds = [k for k, on in (("cache_modifier", hints.cache), ("eviction_policy", hints.eviction),
-                              ("volatile", hints.volatile)) if on]
-    if len(kinds) > 1:
-        raise BackendError(f"NVIDIA GPUs have no {'store' if store else 'load'} that takes both "
-                           f"{kinds[0]} and {kinds[1]} (PTX allows one of cache operator, eviction priority, "
-                           f"volatile)")
     if hints.volatile:
         if store:
             raise BackendError("volatile applies to loads only")
         return "volatile", ""
+    cop = ""
     if hints.cache:
         allowed = STORE_CACHE if store else LOAD_CACHE
         if hints.cache not in allowed:
             raise BackendError(f"cache modifier '.{hints.cache}' is not a PTX {'store' if store else 'load'} "
                                f"cache operator (one of {', '.join('.' + c for c in allowed)})")
-        return "." + hints.cache, ""
+        cop = "." + hints.cache
     ev = hints.eviction
-    if ev not in EVICTION:
+    if ev and ev not in EVICTION:
         raise BackendError(f"eviction policy '{ev}' is not one of {', '.join(EVICTION)}")
-    if arch < 70:
-        return "", ""  # eviction priorities came with sm_70: a hint, dropped
+    if not ev or ev == "evict_normal" or arch < 70:
+        return cop, ""  # the default priority, or before sm_70 (priorities are hints: dropped)
+    policy = f"createpolicy.fractional.L2::{ev}.b64 %policy, 1.0;"
     if arch >= 80 and ev in ("evict_first", "evict_last"):
-        return f".L1::{ev}.L2::cache_hint", f"createpolicy.fractional.L2::{ev}.b64 %policy, 1.0;"
-    return f".L1::{ev}", ""
+        return (cop or f".L1::{ev}") + ".L2::cache_hint", policy
+    return cop or f".L1::{ev}", ""
 
 
 def _asm_access(guard: str, text: str, policy: str) -> str:
