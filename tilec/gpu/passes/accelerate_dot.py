@@ -90,9 +90,12 @@ def qualifies(op, arch: int) -> bool:
     if a.element.name in ("i8", "u8"):  # m16n8k32 with 32-bit integer accumulators
         *_, M, K = a.shape
         return c.element.name == "i32" and M % 16 == 0 and b.shape[-1] % 8 == 0 and K % 32 == 0
-    if c.element.name != "f32":
+    if c.element.name == "f16":  # m16n8k16 with f16 accumulators (out_dtype=float16), f16 inputs only
+        if a.element.name != "f16":
+            return False
+    elif c.element.name != "f32":
         return False
-    if a.element.name == "f32":
+    elif a.element.name == "f32":
         if op.attrs.get("input_precision", "ieee") != "tf32":
             return False  # ieee (and tf32x3) stay exact on the FMA path
     elif a.element.name not in MMA_INPUTS:

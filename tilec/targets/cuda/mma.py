@@ -1,5 +1,5 @@
-"""NVIDIA tensor-core dots: ``mma.sync`` on operands in registers (m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32
-8-bit integers), from the
+"""NVIDIA tensor-core dots: ``mma.sync`` on operands in registers (m16n8k16 f16/bf16 with f32 accumulators, or f16
+with f16 accumulators; m16n8k8 tf32; m16n8k32 8-bit integers), from the
 mma/dot-operand layouts accelerate-dot assigns. Called by the generic lowering through ``CudaTarget.lower_dot``."""
 from __future__ import annotations
 
@@ -39,11 +39,13 @@ def mma_dot(L, op):
                 vec = b.insert_element(vec, x, ir.Constant(I32, j))
             packed[key] = b.bitcast(vec, I32)
         return packed[key]
-    _mma_tiles(L, op, f"m16n8k16.row.col.f32.{kind}.{kind}.f32", acc, c_idx, c_ll, K, 16,
+    acc_kind = "f16" if ct.element.name == "f16" else "f32"
+    _mma_tiles(L, op, f"m16n8k16.row.col.{acc_kind}.{kind}.{kind}.{acc_kind}", acc, c_idx, c_ll, K, 16,
                 lambda bb, mb, kb: [pack(av, a_idx.at(bb)[(mb + r, kb + k)], a_idx.at(bb)[(mb + r, kb + k + 1)], at)
                                     for r, k in ((0, 0), (8, 0), (0, 8), (8, 8))],
                 lambda bb, kb, n: [pack(bv, b_idx.at(bb)[(kb + k, n)], b_idx.at(bb)[(kb + k + 1, n)], bt)
-                                   for k in (0, 8)])
+                                   for k in (0, 8)],
+               acc_type=ir.HalfType() if acc_kind == "f16" else None)
 
 
 class _Batched(dict):
@@ -105,20 +107,49 @@ def _mma_int8(L, op, av, bv, acc, a_idx, b_idx, c_idx, c_ll, K):
 def _mma_tiles(L, op, shape_types, acc, c_idx, c_ll, K, k_step, a_regs, b_regs, acc_type=None):
     """One ``mma.sync.aligned.<shape_types>`` per (16-row, 8-column, ``k_step``-k) fragment of the
     accumulator's registers; ``a_regs(row base, k base)`` / ``b_regs(k base, column base)`` give the four A
-    and two B b32 operands."""
+    and two B b32 operands. An f16 accumulator (``acc_type`` half) travels as two b32 registers of column pairs,
+    (c0, c1) and (c2, c3), the same elements an f32 accumulator holds in four."""
     b = L.b
     ct = acc_type or ir.FloatType()
-    c = "r" if ct == I32 else "f"
-    text = f"mma.sync.aligned.{shape_types} {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"
-    fty = ir.FunctionType(ir.LiteralStructType([ct] * 4), [I32] * 6 + [ct] * 4)
-    asm = ir.InlineAsm(fty, text, ",".join([f"={c}"] * 4 + ["r"] * 6 + [c] * 4))
+    halves = isinstance(ct, ir.HalfType)
+    nc = 2 if halves else 4
+    c = "r" if ct == I32 or halves else "f"
+    rt = I32 if halves else ct
+    outs = ",".join(f"${i}" for i in range(nc))
+    a_ = ",".join(f"${nc + i}" for i in range(4))
+    b_ = ",".join(f"${nc + 4 + i}" for i in range(2))
+    c_ = ",".join(f"${nc + 6 + i}" for i in range(nc))
+    text = f"mma.sync.aligned.{shape_types} {{{outs}}}, {{{a_}}}, {{{b_}}}, {{{c_}}};"
+    fty = ir.FunctionType(ir.LiteralStructType([rt] * nc), [I32] * 6 + [rt] * nc)
+    asm = ir.InlineAsm(fty, text, ",".join([f"={c}"] * nc + ["r"] * 6 + [c] * nc))
+    pair_t = ir.VectorType(ir.HalfType(), 2)
+
+    def packed(vals):
+        if not halves:
+            return vals
+        out = []
+        for j in (0, 2):
+            v = ir.Constant(pair_t, ir.Undefined)
+            for k in (0, 1):
+                v = b.insert_element(v, vals[j + k], ir.Constant(I32, k))
+            out.append(b.bitcast(v, I32))
+        return out
+
+    def unpacked(r):
+        if not halves:
+            return [b.extract_value(r, j) for j in range(4)]
+        out = []
+        for j in (0, 1):
+            v = b.bitcast(b.extract_value(r, j), pair_t)
+            out += [b.extract_element(v, ir.Constant(I32, k)) for k in (0, 1)]
+        return out
     coords = [c if len(c) == 3 else (0,) + tuple(c) for c in c_ll.reg_coords()]
     tiles = sorted({(bb, m & ~8, n & ~1) for (bb, m, n) in coords})
     for kb in range(0, K, k_step):  # k outermost: only one k-slice of the operands is live at a time
         for bb, mb, nb in tiles:
             cb = c_idx.at(bb)
             ci = [cb[(mb, nb)], cb[(mb, nb + 1)], cb[(mb + 8, nb)], cb[(mb + 8, nb + 1)]]
-            r = b.call(asm, a_regs(bb, mb, kb) + b_regs(bb, kb, nb & ~7) + [acc[i] for i in ci])
-            for j, i in enumerate(ci):
-                acc[i] = b.extract_value(r, j)
+            r = b.call(asm, a_regs(bb, mb, kb) + b_regs(bb, kb, nb & ~7) + packed([acc[i] for i in ci]))
+            for i, v in zip(ci, unpacked(r)):
+                acc[i] = v
     L.bind(op.result, acc)
