@@ -53,3 +53,30 @@ def test_matmul_operand_buffers_and_num_stages(target, allowed, staged):
                                              r"BK=128\)") as info:
         tilec.compile(src, target=tilec.Target(*target), options={"num_warps": 8, "num_stages": 3})
     assert ("or fewer stages (num_stages=3)" in str(info.value)) == (staged == "3 stages")
+
+
+@tilec.jit
+def permuted_sum(x, out, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    idx = tl.arange(0, A * B * C).reshape(A, B, C)  # index math: rebuilt in the load's layout, never moved
+    v = tl.permute(tl.load(x + idx), [2, 0, 1])
+    tl.store(out + tl.arange(0, C * A).reshape(C, A), tl.sum(v, 2))
+
+
+def test_address_tiles_are_rebuilt_in_the_layout_a_load_wants():
+    """An arange reshaped into a pointer tile is recomputed in the load's layout (reshapes rematerialised as
+    linear images): converting the 64-bit pointers took 8 bytes of shared memory an element, past sm_90's limit
+    for 16,384 elements here (test_core's test_chained_reductions)."""
+    src = ASTSource(permuted_sum, signature="*i32,*i32", constexprs={"A": 32, "B": 32, "C": 16})
+    k = tilec.compile(src, target=tilec.Target("cuda", 90, 32))
+    gir = k.asm["gir"]
+    converted = [line for line in gir.splitlines() if " = convert_layout " in line and "ptr<" in line]
+    assert not converted, converted
+    assert k.metadata["shared"] <= 16384 * 4
+
+
+def test_a_pointer_tile_in_the_message():
+    """The largest users of shared memory are named whatever their element type (pointer tiles included)."""
+    from tilec.gpu.shared_limit import _shape
+    from tilec.ir.types import PointerType, TileType, i32
+    t = TileType((4, 8), PointerType(i32))
+    assert _shape(t.shape, t) == "4x8 ptr<i32>"

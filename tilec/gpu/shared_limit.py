@@ -43,7 +43,8 @@ def _users(kernel):
 
 
 def _shape(shape, t) -> str:
-    return "x".join(str(d) for d in shape) + f" {t.element.name}"
+    e = t.element
+    return "x".join(str(d) for d in shape) + " " + (getattr(e, "name", None) or str(e))
 
 
 def _dims(op) -> set:

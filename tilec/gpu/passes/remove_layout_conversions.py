@@ -36,7 +36,7 @@ MAX_REMAT_OPS = 40
 #: layouts a broadcast or expand_dims can produce in place (not slices)
 SPREAD = (BlockedLayout, LinearEncoding, MatrixUnitLayout)
 FREE = ("constant", "splat", "arange")
-REMAT = ("addptr", "cmp", "select", "cast", "hint", "bitcast", "fma")
+REMAT = ("addptr", "cmp", "select", "cast", "hint", "bitcast", "fma", "reshape")
 
 
 def _rematerialisable(op, at=None) -> bool:
@@ -76,6 +76,11 @@ def _operand_layout(op, i, layout):
         return layout if isinstance(layout, SPREAD) else None
     if isinstance(op, O.ExpandDimsOp):
         return SliceLayout(op.attrs["axis"], layout) if isinstance(layout, SPREAD) else None
+    if isinstance(op, O.ReshapeOp):  # the source laid out so that its elements stay where they are
+        dst, src = op.results[0].type.shape, o.type.shape
+        if not hasattr(layout, "to_linear") or any(d & (d - 1) for d in (*dst, *src)):
+            return None
+        return LinearEncoding.image(layout.to_linear(dst), src, reshape_coords(dst, src))
     return layout if o.type.shape == op.results[0].type.shape else None
 
 
