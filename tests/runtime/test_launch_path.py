@@ -213,3 +213,24 @@ def test_concurrent_launches_from_threads_each_get_their_own_results():
     assert not errors, errors[0]
     assert fill_kernel.warmup(np.zeros(64, np.float32), 64, 0.0, BLOCK=64).launcher.shares_state is False
     assert square.warmup(mats[0], np.zeros((16, 16), np.float32), N=16).launcher.shares_state is True
+
+
+def test_the_first_launch_and_later_ones_share_one_variant():
+    """The in-memory key of a tensor argument is the same on the first launch (when its keyer is made) as on later
+    ones: a first torch tensor was keyed by its description, later ones by the keyer, so the second launch
+    built a second variant, and on a GPU loaded its module again (a load waits for the device: a launch behind
+    busy streams stalled)."""
+    torch = pytest.importorskip("torch")
+    import tilec.language as tl
+
+    @tilec.jit
+    def add3(x, y, out, n, BLOCK: tl.constexpr):
+        o = tl.arange(0, BLOCK)
+        tl.store(out + o, tl.load(x + o, mask=o < n) + tl.load(y + o, mask=o < n), mask=o < n)
+
+    x = torch.rand(37)
+    y, out = torch.rand(37), torch.zeros(37)
+    for _ in range(3):
+        add3[(1,)](x, y, out, 37, BLOCK=64)
+    assert torch.equal(out, x + y)
+    assert len({id(k) for k in add3.cache.values()}) == 1 and len(add3.cache) == 1

@@ -337,7 +337,9 @@ class JITFunction(KernelFunction):
                 if k is not None:
                     key.append(k(v))
                     continue
-                key.append(describer(v, spec)(v)[0])
+                d = describer(v, spec)
+                k = KEYERS.get(type(v)) if spec else None  # made with the describer: later calls key through it,
+                key.append(k(v) if k is not None else d(v)[0])  # so this one must too (one variant, one load)
             except (TypeError, ValueError, OverflowError) as e:
                 p = self.params[len(key)]
                 raise type(e)(f"{self.__name__}: parameter '{p.name}': {e}") from None
