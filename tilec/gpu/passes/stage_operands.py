@@ -38,11 +38,12 @@ LOADS = (O.LoadOp, O.DescriptorLoadOp)
 
 def register_order(t):
     """Dimensions of tile type ``t`` from fastest to slowest in its register layout (what a copy of it keeps
-    contiguous)."""
+    contiguous): the dimension of the first register or lane basis that steps by one element (a thread's
+    consecutive registers, else neighbouring lanes; registers that step rows apart do not make rows fast)."""
     ll = t.layout.to_linear(t.shape)
     for basis in ll.reg + ll.lane:
         nz = [d for d, v in enumerate(basis) if v]
-        if len(nz) == 1:
+        if len(nz) == 1 and basis[nz[0]] == 1:
             fast = nz[0]
             return (fast,) + tuple(d for d in range(t.rank - 1, -1, -1) if d != fast)
     return tuple(range(t.rank - 1, -1, -1))
@@ -132,8 +133,11 @@ class StageOperands(Pass):
             return False
         rank = p.type.rank
         loop = _enclosing_loop(dot)
-        loaded = isinstance(p, OpResult) and isinstance(p.op, LOADS)
-        invariant = loop is not None and _defined_outside(p, loop) and acc.invariant_operands_in_shared
+        outside = loop is not None and _defined_outside(p, loop)
+        invariant = outside and acc.invariant_operands_in_shared
+        # a load outside the loop is staged only where invariant operands are held in shared memory (a matrix
+        # unit reading registers keeps it there, converted once, rather than reading it back every iteration)
+        loaded = isinstance(p, OpResult) and isinstance(p.op, LOADS) and (invariant or not outside)
         if not (loaded or invariant or orders or acc.operand_in_shared(idx, v.type.element)):
             return False
         perm = compose(orders, rank)
