@@ -30,12 +30,14 @@ def _kernels():
 
 def cases(K, cfgs):
     """(label, source, num_warps) of each benchmark kernel with the tile and warp choices ``cfgs``."""
-    mm_sig = "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32"
+    # as ``kernel[grid](...)`` specialises a launch on contiguous 4096^2 tensors (Triton's rules): unit strides
+    # are constants, pointers and the other integers divisible by 16
+    mm_sig = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16"
     mm = dict(cfgs["matmul"])
     warps = mm.pop("num_warps")
     yield (f"matmul {mm['BLOCK_M']}x{mm['BLOCK_N']}x{mm['BLOCK_K']}", tilec.ASTSource(
-        K.matmul_kernel, mm_sig, constexprs=dict(mm, GROUP_M=8)), warps)
-    attn_sig = "*fp16,*fp16,*fp16,*fp16,fp32,i32,i32,i32"
+        K.matmul_kernel, mm_sig, constexprs=dict(mm, GROUP_M=8, stride_ak=1, stride_bn=1, stride_cn=1)), warps)
+    attn_sig = "*fp16:16,*fp16:16,*fp16:16,*fp16:16,fp32,i32:16,i32:16,i32:16"
     for d in (64, 128):
         cfg = dict(cfgs[f"attention{d}"])
         warps = cfg.pop("num_warps")

@@ -4,9 +4,10 @@ the register file (measured with amd_resources.py, docs/performance.md):
 
 - gfx90a/gfx942/gfx950: a work-group of 8 wave64 warps has 2 waves on each SIMD, which caps a lane at 256 of
   the 512 unified registers; attention D128 at 8 warps spills ~120 VGPRs there, at 4 warps it fits (495).
-- gfx11/gfx12 (wave32, 256 VGPRs a lane at most): the WMMA operands of a whole K step stay in registers, twice
-  over (each lane half holds the same A rows), so K 64 of a 128x128 matmul spills; K 16 fits. Attention D64
-  fits with 16 warps; D128 fits with none of these (BLOCK_N 32 with 8 warps spills least).
+- gfx11/gfx12 (wave32, 256 VGPRs a lane at most): the WMMA operands of a K step stay in registers, twice over
+  (each lane half holds the same A rows). A 128x128x64 matmul fits (215 VGPRs) now that operands are staged in
+  LDS and read per K step; attention D64 fits with 8 or 16 warps at num_stages=1 (16 warps spill 44 bytes a
+  lane at 2 stages); D128 fits with none of these (BLOCK_N 32 with 8 warps spills least).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ NVIDIA = {"matmul": dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=8),
           "attention64": dict(BLOCK_M=128, BLOCK_N=64, num_warps=4),
           "attention128": dict(BLOCK_M=128, BLOCK_N=64, num_warps=8)}
 CDNA = dict(NVIDIA, attention128=dict(BLOCK_M=128, BLOCK_N=64, num_warps=4))
-RDNA = {"matmul": dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=16, num_warps=8),
+RDNA = {"matmul": dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=8),
         "attention64": dict(BLOCK_M=128, BLOCK_N=64, num_warps=16),
         "attention128": dict(BLOCK_M=128, BLOCK_N=32, num_warps=8)}
 
