@@ -1,12 +1,14 @@
 """The tensor-core kernels of test_tensor_cores.py compiled for sm_80 and sm_90 without a GPU: the instructions
 each path must use (ldmatrix + mma.sync + cp.async on sm_80; wgmma on sm_90 where rows fill warpgroups), ptxas
 accepting the PTX, and the benchmark configurations compiling without register spills."""
+import re
 import shutil
 
 import numpy as np
 import pytest
 
 import tilec
+import tilec.language as tl
 
 from gpu_helpers import compile_jit
 
@@ -123,3 +125,24 @@ def test_fp8_dots_take_the_tensor_cores(dtype, arch):
         assert f"wgmma.mma_async.sync.aligned.m64n128k32.f32.{kind}.{kind}" in ptx
     else:
         assert "mma.sync.aligned.m16n8k16" in ptx
+
+
+@tilec.jit
+def f32_dot(x, y, z, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, P: tl.constexpr):
+    a = tl.load(x + tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :])
+    b = tl.load(y + tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :])
+    tl.store(z + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], tl.dot(a, b, input_precision=P))
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("shape", [(16, 16, 16), (64, 64, 32)])
+def test_tf32x3_is_three_tf32_products(arch, shape):
+    """tf32x3: operands split into a tf32 part and the remainder (``and`` with 0xffffe000, ``sub``), three times
+    as many tf32 tensor-core instructions as tf32, none on the FMA path."""
+    M, N, K = shape
+    sig = "*fp32:16,*fp32:16,*fp32:16"
+    ptx = {p: tilec.compile(tilec.ASTSource(f32_dot, sig, constexprs=dict(M=M, N=N, K=K, P=p)),
+                            tilec.Target("cuda", arch), {"num_warps": 4}).asm["ptx"] for p in ("tf32", "tf32x3")}
+    count = {p: len(re.findall(r"(?:mma\.sync|wgmma\.mma_async)\.\S*tf32", t)) for p, t in ptx.items()}
+    assert count["tf32"] > 0 and count["tf32x3"] == 3 * count["tf32"], count
+    assert "and.b32" in ptx["tf32x3"] and "fma.rn.f32" not in ptx["tf32x3"]

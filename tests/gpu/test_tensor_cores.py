@@ -108,8 +108,9 @@ def test_matmul_transposed_operands(trans, config):
     _check(c, a.double() @ b.double(), 1e-5)
 
 
-@pytest.mark.parametrize("prec,tol", [("tf32", 2e-3), ("ieee", 1e-6)])
+@pytest.mark.parametrize("prec,tol", [("tf32", 2e-3), ("tf32x3", 1e-5), ("ieee", 1e-6)])
 def test_matmul_f32_inputs(prec, tol):
+    """tf32x3 runs three tf32 products on the tensor cores (split operands), near f32 accuracy."""
     gen = torch.Generator(device="cuda").manual_seed(3)
     a, b = _operand((150, 70), torch.float32, False, gen), _operand((70, 90), torch.float32, False, gen)
     c = _matmul(a, b, torch.float32, (64, 64, 32, 4, 3), prec)

@@ -1,6 +1,7 @@
 """accelerate-dot: put ``dot`` on tensor cores (the m16n8k16 / m16n8k8 matrix-unit instructions of arch 80+) where the types and shapes allow: f16/bf16
 inputs (m16n8k16; fp8 inputs widened to f16 first, exactly), and f32 inputs whose ``input_precision`` is tf32
-(m16n8k8, inputs rounded to tf32). On arch
+(m16n8k8, inputs rounded to tf32; ``tf32x3`` as three tf32 dots of split operands, ``split_tf32x3``); f16 inputs
+with f16 accumulators (``out_dtype=float16``). On arch
 90, 16-bit dots whose rows fill whole warpgroups get the version-3 layout (warpgroup instructions reading
 shared memory, see warpgroup-dot); the registers are the same.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 from ...ir import ops as O
 from .. import ops as G
 from ...ir.builder import Builder
-from ...ir.types import f16
+from ...ir.types import f16, i32
 from ..layouts import MmaLayout, MmaOperandLayout
 from ...ir.core import OpResult
 from .common import Pass, convert_before, retype_behind_convert
@@ -40,6 +41,30 @@ def widen_fp8(op) -> bool:
         v = op.operands[i]
         op.set_operand(i, b.op(O.CastOp, v, result_type=v.type.with_element(f16)))
     return True
+
+
+def split_tf32x3(op):
+    """``tf32x3`` as Triton computes it on tensor cores: each f32 operand is split into a tf32 part (its low 13
+    mantissa bits cleared) and the remainder, and three tf32 dots sum the small products first, then the big one:
+    ``a_big @ b_small + a_small @ b_big + a_big @ b_big`` (the remainder's own product, below f32's precision, is
+    dropped). Returns the three new dots, which replace ``op``."""
+    b = Builder()
+    b.set_insertion_point_before(op)
+    b.loc = op.loc
+
+    def split(v):
+        bits = b.op(O.BitcastOp, v, result_type=v.type.with_element(i32))
+        mask = b.constant(-8192, bits.type)  # 0xffffe000: sign, exponent and tf32's 10 mantissa bits
+        big = b.op(O.BitcastOp, b.op(O.AndOp, bits, mask, result_type=bits.type), result_type=v.type)
+        return big, b.op(O.SubOp, v, big, result_type=v.type)
+    (a_big, a_small), (b_big, b_small) = split(op.a), split(op.b)
+    acc, dots = op.acc, []
+    for x, y in ((a_big, b_small), (a_small, b_big), (a_big, b_big)):
+        acc = b.op(O.DotOp, x, y, acc, result_type=op.result.type, input_precision="tf32", max_num_imprecise_acc=0)
+        dots.append(acc.op)
+    op.result.replace_all_uses_with(acc)
+    op.erase()
+    return dots
 
 
 def mma_warps(M: int, N: int, num_warps: int):
@@ -97,7 +122,7 @@ def qualifies(op, arch: int) -> bool:
         return False
     elif a.element.name == "f32":
         if op.attrs.get("input_precision", "ieee") != "tf32":
-            return False  # ieee (and tf32x3) stay exact on the FMA path
+            return False  # ieee stays exact on the FMA path (tf32x3 is split into tf32 dots first)
     elif a.element.name not in MMA_INPUTS:
         return False
     *_, M, K = a.shape
@@ -182,6 +207,16 @@ class AccelerateDot(Pass):
         for f in module.funcs:
             nw = f.attrs.get("num_warps", self.num_warps)
             for op in list(f.walk()):
+                if isinstance(op, O.DotOp) and op.attrs.get("input_precision") == "tf32x3" and \
+                        op.a.type.element.name == "f32" and self.dot_layouts is None:
+                    op.attrs["input_precision"] = "tf32"  # would the matrix units take it as tf32?
+                    takes = qualifies(op, self.arch) or self.warpgroups(op, nw)
+                    op.attrs["input_precision"] = "tf32x3"
+                    if takes:
+                        fold_add_into_acc(op)
+                        for d in split_tf32x3(op):
+                            self.rewrite(d, nw)
+                        continue
                 if isinstance(op, O.DotOp):
                     fold_add_into_acc(op)
                     if self.arch >= 80 and self.dot_layouts is None and not self.warpgroups(op, nw):
