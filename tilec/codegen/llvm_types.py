@@ -73,10 +73,6 @@ def width_of(ty: ir.Type) -> int:
     return ty.count if isinstance(ty, ir.VectorType) else 1
 
 
-def is_float_ir(ty: ir.Type) -> bool:
-    return isinstance(elem_of(ty), ir.types._BaseFloatType)
-
-
 def const(ty: ir.Type, value, w: int = 1):
     """A constant of scalar type ``ty`` (int, float or bool value), splatted to width ``w``."""
     if isinstance(ty, ir.IntType):

@@ -33,10 +33,6 @@ def unsigned_of(e: ScalarType):
     return _U[max(8, e.bits)]
 
 
-def signed_of(e: ScalarType):
-    return _I[max(8, e.bits)]
-
-
 # -- floating-point formats --------------------------------------------------------------------------------
 def _format(e: ScalarType):
     """(mantissa bits, min normal exponent, largest finite, has infinities)."""

@@ -13,10 +13,6 @@ from .types import FunctionType, PointerType, ScalarType, TileType, Type, i1, i3
 PURE = frozenset({"pure"})
 
 
-def _shape_of(t: Type):
-    return t.shape
-
-
 def _check(cond, op, msg):
     if not cond:
         raise IRError(f"'{op.name}' op {msg}")

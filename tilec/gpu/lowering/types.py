@@ -21,8 +21,6 @@ from ...ir.types import PointerType, ScalarType
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
 F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
-GLOBAL_PTR = ir.PointerType(addrspace=1)
-SHARED_PTR = ir.PointerType(addrspace=3)
 VOID = ir.VoidType()
 
 _BY_NAME = {"i1": I1, "i8": I8, "i16": I16, "i32": I32, "i64": I64, "u8": I8, "u16": I16, "u32": I32,

@@ -15,9 +15,6 @@ from .. import ops as G
 from ..layouts import BlockedLayout, LinearEncoding, SliceLayout, default_blocked, reshape_coords
 from .common import Pass, convert_before, layout_of, set_layout, tile_values
 
-SHAPE_FREE = ("reduce", "scan", "trans", "reshape", "convert_layout")
-
-
 class ConvertToGIR(Pass):
     name = "convert-to-gir"
 
