@@ -33,8 +33,19 @@ def parse(argv=None):
 
 
 def main(argv=None) -> int:
-    a = parse(argv)
-    os.environ.setdefault("TILEC_ALWAYS_COMPILE", "1")  # every kernel is new: caching them only fills the disk
+    """The fuzzer's command line. Every kernel it makes is new, so caching them would only fill the disk: it
+    compiles afresh while it runs (``TILEC_ALWAYS_COMPILE``), and puts the caller's setting back after (a caller
+    in the same process, a test among them, must not be left without its on-disk cache)."""
+    old = os.environ.get("TILEC_ALWAYS_COMPILE")
+    os.environ.setdefault("TILEC_ALWAYS_COMPILE", "1")
+    try:
+        return _main(parse(argv))
+    finally:
+        if old is None:
+            os.environ.pop("TILEC_ALWAYS_COMPILE", None)
+
+
+def _main(a) -> int:
     backends = tuple(b.strip() for b in a.backends.split(",") if b.strip())
     features = set(FEATURES if a.features is None else (f.strip() for f in a.features.split(",") if f.strip()))
     unknown = features - FEATURES
