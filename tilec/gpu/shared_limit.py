@@ -55,13 +55,14 @@ def _dims(op) -> set:
 
 def check_shared_memory(kernel, metadata: dict, target) -> None:
     """Raise :class:`OutOfResources` when ``kernel`` (after allocate-shared) needs more shared memory than
-    ``target`` (a :class:`GpuTarget`) allows one block. A kernel whose unrolled code is past the lowering's
-    budget is refused for that first (its tiles are the cause, and its shared memory follows from them)."""
-    budget.check(kernel, int(metadata.get("num_warps") or kernel.attrs.get("num_warps", 4)), target.warp_size)
+    ``target`` (a :class:`GpuTarget`) allows one block. A kernel that is also past the lowering's budget is
+    refused for that instead (its tiles are the cause, and its shared memory follows from them); the lowering
+    checks the budget of every kernel itself, so only this error path asks here."""
     need = int(kernel.attrs.get("shared", 0) or 0)
     limit = target.shared_memory_limit()
     if limit is None or need <= limit[0]:
         return
+    budget.check(kernel, int(metadata.get("num_warps") or kernel.attrs.get("num_warps", 4)), target.warp_size)
     allowed, what = limit
     name = metadata.get("name", kernel.sym_name)
     users = _users(kernel)[:3]
