@@ -6,6 +6,7 @@ import llvmlite.ir as ir
 
 from ...errors import BackendError
 from ...ir import ops as O
+from . import packed_phis
 from .registry import lowers
 from .values import num_regs
 
@@ -15,6 +16,8 @@ def lower_for(L, op):
     b = L.b
     lb, ub, step = L.get(op.lb), L.get(op.ub), L.get(op.step)
     flat, shapes = L._flatten([L.get(v) for v in op.inits])
+    groups = packed_phis.plan(flat, shapes)
+    init = packed_phis.pack(b, flat, groups)
     pre = b.block
     header = L.fn.append_basic_block("for.header")
     body = L.fn.append_basic_block("for.body")
@@ -23,9 +26,10 @@ def lower_for(L, op):
     b.position_at_end(header)
     iv = b.phi(lb.type)
     iv.add_incoming(lb, pre)
-    phis = [b.phi(v.type) for v in flat]
-    for p, v in zip(phis, flat):
+    phis = [b.phi(v.type) for v in init]
+    for p, v in zip(phis, init):
         p.add_incoming(v, pre)
+    carried = packed_phis.unpack(b, phis, groups)
     signed = op.lb.type.is_signed
     cmp = b.icmp_signed if signed else b.icmp_unsigned
     sc = step.constant if isinstance(step, ir.Constant) else None
@@ -39,17 +43,18 @@ def lower_for(L, op):
     b.cbranch(cond, body, exit_)
     b.position_at_end(body)
     L.bind(op.induction_var, iv)
-    for a, v in zip(op.iter_args, L._unflatten(phis, shapes)):
+    for a, v in zip(op.iter_args, L._unflatten(carried, shapes)):
         L.bind(a, v)
     y = L.block(op.body)
     nxt, _ = L._flatten([L.get(v) for v in y.operands]) if y is not None else ([], [])
+    nxt = packed_phis.pack(b, nxt, groups)
     latch = b.block
     iv.add_incoming(b.add(iv, step), latch)
     for p, v in zip(phis, nxt):
         p.add_incoming(v, latch)
     b.branch(header)
     b.position_at_end(exit_)
-    for r, v in zip(op.results, L._unflatten(phis, shapes)):
+    for r, v in zip(op.results, L._unflatten(carried, shapes)):
         L.bind(r, v)
 
 

@@ -12,6 +12,7 @@ import llvmlite.ir as ir
 
 from .. import ops as G
 from .layouts import load_vector, reg_coord_values, store_vector
+from ..register_runs import register_run, run_groups
 from ..target import AccessHints
 from .memory import _width
 from .registry import lowers
@@ -171,11 +172,94 @@ def write_stage(L, value, bt, base):
     vals = [to_memory(b, vt, v) for v in L.get(value)]  # vt: the buffer's element, or its bits as an integer
     if L.target.store_matrix_fragments(L, vals, ll, Placement(bt.layout, bt.tile_shape), base, eb):
         return
-    vec = _vector(ll, bt.layout, bt.tile_shape, max(1, 16 // eb))
     offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
-    for g in range(0, len(vals), vec):
-        p = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
-        store_vector(b, p, vals[g:g + vec], eb)
+    bits, groups = _store_runs(ll, bt.layout, max(1, 16 // eb))
+    if _transposes_words(ll, bits, eb):
+        groups = _store_transposed_words(b, vals, ll, bits)
+    for group in groups:
+        p = b.gep(L.smem, [b.add(base, b.mul(offs[group[0]], _c(eb)))], source_etype=ir.IntType(8))
+        if isinstance(group, _Word):
+            b.store(group.value, p, align=4)
+        else:
+            store_vector(b, p, [vals[r] for r in group], eb)
+
+
+def _store_runs(ll, layout, limit):
+    """Groups of registers stored as one access each: runs of consecutive elements along the placement's
+    fastest dimension (``register_run``: not only leading registers), as long as the placement unit, ``limit``
+    and the other bases' alignment allow."""
+    fast = layout.order[0]
+    bits, n = register_run(ll, fast, min(layout.vec, limit))
+    while n > 1:
+        run = set(bits)
+        rest = [bs for i, bs in enumerate(ll.reg) if i not in run] + list(ll.lane) + list(ll.warp)
+        if all(bs[fast] % n == 0 for bs in rest):
+            break
+        bits, n = bits[:-1], n // 2
+    return bits, run_groups(ll, bits)
+
+
+class _Word(list):
+    """A group of registers whose 32-bit word is already built (``value``): stored as one access."""
+
+    def __init__(self, regs, value):
+        super().__init__(regs)
+        self.value = value
+
+
+def _transposes_words(ll, bits, eb) -> bool:
+    """The store runs (``bits``) make whole 32-bit words of narrow elements whose registers hold words along
+    another dimension: a block of ``32 // (8 * eb)`` such words is transposed with byte permutes."""
+    k = 4 // eb
+    if eb not in (1, 2) or len(bits) != k.bit_length() - 1 or len(ll.reg) < len(bits):
+        return False
+    lead = list(range(len(bits)))
+    if set(lead) & set(bits):
+        return False
+    dims = [next((d for d, x in enumerate(ll.reg[i]) if x), None) for i in lead]
+    return dims[0] is not None and all(ll.reg[i] == tuple((1 << i) if d == dims[0] else 0 for d in range(ll.rank))
+                                       for i in lead)
+
+
+def _store_transposed_words(b, vals, ll, bits):
+    """Words for every store run, built by transposing k x k blocks (k elements per 32-bit word): the k words
+    a thread holds along its leading registers, one per position along the run, become the k words along the
+    run. Two rounds of interleaving shuffles, which the targets lower to byte permutes (``prmt``,
+    ``v_perm_b32``): 2 per word for bytes, 1 for 16-bit elements."""
+    k = 1 << len(bits)
+    mask = (k - 1) | sum(1 << i for i in bits)
+    out = []
+    for r0 in range(1 << len(ll.reg)):
+        if r0 & mask:
+            continue
+        run = [sum(1 << bits[x] for x in range(len(bits)) if j >> x & 1) for j in range(k)]
+        rows = [_vector_of(b, [vals[r0 + run[j] + i] for i in range(k)]) for j in range(k)]
+        for i, w in enumerate(_transpose_block(b, rows)):
+            out.append(_Word([r0 + i + run[j] for j in range(k)], w))
+    return out
+
+
+def _vector_of(b, scalars):
+    v = ir.Constant(ir.VectorType(scalars[0].type, len(scalars)), ir.Undefined)
+    for i, x in enumerate(scalars):
+        v = b.insert_element(v, x, _c(i))
+    return v
+
+
+def _shuffle(b, x, y, mask):
+    return b.shuffle_vector(x, y, ir.Constant(ir.VectorType(I32, len(mask)), [_c(m) for m in mask]))
+
+
+def _transpose_block(b, rows):
+    """The columns of a k x k block (k = 2 or 4) given as its rows, each a ``<k x T>`` vector."""
+    if len(rows) == 2:
+        return [_shuffle(b, rows[0], rows[1], (0, 2)), _shuffle(b, rows[0], rows[1], (1, 3))]
+    lo, hi = (0, 4, 1, 5), (2, 6, 3, 7)
+    t = [_shuffle(b, rows[0], rows[1], lo), _shuffle(b, rows[0], rows[1], hi),
+         _shuffle(b, rows[2], rows[3], lo), _shuffle(b, rows[2], rows[3], hi)]
+    lo2, hi2 = (0, 1, 4, 5), (2, 3, 6, 7)
+    return [_shuffle(b, t[0], t[2], lo2), _shuffle(b, t[0], t[2], hi2),
+            _shuffle(b, t[1], t[3], lo2), _shuffle(b, t[1], t[3], hi2)]
 
 
 @lowers(G.LocalLoadOp)

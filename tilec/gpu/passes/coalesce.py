@@ -8,12 +8,20 @@ wider than a tile leaves in lanes or warps) replaces that layout in every type o
 related layouts (slices, dot operands) derive from it, the replacement keeps the IR consistent without
 inserting any conversion. An access that the chosen layout still serves worse than its own ideal is wrapped in
 conversions to its ideal layout.
+
+A load of 8-bit values that becomes a dot operand while its contiguous dimension is not the dot's k dimension
+(int8/fp8 ``A @ B`` with B stored n-contiguous, ``tl.trans`` of an 8-bit tile) is transposed on its way into
+shared memory: every matrix unit reads 8-bit operands k-contiguous. Its ideal layout also gives each thread
+four consecutive k, so the write into shared memory stores 4-byte words rather than single bytes, and the
+cost counts those shared stores.
 """
 from __future__ import annotations
 
 from collections import defaultdict
 
 from ...ir import ops as O
+from .. import ops as G
+from ..register_runs import register_run
 from ..layouts import BlockedLayout, DotOperandLayout, SliceLayout, default_blocked
 from .axis_info import AxisAnalysis, vector_width
 from .common import Pass, convert_before, pointee_bytes, retype_behind_convert, tile_values
@@ -21,19 +29,50 @@ from .common import Pass, convert_before, pointee_bytes, retype_behind_convert, 
 MEMORY_OPS = (O.LoadOp, O.StoreOp, O.AtomicRMWOp, O.AtomicCASOp)
 
 
-def ideal_layout(ptr, info, num_warps: int, warp_size: int) -> BlockedLayout:
+#: the run of consecutive k a thread of an 8-bit transposed dot operand holds: one 4-byte shared store
+K_RUN_BYTES = 4
+
+
+def _pow2_floor(n: int) -> int:
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    return p
+
+
+def ideal_layout(ptr, info, num_warps: int, warp_size: int, k_dim=None) -> BlockedLayout:
+    """The layout under which an access on ``ptr`` is as wide and as coalesced as the pointer allows; ``k_dim``:
+    the dimension that becomes a dot's k where the load is a transposed 8-bit dot operand (see the module)."""
     shape = ptr.type.shape
     rank = len(shape)
     order = tuple(sorted(range(rank), key=lambda d: (-info.contiguity[d], -d)))
     d0 = order[0]
     eb = pointee_bytes(ptr.type)
-    per = min(info.contiguity[d0], max(1, info.divisibility[d0] // eb), max(1, 16 // eb),
-              max(1, ptr.type.numel // (num_warps * warp_size)))
-    p = 1
-    while p * 2 <= per:
-        p *= 2
-    spt = tuple(p if d == d0 else 1 for d in range(rank))
-    return default_blocked(shape, num_warps, warp_size, spt, order)
+    per_thread = max(1, ptr.type.numel // (num_warps * warp_size))
+    p = _pow2_floor(min(info.contiguity[d0], max(1, info.divisibility[d0] // eb), max(1, 16 // eb), per_thread))
+    spt = [p if d == d0 else 1 for d in range(rank)]
+    if k_dim is not None and k_dim != d0:
+        spt[k_dim] = _pow2_floor(max(1, min(K_RUN_BYTES // eb, shape[k_dim], per_thread // p)))
+    return default_blocked(shape, num_warps, warp_size, tuple(spt), order)
+
+
+def transposed_operand_k(load):
+    """The dimension of ``load``'s tile that becomes a dot's k, where the tile (8-bit) reaches a dot operand
+    only through layout conversions and transposes, and its contiguous dimension is another one; else None."""
+    t = load.result.type
+    if not t.is_tile or t.rank != 2 or pointee_bytes(load.ptr.type) != 1:
+        return None
+    v, perm = load.result, (0, 1)
+    while len(v.uses) == 1:
+        user, idx = v.uses[0]
+        if isinstance(user, O.TransOp):
+            perm = tuple(perm[d] for d in user.attrs["order"])
+        elif isinstance(user, O.DotOp) and idx in (0, 1):
+            return perm[1 - idx]  # a's k is its dimension 1, b's its dimension 0
+        elif not isinstance(user, G.ConvertLayoutOp):
+            return None
+        v = user.result
+    return None
 
 
 def replace_layout(func, old, new):
@@ -85,7 +124,10 @@ class Coalesce(Pass):
         nw = f.attrs.get("num_warps", self.num_warps)  # the kernel's own, like accelerate-dot
         for op in f.walk():
             if isinstance(op, MEMORY_OPS) and op.ptr.type.is_tile and isinstance(op.ptr.type.layout, BlockedLayout):
-                ideal = ideal_layout(op.ptr, an.info(op.ptr), nw, self.warp_size)
+                k = transposed_operand_k(op) if isinstance(op, O.LoadOp) else None
+                ideal = ideal_layout(op.ptr, an.info(op.ptr), nw, self.warp_size, k)
+                if k is not None:
+                    self._k_dims[op] = k
                 out.append((op, ideal))
         return out
 
@@ -103,6 +145,9 @@ class Coalesce(Pass):
             fast = next((d for d, x in enumerate(ll.reg[0]) if x), None) if ll.reg else None
             split = 2 if fast is not None and ll.contiguous_regs(fast) > width else 1
             total += t.numel * pointee_bytes(t) * copies * split / width * _repeats(op)
+            k = self._k_dims.get(op)
+            if k is not None:  # the shared stores that transpose it: one per run of consecutive k in a thread
+                total += t.numel / register_run(ll, k)[1] * _repeats(op)
         return total
 
     def _width(self, op, an, layout):
@@ -112,6 +157,7 @@ class Coalesce(Pass):
                             pointee_bytes(op.ptr.type))
 
     def func(self, f):
+        self._k_dims = {}
         an = AxisAnalysis(f)
         accesses = self._accesses(f, an)
         groups = defaultdict(list)
