@@ -367,7 +367,9 @@ class MmaLayout(MatrixUnitLayout):
     """Accumulator of the ``m16n8k*`` matrix-unit instructions (arch 80+): per warp a 16x8 tile where lane ``4g + t`` holds rows g and
     g+8, columns 2t and 2t+1; ``warps_per_cta`` tile warps over (rows, columns); the pattern repeats in
     registers over larger shapes. ``version`` 3: the same registers computed by warpgroup instructions (four
-    consecutive warps, 64 rows, operands read from shared memory); only warps along rows."""
+    consecutive warps, 64 rows, operands read from shared memory); warps along rows come in fours (whole
+    warpgroups), and warpgroups along columns each take one contiguous block of columns
+    (``column_block``)."""
     warps_per_cta: tuple
     version: int = 2
     name = "mma"
@@ -405,9 +407,18 @@ class MmaLayout(MatrixUnitLayout):
         wm, wn = _log2(self.warps_per_cta[0]), _log2(self.warps_per_cta[1])
         reg = [(0, 1), (8, 0)]
         lane = [(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)]
-        warp = _log_bases(0, 2, 16, wm) + _log_bases(1, 2, 8, wn)
-        reg += _repeat_bases(1, 2, 8 << wn, N) + _repeat_bases(0, 2, 16 << wm, M)
+        col = self.column_block(N)
+        warp = _log_bases(0, 2, 16, wm) + _log_bases(1, 2, col, wn)
+        reg += _repeat_bases(1, 2, 8, col) if col > 8 else _repeat_bases(1, 2, 8 << wn, N)
+        reg += _repeat_bases(0, 2, 16 << wm, M)
         return _linear_checked(shape, reg, lane, warp)
+
+    def column_block(self, N: int) -> int:
+        """Columns between warps that split N: 8 (m16n8 tiles interleaved) for ``mma.sync``; for warpgroup
+        units (version 3) each warpgroup past the row ones takes one contiguous block of N / warps-along-N
+        columns, the range one instruction computes."""
+        wn = self.warps_per_cta[1]
+        return max(8, N // wn) if self.version == 3 and wn > 1 else 8
 
 
 def _batched(layout, shape, wb):
@@ -462,9 +473,11 @@ class MmaOperandLayout(MatrixUnitOperandLayout):
                 warp = _log_bases(0, 2, 16, wm) + [(0, 0)] * wn
             else:
                 K, N = shape
-                reg = [(4, 0)] + _repeat_bases(0, 2, 8, K) + _repeat_bases(1, 2, 8 << wn, N)
+                col = self.parent.column_block(N)
+                reg = [(4, 0)] + _repeat_bases(0, 2, 8, K)
+                reg += _repeat_bases(1, 2, 8, col) if col > 8 else _repeat_bases(1, 2, 8 << wn, N)
                 lane = [(1, 0), (2, 0), (0, 1), (0, 2), (0, 4)]
-                warp = [(0, 0)] * wm + _log_bases(1, 2, 8, wn)
+                warp = [(0, 0)] * wm + _log_bases(1, 2, col, wn)
             return _linear_checked(shape, reg, lane, warp)
         kw = self.k_width  # consecutive k elements per 32-bit register: 2 (16-bit inputs) or 4 (8-bit)
         within = [1 << i for i in range(kw.bit_length() - 1)]
@@ -479,8 +492,10 @@ class MmaOperandLayout(MatrixUnitOperandLayout):
             K, N = shape
             reg = [(w, 0) for w in within] + [(4 * kw, 0)]
             lane = [(kw, 0), (2 * kw, 0), (0, 1), (0, 2), (0, 4)]
-            warp = [(0, 0)] * wm + _log_bases(1, 2, 8, wn)
-            reg += _repeat_bases(0, 2, kt, K) + _repeat_bases(1, 2, 8 << wn, N)
+            col = self.parent.column_block(N)
+            warp = [(0, 0)] * wm + _log_bases(1, 2, col, wn)
+            reg += _repeat_bases(0, 2, kt, K)
+            reg += _repeat_bases(1, 2, 8, col) if col > 8 else _repeat_bases(1, 2, 8 << wn, N)
         return _linear_checked(shape, reg, lane, warp)
 
 

@@ -229,19 +229,31 @@ class AccelerateDot(Pass):
                         self.rewrite(op, nw)
 
     def warpgroups(self, op, num_warps) -> bool:
-        """Warpgroup matrix units (arch 90): inputs ``warpgroup_inputs`` takes, whole warpgroups stacked
-        along rows (64 rows each, so M a multiple of 16 per warp), N up to 256 per instruction (8-bit integers:
-        multiples of 16 past 32)."""
-        if len(op.acc.type.shape) != 2:
-            return False
+        return self.warpgroup_warps(op, num_warps) is not None
+
+    def warpgroup_warps(self, op, num_warps):
+        """Warps over (rows, columns) for warpgroup matrix units (arch 90), or None where they do not apply:
+        inputs ``warpgroup_inputs`` takes; whole warpgroups stacked along rows (64 rows each) as far as M
+        allows, the others splitting N into contiguous blocks (a 64-row tile with 8 warps: two warpgroups of
+        N/2 columns each, as Triton splits it); N up to 256 per instruction (8-bit integers: multiples of 16
+        past 32)."""
+        if len(op.acc.type.shape) != 2 or self.arch < 90 or num_warps % 4:
+            return None
         M, N = op.acc.type.shape
         K = op.a.type.shape[1]
         kstep = warpgroup_inputs(op)
-        n_ok = N % 8 == 0 and (N <= 256 or N % 256 == 0)
-        if kstep and op.a.type.element.name in ("i8", "u8"):
-            n_ok = n_ok and (min(N, 256) % 16 == 0 or min(N, 256) in (8, 24))
-        return (self.arch >= 90 and num_warps % 4 == 0 and kstep and M % (16 * num_warps) == 0 and
-                K % kstep == 0 and n_ok)
+        if not kstep or K % kstep:
+            return None
+        wm = num_warps
+        while wm > 4 and M % (16 * wm):
+            wm //= 2
+        wn = num_warps // wm
+        n = N // wn
+        if M % (16 * wm) or N % wn or n % 8 or not (n <= 256 or n % 256 == 0):
+            return None
+        if op.a.type.element.name in ("i8", "u8") and not (min(n, 256) % 16 == 0 or min(n, 256) in (8, 24)):
+            return None
+        return wm, wn
 
     def rewrite(self, op, num_warps):
         if not qualifies(op, self.arch) and not self.warpgroups(op, num_warps):
@@ -257,9 +269,10 @@ class AccelerateDot(Pass):
         wpc = mma_warps(M, N, num_warps)
         if in_chain(op) and M // 16 >= num_warps:
             wpc = (num_warps, 1)  # rows only: the result's registers are the next dot's A operand as they are
-        version = 3 if self.warpgroups(op, num_warps) else 2
+        split = self.warpgroup_warps(op, num_warps)
+        version = 3 if split is not None else 2
         if version == 3:
-            wpc = (num_warps, 1)
+            wpc = split
         mma = MmaLayout(wpc, version)
         kw = k_width(op)
         self.assign(op, MmaOperandLayout(0, mma, kw), MmaOperandLayout(1, mma, kw), mma)

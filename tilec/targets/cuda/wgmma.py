@@ -1,10 +1,11 @@
 """NVIDIA warpgroup matrix units (sm_90a): ``wgmma.mma_async.m64nNk16`` with B (and A, unless it comes in
 registers) read from shared memory through 64-bit matrix descriptors.
 
-The accumulator is the version-3 mma layout: warp ``w`` holds rows ``16w..16w+15`` of each ``16 * num_warps``-row
-pass, in the m16n8 fragment pattern, which is exactly the order of the instruction's ``d`` registers (per 8
-columns: (row g, col 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)). Warpgroup ``w // 4`` issues the instructions for
-its 64 rows of each pass.
+The accumulator is the version-3 mma layout: with ``wm`` warps along rows, warp ``w`` holds rows
+``16(w mod wm)..`` of each ``16 * wm``-row pass, in the m16n8 fragment pattern, which is exactly the order of the
+instruction's ``d`` registers (per 8 columns: (row g, col 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)). Warpgroup
+``w // 4`` issues the instructions for its 64 rows of each pass and, where warps also split N (a 64-row tile with
+8 warps), for its own contiguous block of columns.
 
 Descriptors (PTX ISA, "matrix descriptor"): start address, leading and stride byte offsets (all >> 4) and the
 swizzle mode. Buffers come from :func:`tilec.gpu.layouts.shared_for_operand`: rows of at most 128 bytes along
@@ -141,15 +142,11 @@ def lower_warp_group_dot(L, op):
     c_ll = ll_of(ct)
     c_idx = {c: i for i, c in enumerate(c_ll.reg_coords())}
     acc = list(L.get(op.acc))
-    nw = L.num_warps
-    per_pass = 16 * nw
-    n_inst = N if N <= 256 else 256
-    # this warpgroup's first row in each pass, from a warp index ptxas can see is uniform; computed once in
-    # the entry block, so a dot in a loop does not shuffle it again every iteration
-    wg_row = L.cache.get("warpgroup_row")
-    if wg_row is None:
-        e = L.entry
-        wg_row = L.cache["warpgroup_row"] = e.mul(e.lshr(nvvm.uniform_warp(L), _c(2)), _c(64))
+    wm, wn = ct.layout.warps_per_cta
+    per_pass = 16 * wm
+    cols = N // wn  # this warpgroup's block of columns
+    n_inst = cols if cols <= 256 else 256
+    wg_row, wg_col = _warpgroup_origin(L, wm, cols)
     B = Operand(L, op.b, 0)
     a_regs = None
     if isinstance(at, SharedBufferType):
@@ -169,13 +166,14 @@ def lower_warp_group_dot(L, op):
         for kb in range(0, K, kstep):
             a_in[mp, kb] = _a_fragment(b, a_regs, mp * per_pass, kb) if A is None else \
                 [A.desc(b.add(wg_row, _c(mp * per_pass)), kb)]
-    for nc in range(N // n_inst):
+    for nc in range(cols // n_inst):
+        col = nc * n_inst if wg_col is None else wg_col if nc == 0 else L.b.add(wg_col, _c(nc * n_inst))
         for kb in range(0, K, kstep):
-            b_in[nc, kb] = [B.desc(nc * n_inst, kb)]
+            b_in[nc, kb] = [B.desc(col, kb)]
     _asm(b, "wgmma.fence.sync.aligned;", "~{memory}", [], ir.VoidType())
     touched, partial = [], {}
     for mp in range(M // per_pass):
-        for nc in range(N // n_inst):
+        for nc in range(cols // n_inst):
             regs = [c_idx[(mp * per_pass + 8 * ((i & 3) >> 1), nc * n_inst + 8 * (i >> 2) + (i & 1))]
                     for i in range(inst.n_out)]
             touched += regs
@@ -220,6 +218,26 @@ def lower_warp_group_dot(L, op):
         for i, v in zip(touched, wait(b, 0, [acc[i] for i in touched])):
             acc[i] = v
     L.bind(op.result, acc)
+
+
+def _warpgroup_origin(L, wm, cols):
+    """(first row, first column or None) of this warpgroup's part of the accumulator: warpgroups ``w // 4``
+    take 64-row blocks first (``wm`` warps along rows), the rest ``cols``-wide column blocks. From a warp
+    index ptxas can see is uniform, computed once in the entry block, so a dot in a loop does not shuffle it
+    again every iteration."""
+    key = ("warpgroup_origin", wm, cols)
+    got = L.cache.get(key)
+    if got is None:
+        e = L.entry
+        wg = e.lshr(nvvm.uniform_warp(L), _c(2))
+        row_groups = wm // 4
+        if L.num_warps == wm:
+            got = (e.mul(wg, _c(64)), None)
+        else:
+            got = (e.mul(e.and_(wg, _c(row_groups - 1)), _c(64)),
+                   e.mul(e.lshr(wg, _c(row_groups.bit_length() - 1)), _c(cols)))
+        L.cache[key] = got
+    return got
 
 
 def chunk_of(op, K) -> int:
