@@ -8,6 +8,8 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import tilec
+import tilec.language as tl
 from tilec.gpu.layouts import default_blocked
 from tilec.gpu.register_runs import register_run, run_groups
 
@@ -51,3 +53,38 @@ def test_register_runs_partition_the_registers_into_consecutive_runs(data):
         coords = [ll.coord(r, 0, 0) for r in g]
         assert all(c[dim] == coords[0][dim] + i for i, c in enumerate(coords))
         assert all(c[1 - dim] == coords[0][1 - dim] for c in coords)
+
+
+
+@tilec.jit
+def wrapped_matmul(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn, BM: tl.constexpr,
+                   BN: tl.constexpr, BK: tl.constexpr):
+    """Rows and columns wrapped modulo M and N (no masks), K stepped by tl.range."""
+    pid = tl.program_id(0)
+    pid_m = pid % tl.cdiv(M, BM)
+    pid_n = pid // tl.cdiv(M, BM)
+    rm = (pid_m * BM + tl.arange(0, BM)) % M
+    rn = (pid_n * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    pa = a_ptr + rm[:, None] * s_am + rk[None, :] * s_ak
+    pb = b_ptr + rk[:, None] * s_bk + rn[None, :] * s_bn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in tl.range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(tl.load(pa), tl.load(pb), acc=acc)
+        pa += BK * s_ak
+        pb += BK * s_bk
+    cm = pid_m * BM + tl.arange(0, BM)
+    cn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + s_cm * cm[:, None] + s_cn * cn[None, :], acc)
+
+
+def test_four_k_layout_never_costs_a_pointer_conversion():
+    """A 128x256 B tile and a 128x128 A tile share one blocked layout: B's four-k ideal (its lanes arranged for
+    256 columns) would leave A's tile with copies and a 128 KB conversion of its pointers, so B does without it
+    and the kernel keeps within shared memory (it needed 278,528 bytes)."""
+    sig = ["*fp8e4nv:16", "*fp8e4nv:16", "*fp32:16", "i32:16", "i32:16", "i32:16", "i32:16", "i32:1", "i32:16",
+           "i32:1", "i32:16", "i32:1"]
+    src = tilec.ASTSource(wrapped_matmul, ",".join(sig), constexprs=dict(BM=128, BN=256, BK=128))
+    ck = tilec.compile(src, tilec.Target("cuda", 90, 32), {"num_warps": 8, "num_stages": 3})
+    assert ck.metadata["shared"] <= 160 * 1024
+    assert not re.search(r"convert_layout %\w+ : tile<128x128xptr", ck.asm["gir"])

@@ -128,6 +128,7 @@ class Coalesce(Pass):
                 ideal = ideal_layout(op.ptr, an.info(op.ptr), nw, self.warp_size, k)
                 if k is not None:
                     self._k_dims[op] = k
+                    self._plain[op] = ideal_layout(op.ptr, an.info(op.ptr), nw, self.warp_size)
                 out.append((op, ideal))
         return out
 
@@ -156,8 +157,36 @@ class Coalesce(Pass):
         return vector_width(ll, an.info(op.ptr), an.info(mask) if mask is not None else None,
                             pointee_bytes(op.ptr.type))
 
+    def _best(self, group, an, candidates):
+        candidates = list(dict.fromkeys(candidates))
+        return min(candidates, key=lambda lay: (self._cost(group, an, lay), -candidates.index(lay)))
+
+    def _served_badly(self, group, an, layout) -> int:
+        """How many of the group's accesses ``layout`` serves worse than their own ideal (each would get
+        conversions of its own)."""
+        return sum(self._cost([(op, ideal)], an, ideal) < self._cost([(op, ideal)], an, layout)
+                   for op, ideal in self._plain_ideals(group))
+
+    def _plain_ideals(self, group):
+        """The accesses with their ideals leaving out the four-k refinement: shared stores saved are not worth
+        converting a pointer tile for, so only these ideals may earn an access conversions of its own."""
+        return [(op, self._plain.get(op, ideal)) for op, ideal in group]
+
+    def _winner(self, group, an):
+        """The layout the group's tiles take. A transposed 8-bit operand's four-k ideal (module docstring)
+        competes with the others, but where it would leave more accesses needing conversions of their own
+        than the best layout without it (a tile of another shape that the operand's thread arrangement
+        covers with copies), the operand does without."""
+        winner = self._best(group, an, [ideal for _, ideal in group])
+        if not any(op in self._plain for op, _ in group):
+            return winner
+        plain = self._best(group, an, [self._plain.get(op, ideal) for op, ideal in group])
+        if self._served_badly(group, an, winner) > self._served_badly(group, an, plain):
+            return plain
+        return winner
+
     def func(self, f):
-        self._k_dims = {}
+        self._k_dims, self._plain = {}, {}
         an = AxisAnalysis(f)
         accesses = self._accesses(f, an)
         groups = defaultdict(list)
@@ -166,12 +195,11 @@ class Coalesce(Pass):
         for cur, group in groups.items():
             # the candidate under which the group's accesses cost least: memory instructions, counting
             # copies (lanes or warps that a smaller tile leaves holding the same elements) as extra work
-            candidates = list(dict.fromkeys(ideal for _, ideal in group))
-            winner = min(candidates, key=lambda lay: (self._cost(group, an, lay), -candidates.index(lay)))
+            winner = self._winner(group, an)
             if winner != cur:
                 replace_layout(f, cur, winner)
         # accesses the shared layout serves badly get their own layout, with conversions around them
-        for op, ideal in accesses:
+        for op, ideal in self._plain_ideals(accesses):
             cur = op.ptr.type.layout
             if ideal == cur or self._cost([(op, ideal)], an, ideal) >= self._cost([(op, ideal)], an, cur):
                 continue
