@@ -80,3 +80,25 @@ def test_a_pointer_tile_in_the_message():
     from tilec.ir.types import PointerType, TileType, i32
     t = TileType((4, 8), PointerType(i32))
     assert _shape(t.shape, t) == "4x8 ptr<i32>"
+
+
+def test_a_scan_across_warps_takes_a_slot_per_chunk_not_the_whole_tile():
+    """Each warp publishes one total per chunk and row: a 1024x2 scan along the rows over 16 warps needs
+    16 x 4 totals, not 16 copies of the tile (393,216 bytes, refused before)."""
+    import tilec
+    import tilec.language as tl
+    from tilec.gpu.layouts import default_blocked
+    from tilec.gpu.passes.allocate_shared import scan_slot_shape
+
+    @tilec.jit
+    def scan_rows(X, Z, BM: tl.constexpr, BN: tl.constexpr):
+        rm = tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        x = tl.load(X + rm[:, None] * BN + rn[None, :])
+        tl.store(Z + rm[:, None] * BN + rn[None, :], tl.cumsum(x, axis=0))
+
+    src = tilec.ASTSource(scan_rows, "*i32:16,*i32:16", constexprs=dict(BM=1024, BN=2))
+    ck = tilec.compile(src, tilec.Target("cuda", 90, 32), {"num_warps": 16})
+    assert ck.metadata["shared"] <= 4096
+    ll = default_blocked((1024, 2), 16, 32, (1, 2), (1, 0)).to_linear((1024, 2))
+    assert scan_slot_shape(ll, (1024, 2), 0) == (2, 2)  # rows 0 and 512 start the two chunks

@@ -6,7 +6,7 @@ import llvmlite.ir as ir
 
 from ...errors import BackendError
 from ...ir import ops as O
-from ..passes.allocate_shared import operand_arrays
+from ..passes.allocate_shared import operand_arrays, scan_slot_shape
 from .layouts import row_major_offsets, smem_ptr, thread_part
 from .registry import lowers
 from .types import I1, I32, from_memory, memory_bytes, memory_type, to_memory
@@ -137,23 +137,22 @@ def _scan_warps(L, op, body, ll, ax, rev, chunks, totals, prefix, valid, warp_bi
     b = L.b
     base = L._smem_base(op, "scan across warps")
     shape = op.operands[0].type.shape
-    # a slot per element of the tile with the axis coordinate's thread bits cleared: unique per chunk and row
-    thread_axis_mask = 0
-    for bb in ll.lane + ll.warp:
-        thread_axis_mask |= bb[ax]
+    # a slot per chunk and row: the tile with the axis reduced to its chunks (scan_slot_shape)
     keys = list(chunks)
     tp = thread_part(L, ll)
+    slot = scan_slot_shape(ll, shape, ax)  # the chunks' index along the axis: high // (axis extent of threads)
+    per_chunk = shape[ax] // slot[ax]
     offs = []
     for rest, high in keys:
         full = list(rest[:ax]) + [high] + list(rest[ax:])
         coords = []
         for d in range(ll.rank):
             if d == ax:
-                coords.append(ir.Constant(I32, full[d]))
+                coords.append(ir.Constant(I32, full[d] // per_chunk))
             else:
                 coords.append(b.add(tp[d], ir.Constant(I32, full[d])) if full[d] else tp[d])
-        offs.append(row_major_offsets(L, [tuple(coords)], shape)[0])
-    widx, nslots, load = _publish_per_warp(L, op, base, warp_bits, shape, keys, offs, totals)
+        offs.append(row_major_offsets(L, [tuple(coords)], slot)[0])
+    widx, nslots, load = _publish_per_warp(L, op, base, warp_bits, slot, keys, offs, totals)
     order = range(nslots - 1, -1, -1) if rev else range(nslots)
     for key, off in zip(keys, offs):
         acc, acc_valid, whole = None, ir.Constant(I1, 0), None

@@ -68,12 +68,14 @@ def scratch_bytes(op) -> int:
     if isinstance(op, O.DotOp) and not isinstance(op.a.type.layout, (DotOperandLayout, MatrixUnitOperandLayout)):
         a, b = op.a.type, op.b.type  # the FMA path: both operands staged in shared memory
         return a.numel * elem_bytes(a) + b.numel * elem_bytes(b) + ALIGN
-    if isinstance(op, O.ScanOp):  # per warp along the axis, its chunk totals (bounded by the whole tile)
+    if isinstance(op, O.ScanOp):  # per warp along the axis, its chunk totals
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
         warps = sum(1 for b in ll.warp if b[op.attrs["axis"]])
-        return operand_arrays((1 << warps) * src.numel, [elem_bytes(o.type) for o in op.operands])[1] if warps \
-            else 0
+        n = 1
+        for x in scan_slot_shape(ll, src.shape, op.attrs["axis"]):
+            n *= x
+        return operand_arrays((1 << warps) * n, [elem_bytes(o.type) for o in op.operands])[1] if warps else 0
     if isinstance(op, O.ReduceOp):  # partial results of the warps along the axis
         src = op.operands[0].type
         ll = src.layout.to_linear(src.shape)
@@ -87,6 +89,18 @@ def scratch_bytes(op) -> int:
                 out *= n
         return operand_arrays((1 << warps) * out, [elem_bytes(o.type) for o in op.operands])[1]
     return 0
+
+
+def scan_slot_shape(ll, shape, axis):
+    """The shape of the array in which one warp publishes its chunk totals for a scan along ``axis``: the tile
+    with the axis reduced to its chunks (the register bits above every thread bit of the axis; a thread's
+    lower registers and its lanes and warps along the axis are folded into each total). A 1024x2 scan over
+    16 warps needs 4 totals per warp, not the whole tile's 2,048."""
+    top = max((b[axis] for b in list(ll.lane) + list(ll.warp) if b[axis]), default=0)
+    out = list(shape)
+    if top:
+        out[axis] = max(1, shape[axis] // (2 * top))
+    return tuple(out)
 
 
 def buffer_bytes(t) -> int:
