@@ -6,8 +6,11 @@ the register file (measured with amd_resources.py, docs/performance.md):
   the 512 unified registers; attention D128 at 8 warps spills ~120 VGPRs there, at 4 warps it fits (495).
 - gfx11/gfx12 (wave32, 256 VGPRs a lane at most): the WMMA operands of a K step stay in registers, twice over
   (each lane half holds the same A rows). A 128x128x64 matmul fits (215 VGPRs) now that operands are staged in
-  LDS and read per K step; attention D64 fits with 8 or 16 warps at num_stages=1 (16 warps spill 44 bytes a
-  lane at 2 stages); D128 fits with none of these (BLOCK_N 32 with 8 warps spills least).
+  LDS and read per K step. Attention D64 fits with BLOCK_N 32 and 8 warps at 2 stages (252/256 VGPRs, causal
+  or not; BLOCK_N 64 with 16 warps spills 44 bytes a lane at 2 stages, fits at 1). D128 fits with none of the
+  shapes tried: BLOCK_N 16 with 8 warps spills least (6 and 12 VGPRs, 28 and 52 bytes a lane at 2 stages,
+  against 115-132 VGPRs and 464-532 bytes with BLOCK_N 32): Q's operand registers (64 VGPRs held across the
+  loop) and the 16x128 f32 accumulator (64) leave too little for a wider block.
 """
 from __future__ import annotations
 
@@ -16,8 +19,8 @@ NVIDIA = {"matmul": dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=8),
           "attention128": dict(BLOCK_M=128, BLOCK_N=64, num_warps=8)}
 CDNA = dict(NVIDIA, attention128=dict(BLOCK_M=128, BLOCK_N=64, num_warps=4))
 RDNA = {"matmul": dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=8),
-        "attention64": dict(BLOCK_M=128, BLOCK_N=64, num_warps=16),
-        "attention128": dict(BLOCK_M=128, BLOCK_N=32, num_warps=8)}
+        "attention64": dict(BLOCK_M=128, BLOCK_N=32, num_warps=8),
+        "attention128": dict(BLOCK_M=128, BLOCK_N=16, num_warps=8)}
 
 
 def configs(arch: str | None) -> dict:
