@@ -7,10 +7,8 @@ the register file (measured with amd_resources.py, docs/performance.md):
 - gfx11/gfx12 (wave32, 256 VGPRs a lane at most): the WMMA operands of a K step stay in registers, twice over
   (each lane half holds the same A rows). A 128x128x64 matmul fits (215 VGPRs) now that operands are staged in
   LDS and read per K step. Attention D64 fits with BLOCK_N 32 and 8 warps at 2 stages (252/256 VGPRs, causal
-  or not; BLOCK_N 64 with 16 warps spills 44 bytes a lane at 2 stages, fits at 1). D128 fits with none of the
-  shapes tried: BLOCK_N 16 with 8 warps spills least (6 and 12 VGPRs, 28 and 52 bytes a lane at 2 stages,
-  against 115-132 VGPRs and 464-532 bytes with BLOCK_N 32): Q's operand registers (64 VGPRs held across the
-  loop) and the 16x128 f32 accumulator (64) leave too little for a wider block.
+  or not; BLOCK_N 64 with 16 warps spills 44 bytes a lane at 2 stages, fits at 1). D128 fits with BLOCK_N 16
+  and 8 warps (241/256 VGPRs) now that Q is held in LDS on WMMA targets; BLOCK_N 32 still spills 45-55 VGPRs.
 """
 from __future__ import annotations
 

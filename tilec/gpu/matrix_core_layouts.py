@@ -69,8 +69,8 @@ def _operand_linear(shape, op_idx, tile, k_width, k_lane_bits, wpc, k_lane_step=
 
 @dataclass(frozen=True, repr=False)
 class MfmaLayout(MatrixUnitLayout):
-    invariant_operands_in_shared = False  # 512 registers per lane; the LDS is better spent on operand rings
     """Accumulator of the 64-lane MFMA instructions with ``m_dim`` x ``m_dim`` tiles (32 or 16)."""
+    invariant_operands_in_shared = False  # 512 registers per lane; the LDS is better spent on operand rings
     warps_per_cta: tuple
     m_dim: int = 32
     name = "mfma"
@@ -135,8 +135,11 @@ class MfmaOperandLayout(MatrixUnitOperandLayout):
 
 @dataclass(frozen=True, repr=False)
 class WmmaLayout(MatrixUnitLayout):
-    invariant_operands_in_shared = False  # the LDS (64 KB) is better spent on operand rings
     """Accumulator of the 32-lane 16x16x16 WMMA instructions whose operands are repeated in both half-waves."""
+    # each half-wave holds its own copy of an operand's rows, so an operand held in registers across a loop (the
+    # Q of attention) costs twice its size: 64 VGPRs a lane for a 16x128 f16 tile, which made attention D128
+    # spill. Held in LDS and read per K step, as the loop's own operands are, it fits (docs/performance.md)
+    invariant_operands_in_shared = True
     warps_per_cta: tuple
     name = "wmma"
     m_dim = 16
