@@ -20,12 +20,14 @@ from ..ir.core import IRError
 from ..ir.parser import IRParseError, parse_module
 from ..ir.printer import print_ir
 from ..ir.verifier import verify
+from ..targets.options import Options
 from .manager import PassManager, tir_pipeline
 from .pipeline_spec import describe_passes, parse_pipeline
 
-# Defaults for the passes' target options (each pass gets those its constructor names); a --target replaces
-# arch and warp_size, gir input its num_warps, explicit flags all of them.
-GPU_OPTIONS = {"num_warps": 4, "warp_size": 32, "arch": 80, "num_stages": 3}
+# Defaults for the passes' target options (each pass gets those its constructor names): the compile options'
+# defaults, and a 32-lane target with sm_80's matrix units; a --target replaces arch and warp_size, gir input its
+# num_warps, explicit flags all of them.
+GPU_OPTIONS = {"num_warps": Options.num_warps, "warp_size": 32, "arch": 80, "num_stages": Options.num_stages}
 
 
 class UsageError(TilecError):

@@ -8,6 +8,7 @@ from . import libdevice  # noqa: F401
 from .. import core as _core
 from ..core import builtin, current
 from ..inline_asm import inline_asm_elementwise as _asm
+from ...targets.options import Options
 
 WARP_SIZE = 32
 
@@ -15,7 +16,7 @@ WARP_SIZE = 32
 @builtin
 def num_warps() -> int:
     """The launch's ``num_warps`` as a compile-time int (the CPU backend accepts it too)."""
-    return int(current().options.get("num_warps") or 4)
+    return int(current().options.get("num_warps") or Options.num_warps)
 
 
 @builtin
