@@ -62,15 +62,15 @@ class GpuTarget(ABC):
     shared_symbol: str = "global_smem"
 
     # -- what the GPU pass list asks (``gpu/pipeline.py: gpu_passes``) ---------------------------------------------
-    #: the generation of NVIDIA-style mma units accelerate-dot lays dots out for (80: ``mma.sync``; 90: warpgroup
-    #: units as well); 0: none, and :meth:`dot_layouts` chooses each dot's matrix units instead
+    #: the generation of warp-level matrix units whose ``MmaLayout``s accelerate-dot lays dots out in (80: warp
+    #: matrix instructions; 90: warpgroup units as well); 0: none, and :meth:`dot_layouts` chooses instead
     mma_arch: int = 0
     #: global -> shared copies run asynchronously (:meth:`async_copy`); else the pipeliner fills operand rings
     #: through registers an iteration ahead
     async_copies: bool = False
     #: ``noinline`` functions can stay device functions, called for real (else every call is inlined)
     device_calls: bool = False
-    #: what gir records on every function as the target its layouts were chosen for (``"cuda:90"``); "": none
+    #: what gir records on every function as the target its layouts were chosen for (``"<backend>:<arch>"``); "": none
     gir_target: str = ""
 
     def pipeline_shared_limit(self) -> int:

@@ -10,7 +10,7 @@ bridge from and back to the surrounding layouts, and remove-layout-conversions t
 ``for`` loop in the mma layout (see its loop rule), so only the operands move per iteration. Dots that do not
 qualify keep the FMA path. First, for every dot, ``acc + dot(a, b, 0)`` becomes ``dot(a, b, acc)``.
 
-A target without NVIDIA-style mma units (``GpuTarget.mma_arch`` 0) passes ``dot_layouts`` (its
+A target without those matrix units (``GpuTarget.mma_arch`` 0) passes ``dot_layouts`` (its
 ``GpuTarget.dot_layouts``): that then decides, for every dot, the (A, B, accumulator) layouts or None (FMA), and
 the arch-based choice above is not used (``AccelerateDot.for_target`` picks).
 """
@@ -207,7 +207,7 @@ class AccelerateDot(Pass):
 
     @classmethod
     def for_target(cls, target, num_warps: int) -> "AccelerateDot":
-        """The pass for a :class:`~tilec.gpu.target.GpuTarget`: its NVIDIA-style mma generation when it has one
+        """The pass for a :class:`~tilec.gpu.target.GpuTarget`: its generation of mma units when it has one
         (``mma_arch``), else its own ``dot_layouts``."""
         if target.mma_arch:
             return cls(target.mma_arch, num_warps)
