@@ -1,9 +1,10 @@
 """``tl.extra.cuda``: the NVIDIA spelling of ``tl.extra.libdevice``, the launch-shape queries kernels read as
-compile-time values (``num_threads()``, ``num_warps()``: from the launch's ``num_warps``, 4 unless given), and
-NVIDIA's special registers and grid-dependency instructions as Triton offers them (``globaltimer()``: the GPU's
-nanosecond timer, ``smid()``: the multiprocessor running the program, ``gdc_wait()`` /
-``gdc_launch_dependents()``: programmatic dependent launch on sm_90). Those are PTX: they need the CUDA backend
-(elsewhere they are the located error every backend gives for ``inline_asm_elementwise`` it cannot run)."""
+compile-time values (``num_threads()``, ``num_warps()``: from the launch's ``num_warps``, the options' default
+unless given), and NVIDIA's special registers and grid-dependency instructions as Triton offers them
+(``globaltimer()``: the GPU's nanosecond timer, ``smid()``: the multiprocessor running the program,
+``gdc_wait()`` / ``gdc_launch_dependents()``: programmatic dependent launch on sm_90). Those are PTX: they need the
+CUDA backend (elsewhere they are the located error every backend gives for ``inline_asm_elementwise`` it cannot
+run)."""
 from . import libdevice  # noqa: F401
 from .. import core as _core
 from ..core import builtin, current
