@@ -31,7 +31,6 @@ from ..frontend.values import Packed
 from ..passes.inline import InlineAll
 from ..passes.pointer_origins import written_params
 from ..targets.extent import byte_extent
-from ..targets.cpu.options import CPUOptions
 from . import aggregates, interp_bounds
 
 
@@ -311,8 +310,7 @@ SEMANTIC_OPTIONS = ("default_dot_input_precision",)
 
 def _semantic_options(options, debug) -> dict:
     out = {k: options[k] for k in SEMANTIC_OPTIONS if options.get(k) is not None}
-    # as the compiled CPU path (and Triton's interpreter)
-    out.setdefault("default_dot_input_precision", CPUOptions.default_dot_input_precision)
+    out.setdefault("default_dot_input_precision", "ieee")  # as the compiled CPU path (and Triton's interpreter)
     out["debug"] = bool(debug)
     return out
 
