@@ -1,4 +1,5 @@
-"""The NVIDIA backend: options (``CUDAOptions``, ``options.py``), the stages after the tir passes, and loading for launch.
+"""The NVIDIA backend: options (``CUDAOptions``, ``options.py``), the stages after the tir passes, and loading for
+launch.
 
 Stages (each ``fn(artifact, metadata)``):
 ``gir`` (the module after the GPU passes, which ``passes`` contributes to the compile's one pass pipeline), ``llir`` (NVVM LLVM IR text), ``ptx`` (text), and
