@@ -103,8 +103,6 @@ def test_num_warps_power_of_two_error_on_a_cpu_launch():
     (lambda: Options.parse({"num_ctas": 0}), "num_ctas must be a positive int"),
     (lambda: Options.parse({"maxnreg": 0}), "maxnreg must be an int in 1..255"),
     (lambda: Options.parse({"maxnreg": 256}), "maxnreg must be an int in 1..255"),
-    (lambda: Options.parse({"default_dot_input_precision": "fp16"}),
-     "default_dot_input_precision must be one of tf32, tf32x3, ieee, got 'fp16'"),
     (lambda: CPUOptions.parse({"opt_level": 4}, host="h"), "opt_level must be an int in 0..3, got 4"),
     (lambda: CUDAOptions.parse({"num_warps": 64}, arch=90), "num_warps must be at most 32 on CUDA"),
     (lambda: hip(num_warps=32), "num_warps must keep num_warps \\* 64 <= 1024 on gfx942"),

@@ -34,10 +34,6 @@ def _int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-#: what ``default_dot_input_precision`` may be (the frontend's ``tl.dot`` precisions)
-DOT_PRECISIONS = ("tf32", "tf32x3", "ieee")
-
-
 @dataclass(frozen=True)
 class Options:
     """The options every backend takes (Triton's launch options). A backend's subclass adds its own fields and
@@ -53,7 +49,8 @@ class Options:
     debug: bool = False
     #: ``a * b + c`` may contract to a fused multiply-add
     enable_fp_fusion: bool = field(default_factory=fp_fusion_default)
-    #: the precision of f32 dots that name none (``tl.dot(input_precision=)``)
+    #: the precision of f32 dots that name none (``tl.dot(input_precision=)``); checked by the frontend at the dot
+    #: that uses it, so that compiled code and the interpreter refuse a bad one alike, located there
     default_dot_input_precision: str = "tf32"
     #: a cap on registers per thread (``.maxnreg`` on NVIDIA; accepted and ignored elsewhere)
     maxnreg: int | None = None
@@ -103,9 +100,6 @@ class Options:
         self.positive("num_ctas")
         if self.maxnreg is not None and (not _int(self.maxnreg) or not 1 <= self.maxnreg <= 255):
             raise OptionError(f"maxnreg must be an int in 1..255 (registers per thread), got {self.maxnreg!r}")
-        if self.default_dot_input_precision not in DOT_PRECISIONS:
-            raise OptionError(f"default_dot_input_precision must be one of {', '.join(DOT_PRECISIONS)}, got "
-                              f"{self.default_dot_input_precision!r}")
 
     def positive(self, name: str):
         """Refuse a field that is not an int of at least 1."""
