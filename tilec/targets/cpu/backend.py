@@ -39,7 +39,7 @@ class CPUBackend:
         from ...passes.manager import cleanup_passes
         return [ExpandDescriptors()] + cleanup_passes()
 
-    def stages(self, options):
+    def stages(self, options: CPUOptions):
         level = options.opt_level
         return [("plan", make_plan), ("llir", lambda plan, md: make_llir(plan, md, level)),
                 ("asm", lambda llir, md: make_asm(llir, md))]

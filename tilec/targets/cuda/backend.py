@@ -147,7 +147,7 @@ class CUDABackend:
 
     verifier = staticmethod(verify_gir)
 
-    def stages(self, options: dict):
+    def stages(self, options: CUDAOptions):
         out = [("gir", lambda m, md: self.make_gir(m, md, options)),
                ("llir", lambda m, md: self.make_llir(m, md, options)),
                ("ptx", lambda s, md: self.make_ptx(s, md, options))]

@@ -52,7 +52,7 @@ class HIPBackend:
 
     verifier = staticmethod(verify_gir)
 
-    def stages(self, options: dict):
+    def stages(self, options: HIPOptions):
         state = {}  # this compile's LLVM IR: the object is emitted from it, not from the assembly
 
         def llir(m, md):
