@@ -219,3 +219,11 @@ def test_hip_pass_list_uses_the_targets_matrix_cores():
 def test_pass_list_takes_no_architecture_number():
     import inspect
     assert list(inspect.signature(gpu_passes).parameters) == ["target", "options"]
+
+
+def test_tilec_opt_hands_the_targets_options_to_its_passes():
+    from tilec.tools.opt import target_setting
+    setting = target_setting("cuda:90")
+    typed = setting.options({"num_warps": 8, "num_stages": 2, "warp_size": 32, "arch": 90})
+    assert typed == CUDAOptions.parse({"num_warps": 8, "num_stages": 2}, arch=90)
+    assert one(setting.passes({"num_warps": 8, "num_stages": 2}), ConvertToGIR).num_warps == 8
