@@ -5,8 +5,9 @@ Backends are asked in order — ``cuda`` before ``cpu``, a backend registered wi
 CPU — and the first that owns any argument compiles the launch; ``TILEC_BACKEND`` overrides the choice (see
 ``compiler.target_for``). Factories import their backend's code when called, so importing tilec loads no LLVM.
 
-A backend object provides ``parse_options(dict) -> dict``, ``stages(options) -> [(name, fn)]`` and
-``load(asm, metadata) -> launcher`` (see ``pipeline.py``).
+A backend object provides ``parse_options(dict) -> options`` (an ``Options`` subclass of its own,
+``targets/options.py``, or a plain dict), ``stages(options) -> [(name, fn)]`` and ``load(asm, metadata) ->
+launcher`` (see ``pipeline.py``).
 """
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from .ir.core import IRError, Operation
 from .passes.pointer_origins import written_params
 from .targets.entry import entries
 from .targets.grid import SINGLE, CheckedGrid, checked_grid, normalize_grid
+from .targets.options import as_dict
 from .compiler import ASTSource, Target, get_backend
 from .version import __version__
 
@@ -157,11 +158,14 @@ def compiler_hash() -> str:
     return h.hexdigest()
 
 
-def cache_key(src: ASTSource, target: Target, options: dict) -> str:
+def cache_key(src: ASTSource, target: Target, options) -> str:
+    """The compiled kernel's key: the function, its specialisation, the target and every field of the options
+    (a backend's :class:`~tilec.targets.options.Options`, or the dict a backend from outside keeps them in)."""
     fn_key = getattr(src.fn, "cache_key", None) or repr(src.fn)
     payload = json.dumps(_canonical({
         "fn": fn_key, "signature": src.signature, "constexprs": src.constexprs, "attrs": src.attrs,
-        "target": [target.backend, target.arch, target.warp_size], "options": options, "compiler": compiler_hash(),
+        "target": [target.backend, target.arch, target.warp_size], "options": as_dict(options),
+        "compiler": compiler_hash(),
     }), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -228,7 +232,7 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
     backend = get_backend(target)
     ir_override = options.pop("ir_override", None)
     opts = backend.parse_options(options)
-    key = cache_key(src, target, dict(opts, ir_override=stage_files.ir_override_hash(ir_override))
+    key = cache_key(src, target, dict(as_dict(opts), ir_override=stage_files.ir_override_hash(ir_override))
                     if ir_override is not None else opts)
     variant = key[:12]
     use_cache = cache.enabled() and not stage_files.variant_has_overrides(variant) and not _debugging()
@@ -246,16 +250,18 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
     return _build(src, target, backend, opts, key, ir_override, use_cache)
 
 
-def _build(src: ASTSource, target: Target, backend, opts: dict, key: str, ir_override, use_cache: bool):
-    """Compile a variant that no cache level had (stored there when ``use_cache``)."""
+def _build(src: ASTSource, target: Target, backend, opts, key: str, ir_override, use_cache: bool):
+    """Compile a variant that no cache level had (stored there when ``use_cache``). ``opts``: what the backend's
+    ``parse_options`` made; the frontend and the metadata get it as a dict, the passes and stages as it is."""
     from .passes import PassManager, tir_pipeline
     variant = key[:12]
     t0 = time.perf_counter()
+    fields = as_dict(opts)
     # the backend's say in how the frontend composes some functions (``frontend_options``: e.g. sort as a network)
-    module = src.make_ir(dict(opts, **getattr(backend, "frontend_options", {})))
+    module = src.make_ir(dict(fields, **getattr(backend, "frontend_options", {})))
     kernel = next(f for f in module.funcs if f.attrs.get("kernel"))
     name = kernel.sym_name
-    metadata = {"name": name, "target": [target.backend, target.arch, target.warp_size], "options": opts,
+    metadata = {"name": name, "target": [target.backend, target.arch, target.warp_size], "options": fields,
                 "version": __version__, "hash": key}
     constexprs = getattr(src, "constexprs", None)
     if isinstance(constexprs, dict):  # the int ones: tile sizes that resource errors can name
@@ -265,12 +271,12 @@ def _build(src: ASTSource, target: Target, backend, opts: dict, key: str, ir_ove
         metadata["num_params"] = len(params)
         metadata["runtime_params"] = [i for i, p in enumerate(params) if not p.is_constexpr]
     overrides = stage_files.Overrides(name, variant, ir_override)
-    pm = PassManager(name, variant=variant)
+    pm = PassManager(name, variant=variant, options=opts)
     passes = tir_pipeline()
     checks = None
     # after inlining, so every access is traced to the kernel's own arguments; ``bounds_checks=False`` keeps a debug
     # build's asserts in their plain form, for callers that pass no extents (the AOT C entry points)
-    if opts.get("debug") and opts.get("bounds_checks", True):
+    if fields.get("debug") and fields.get("bounds_checks", True):
         from .passes.debug_checks import DebugChecks
         checks = DebugChecks()
         passes.insert(1, checks)

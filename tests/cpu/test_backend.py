@@ -18,7 +18,7 @@ from .helpers import compile_cpu
 def test_options_and_stages():
     be = CPUBackend(None)
     opts = be.parse_options({"num_warps": 8, "num_stages": 2, "debug": True})
-    assert opts["num_warps"] == 8 and opts["num_stages"] == 2 and opts["debug"] is True
+    assert opts.num_warps == 8 and opts.num_stages == 2 and opts.debug is True
     assert [n for n, _ in be.stages(opts)] == ["plan", "llir", "asm"]
 
 

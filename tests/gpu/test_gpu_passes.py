@@ -14,6 +14,8 @@ from tilec.gpu.passes.axis_info import AxisAnalysis
 from tilec.gpu.passes.verify_gir import GIRError, check_layouts, verify_gir
 from tilec.passes.manager import PassManager, tir_pipeline
 from tilec.gpu.pipeline import run_gpu_passes
+from tilec.targets.cuda.target import CudaTarget
+from tilec.targets.options import Options
 
 import gpu_jit_kernels as J
 from gpu_cases import CASES
@@ -29,7 +31,7 @@ def tir(kernel, args, **constexprs):
 
 def gir(kernel, args, num_warps=4, **constexprs):
     m = tir(kernel, args, **constexprs)
-    run_gpu_passes(m, num_warps)
+    run_gpu_passes(m, CudaTarget(80), Options(num_warps=num_warps))
     return m
 
 
@@ -38,7 +40,7 @@ def case_gir(name, num_warps=4):
     args, cx, *_ = make(np.random.default_rng(0))
     if not isinstance(kernel, tilec.JITFunction):
         m = kernel()
-        run_gpu_passes(m, num_warps)
+        run_gpu_passes(m, CudaTarget(80), Options(num_warps=num_warps))
         return m
     return gir(kernel, args, num_warps, **cx)
 
@@ -144,7 +146,7 @@ def test_dump_ir_names_gpu_passes(monkeypatch, capsys):
     monkeypatch.setenv("TILEC_DUMP_IR", "1")
     x = np.zeros(64, np.float32)
     m = tir(J.add_kernel, [x, x, x, 64], BLOCK=64)
-    run_gpu_passes(m, 4, kernel_name="add_kernel")
+    run_gpu_passes(m, CudaTarget(80), kernel_name="add_kernel")
     err = capsys.readouterr().err
     for name in ("convert-to-gir", "coalesce", "remove-layout-conversions", "allocate-shared", "insert-barriers"):
         assert f"IR after {name}" in err

@@ -13,6 +13,7 @@ from test_gpu_passes import tir
 from tilec.gpu.lowering import lower_module_text
 from tilec.gpu.pipeline import run_gpu_passes
 from tilec.gpu.target import GpuTarget
+from tilec.targets.options import Options
 
 GPU_DIR = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "tilec", "gpu")
 VENDOR_WORDS = re.compile(r"cuda|nvvm|nvptx|nvidia|\bptx\b|ptx_kernel|\bsm_?\d|amdgpu|amdgcn|\bhip\b|rocm|gfx\d",
@@ -107,8 +108,8 @@ def test_wave64_target_lowers_to_valid_llvm(case, num_warps):
     kernel, make, _ = CASES[case]
     args, cx, *_ = make(np.random.default_rng(0))
     m = tir(kernel, args, **cx)
-    run_gpu_passes(m, num_warps, warp_size=64)
-    text = lower_module_text(m, {"num_warps": num_warps}, Wave64())
+    run_gpu_passes(m, Wave64(), Options(num_warps=num_warps))
+    text = lower_module_text(m, Options(num_warps=num_warps), Wave64())
     llvm.parse_assembly(text).verify()
     threads = 64 * num_warps
     assert f'"max-threads"="{threads}"' in text
@@ -130,7 +131,7 @@ def test_a_target_without_inline_asm_registers_refuses_it_at_the_line():
                                       pack=1)
         tl.store(X + offs, y)
     m = tir(asm_kernel, [np.zeros(256, np.int32)], BLOCK=256)
-    run_gpu_passes(m, 4, warp_size=64)
+    run_gpu_passes(m, Wave64())
     with pytest.raises(tilec.CompilationError, match="not supported on the wave64 backend") as e:
-        lower_module_text(m, {"num_warps": 4}, Wave64())
+        lower_module_text(m, Options(), Wave64())
     assert e.value.line is not None and "inline_asm_elementwise" in e.value.source_line

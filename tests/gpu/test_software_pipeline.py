@@ -11,6 +11,8 @@ from tilec.gpu.passes.verify_gir import verify_gir
 from tilec.ir.parser import parse_module
 from tilec.ir.printer import print_ir
 from tilec.ir.types import SharedBufferType
+from tilec.targets.cuda.target import CudaTarget
+from tilec.targets.options import Options
 
 from test_gpu_passes import tir
 
@@ -33,7 +35,7 @@ def _gir(stages=None, kernel_stages=3, other=0.0, arch=80, dtype=np.float16):
     a = np.zeros((64, 64), dtype)
     c = np.zeros((64, 64), np.float32)
     m = tir(mm, (a, a, c, 64, 64, 64), BM=64, BN=64, BK=32, STAGES=stages, OTHER=other)
-    run_gpu_passes(m, 4, arch=arch, num_stages=kernel_stages)
+    run_gpu_passes(m, CudaTarget(arch), Options(num_stages=kernel_stages))
     verify_gir(m)
     return m
 

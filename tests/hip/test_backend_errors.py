@@ -39,10 +39,12 @@ def test_bad_target_fails_at_compile():
 
 
 @pytest.mark.parametrize("options,message", [
-    ({"num_warps": 3}, "num_warps must be a power of two"),
+    ({"num_warps": 3}, "num_warps must be a power of 2"),
     ({"num_warps": 32}, "num_warps \\* 64 <= 1024"),
     ({"num_stages": 0}, "num_stages"),
-    ({"bogus": 1}, "unknown HIP option"),
+    ({"bogus": 1}, "unknown HIP option 'bogus'"),
+    ({"matrix_instr_nonkdim": 8}, "matrix_instr_nonkdim must be 0"),
+    ({"kpak": 2}, "did you mean 'kpack'"),
 ])
 def test_bad_options(options, message):
     with pytest.raises(BackendError, match=message):

@@ -19,6 +19,7 @@ from hsaco_check import validate_hsaco
 from tilec.errors import BackendError
 from tilec.targets.hip import matrix_instructions as mi
 from tilec.targets.hip.arch import parse_arch
+from tilec.targets.options import Options
 
 
 def _mm(arch, dtype, ws=None, BM=64, BN=64, BK=32, prec="ieee", nw=4, **options):
@@ -133,10 +134,10 @@ def test_wrong_processor_for_a_matrix_layout_is_an_error():
     assert "#mfma<" in gir
     for arch in ("gfx1100", "gfx1030"):
         with pytest.raises(BackendError, match="no mfma instruction"):
-            lower_module_text(parse_module(gir), {"num_warps": 4}, HipTarget(arch))
+            lower_module_text(parse_module(gir), Options(), HipTarget(arch))
     with pytest.raises(BackendError, match="no mfma instruction for xf32"):
         k = _mm("gfx942", "fp32", prec="tf32")
-        lower_module_text(parse_module(k.asm["gir"]), {"num_warps": 4}, HipTarget("gfx950"))
+        lower_module_text(parse_module(k.asm["gir"]), Options(), HipTarget("gfx950"))
 
 
 # -- the instruction table against LLVM ----------------------------------------------------------------------------

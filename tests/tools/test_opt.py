@@ -213,7 +213,7 @@ def test_list_passes(opt):
     (["-p", "coalesce{num-warps=8"], ["is never closed"]),
     (["--target", "nvidia"], ["bad --target 'nvidia'", "unknown backend 'nvidia'"]),
     (["--target", "cuda:ninety"], ["bad --target 'cuda:ninety'"]),
-    (["--target", "cuda", "--num-warps", "3"], ["num_warps must be a power of two"]),
+    (["--target", "cuda", "--num-warps", "3"], ["num_warps must be a power of 2"]),
 ])
 def test_bad_pipeline_or_target(opt, scale, args, fragments):
     one_line_error(*opt(scale.asm["tir"], *args), *fragments)

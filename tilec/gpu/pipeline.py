@@ -27,6 +27,7 @@ from ..passes.dce import DCE
 from ..passes.inline import InlineAll
 from ..passes.expand_descriptors import ExpandDescriptors
 from ..passes.manager import PassManager, cleanup_passes
+from ..targets.options import Options
 from .passes.accelerate_dot import AccelerateDot
 from .passes.allocate_shared import AllocateShared
 from .passes.call_boundaries import CallBoundaries
@@ -57,27 +58,28 @@ def device_callable(func) -> bool:
     return not any(isinstance(op, (O.DescriptorLoadOp, O.DescriptorStoreOp)) for op in func.walk())
 
 
-def gpu_passes(num_warps: int, warp_size: int = 32, arch: int = 80, num_stages: int = 3, keep_descriptor=None,
-               dot_layouts=None, shared_limit: int = 0, async_copies: bool = True, device_calls: bool = False,
-               target: str = ""):
-    """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``). ``arch`` is the matrix-unit
-    generation accelerate-dot targets; ``dot_layouts`` (a target's ``GpuTarget.dot_layouts``) replaces that
-    choice with the target's own; ``keep_descriptor`` says which ``descriptor_load`` ops the target moves whole
-    (the others are expanded); ``shared_limit`` (bytes, 0: none) bounds what the pipeliner's rings take;
-    ``async_copies``: the target copies global -> shared asynchronously (else loads are pipelined through
-    registers); ``device_calls``: ``noinline`` functions stay functions, called for real; ``target``
-    (``"<backend>:<arch>"``) is recorded on every function of the gir."""
-    keep = device_callable if device_calls else None
-    return [InlineAll(keep), ExpandDescriptors(keep_descriptor), *cleanup_passes(),
-            ConvertToGIR(num_warps, warp_size, target), Coalesce(num_warps, warp_size),
-            AccelerateDot(arch, num_warps, dot_layouts), RemoveLayoutConversions(), CallBoundaries(num_warps, warp_size),
-            StageOperands(), SoftwarePipeline(num_stages, shared_limit, async_copies), DescriptorCopies(),
-            WarpGroupDot(), CSE(), DCE(), AllocateShared(), InsertBarriers()]
+def gpu_passes(target, options) -> list:
+    """The GPU passes, in order (each a ``Pass`` with a ``name`` and ``run``), for ``target`` (a
+    :class:`~tilec.gpu.target.GpuTarget`) and the compile's ``options`` (a backend's
+    :class:`~tilec.targets.options.Options`). The pass list asks the target what differs between vendors: its
+    warp size, its matrix units (``mma_arch``, else ``dot_layouts``), which ``descriptor_load`` ops it moves whole
+    (``keeps_descriptor``; the others are expanded), whether global -> shared copies run asynchronously
+    (``async_copies``; else loads are pipelined through registers), the shared memory the pipeliner's rings may
+    take (``pipeline_shared_limit``), whether ``noinline`` functions stay functions (``device_calls``; not in
+    debug builds, whose checks live in the kernel's frame) and what gir records as its target (``gir_target``)."""
+    nw, ws = options.num_warps, target.warp_size
+    keep = device_callable if target.device_calls and not options.debug else None
+    return [InlineAll(keep), ExpandDescriptors(lambda op: target.keeps_descriptor(op, options)), *cleanup_passes(),
+            ConvertToGIR(nw, ws, target.gir_target), Coalesce(nw, ws), AccelerateDot.for_target(target, nw),
+            RemoveLayoutConversions(), CallBoundaries(nw, ws), StageOperands(),
+            SoftwarePipeline(options.num_stages, target.pipeline_shared_limit(), target.async_copies),
+            DescriptorCopies(), WarpGroupDot(), CSE(), DCE(), AllocateShared(), InsertBarriers()]
 
 
-def run_gpu_passes(module, num_warps: int, warp_size: int = 32, kernel_name: str | None = None, arch: int = 80,
-                   num_stages: int = 3):
-    """Run the GPU passes over a tir module in place, through a PassManager (dumps, timing, verification)."""
+def run_gpu_passes(module, target, options=None, kernel_name: str | None = None):
+    """Run the GPU passes for ``target`` over a tir module in place, through a PassManager (dumps, timing,
+    verification) that hands every pass ``options`` (default: the shared defaults, :class:`Options`)."""
+    options = options if options is not None else Options()
     name = kernel_name or next((f.sym_name for f in module.funcs if f.attrs.get("kernel")), "module")
-    PassManager(name).run(module, gpu_passes(num_warps, warp_size, arch, num_stages), final_verifier=verify_gir)
+    PassManager(name, options=options).run(module, gpu_passes(target, options), final_verifier=verify_gir)
     return module

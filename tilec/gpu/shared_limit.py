@@ -15,6 +15,7 @@ from ..ir import ops as O
 from . import ops as G
 from .lowering import budget
 from .passes.allocate_shared import buffer_bytes, scratch_bytes
+from ..targets.options import num_warps_of
 
 #: what each kind of op keeps in shared memory, for the message
 _USES = {G.ConvertLayoutOp: "a layout conversion of", O.ReduceOp: "a reduction of", O.ScanOp: "a scan of",
@@ -62,7 +63,7 @@ def check_shared_memory(kernel, metadata: dict, target) -> None:
     limit = target.shared_memory_limit()
     if limit is None or need <= limit[0]:
         return
-    budget.check(kernel, int(metadata.get("num_warps") or kernel.attrs.get("num_warps", 4)), target.warp_size)
+    budget.check(kernel, int(metadata.get("num_warps") or num_warps_of(kernel)), target.warp_size)
     allowed, what = limit
     name = metadata.get("name", kernel.sym_name)
     users = _users(kernel)[:3]

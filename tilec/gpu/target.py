@@ -61,6 +61,23 @@ class GpuTarget(ABC):
     shared_address_space: int = 3
     shared_symbol: str = "global_smem"
 
+    # -- what the GPU pass list asks (``gpu/pipeline.py: gpu_passes``) ---------------------------------------------
+    #: the generation of warp-level matrix units whose ``MmaLayout``s accelerate-dot lays dots out in (80: warp
+    #: matrix instructions; 90: warpgroup units as well); 0: none, and :meth:`dot_layouts` chooses instead
+    mma_arch: int = 0
+    #: global -> shared copies run asynchronously (:meth:`async_copy`); else the pipeliner fills operand rings
+    #: through registers an iteration ahead
+    async_copies: bool = False
+    #: ``noinline`` functions can stay device functions, called for real (else every call is inlined)
+    device_calls: bool = False
+    #: what gir records on every function as the target its layouts were chosen for (``"<backend>:<arch>"``); "": none
+    gir_target: str = ""
+
+    def pipeline_shared_limit(self) -> int:
+        """Bytes of shared memory the software pipeliner's rings may take (0: it does not bound them; the compile
+        refuses a kernel past :meth:`shared_memory_limit` afterwards)."""
+        return 0
+
     def shared_memory_limit(self):
         """``(bytes, what the target calls it)``: the shared memory one block may use (a kernel needing more is
         refused at compile time, ``gpu/shared_limit.py``), e.g. ``(65536, "<processor> shared memory")``; None: no
@@ -207,10 +224,10 @@ class GpuTarget(ABC):
     math = None
 
     def dot_layouts(self, op, num_warps: int):
-        """Matrix units for the gir ``dot`` ``op`` (run by accelerate-dot when the backend hands this method to
-        ``gpu_passes``): ``(A layout, B layout, accumulator layout)`` (``MatrixUnitOperandLayout``s and a
-        ``MatrixUnitLayout`` that :meth:`lower_dot` then lowers), or None to keep the FMA path. Return layouts
-        only for instructions this target has: an intrinsic the target lacks can abort LLVM."""
+        """Matrix units for the gir ``dot`` ``op`` (asked by accelerate-dot when :attr:`mma_arch` is 0):
+        ``(A layout, B layout, accumulator layout)`` (``MatrixUnitOperandLayout``s and a ``MatrixUnitLayout`` that
+        :meth:`lower_dot` then lowers), or None to keep the FMA path. Return layouts only for instructions this
+        target has: an intrinsic the target lacks can abort LLVM."""
         return None
 
     def lower_dot(self, lowering, op) -> None:

@@ -20,12 +20,14 @@ from ..ir.core import IRError
 from ..ir.parser import IRParseError, parse_module
 from ..ir.printer import print_ir
 from ..ir.verifier import verify
+from ..targets.options import Options
 from .manager import PassManager, tir_pipeline
 from .pipeline_spec import describe_passes, parse_pipeline
 
-# Defaults for the passes' target options (each pass gets those its constructor names); a --target replaces
-# arch and warp_size, gir input its num_warps, explicit flags all of them.
-GPU_OPTIONS = {"num_warps": 4, "warp_size": 32, "arch": 80, "num_stages": 3}
+# Defaults for the passes' target options (each pass gets those its constructor names): the compile options'
+# defaults, and a 32-lane target with sm_80's matrix units; a --target replaces arch and warp_size, gir input its
+# num_warps, explicit flags all of them.
+GPU_OPTIONS = {"num_warps": Options.num_warps, "warp_size": 32, "arch": 80, "num_stages": Options.num_stages}
 
 
 class UsageError(TilecError):
@@ -34,11 +36,13 @@ class UsageError(TilecError):
 
 @dataclass
 class TargetSetting:
-    """What ``--target`` contributes: option defaults (``arch``, ``warp_size``) and the target's own passes,
-    which follow the tir pipeline when no ``-p`` is given (``passes(options)`` -> Pass instances)."""
+    """What ``--target`` contributes: option defaults (``arch``, ``warp_size``), the target's own passes,
+    which follow the tir pipeline when no ``-p`` is given (``passes(options)`` -> Pass instances), and the
+    backend's typed options for the driver's options (``options(options)``), which every pass run is handed."""
     name: str
     defaults: dict
     passes: Callable[[dict], list]
+    options: Callable[[dict], object] | None = None
 
 
 def build_parser(prog: str, with_target: bool) -> argparse.ArgumentParser:
@@ -123,6 +127,7 @@ def main(argv=None, prog: str = "python -m tilec.passes",
             passes = parse_pipeline(a.passes, options)
         else:
             passes = tir_pipeline() + (target.passes(options) if target is not None else [])
+        typed = target.options(options) if target is not None and target.options is not None else None
     except (IRError, TilecError) as e:  # TilecError: also a target refusing the options (num-warps=3 on CUDA)
         return _fail(prog, e, 2)
     try:
@@ -130,7 +135,7 @@ def main(argv=None, prog: str = "python -m tilec.passes",
     except IRError as e:
         return _fail(prog, UsageError(f"{name}: the input is not valid IR: {_one_line(e)}"), 2)
     pm = PassManager(a.kernel or _kernel_name(module), verify=a.verify_each,
-                     print_after={"all"} if a.print_between_passes else ())
+                     print_after={"all"} if a.print_between_passes else (), options=typed)
     try:
         pm.run(module, passes)
     except (IRError, TilecError) as e:

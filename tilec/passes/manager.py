@@ -52,6 +52,9 @@ class Pass:
     name: ClassVar[str] = "<pass>"
     # One line for pass listings; when empty, the first sentence of the pass's module docstring stands in.
     summary: ClassVar[str] = ""
+    #: the compile's options (a backend's ``tilec.targets.options.Options``), handed over by the PassManager that
+    #: runs the pass; None for a pass run by itself
+    options = None
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -265,11 +268,13 @@ class PassManager:
     ``run`` may be called several times on one manager (the tir pipeline, then the backend's passes): numbering
     in dumps continues, and the input is dumped only once. ``variant`` names the specialisation in dump folders.
     ``print_after`` adds pass names (or ``"all"``) to ``TILEC_PRINT_AFTER``'s, for tools that print between passes.
+    ``options`` (the compile's typed options) is handed to every pass it runs, as ``pass_.options``.
     """
 
     def __init__(self, kernel_name: str = "module", verify: bool = False, variant: str | None = None,
-                 print_after=()):
+                 print_after=(), options=None):
         self.kernel_name = kernel_name
+        self.options = options
         self.variant = variant
         self.verify = verify or os.environ.get("TILEC_DEBUG", "") not in ("", "0")
         if debug_variables_set():
@@ -332,6 +337,9 @@ class PassManager:
         When verifying, ``final_verifier`` also checks the result of the last pass (the GPU passes' layout
         contracts, which hold only once all of them have run)."""
         passes = [get_pass(p) if isinstance(p, str) else p for p in passes]
+        if self.options is not None:
+            for p in passes:
+                p.options = self.options
         self._planned = dict(self._runs)
         for p in passes:
             self._planned[p.name] = self._planned.get(p.name, 0) + 1

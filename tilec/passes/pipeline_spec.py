@@ -1,9 +1,10 @@
 """Pass pipelines written as text, ``"inline,convert-to-gir{num-warps=8},coalesce"``, and what a pass accepts.
 
 A pass's options are its constructor's keyword parameters whose defaults are plain values (int, float, bool,
-str): ``ConvertToGIR(num_warps=4, warp_size=32)`` takes ``num-warps`` and ``warp-size``. Reading them from the
-signature keeps one source of truth: a pass gains an option by gaining a parameter, and every tool that builds
-pipelines from text (``python -m tilec.passes``, ``tilec-opt``, tests) sees it at once.
+str): ``ConvertToGIR(num_warps=Options.num_warps, warp_size=32)`` takes ``num-warps`` and ``warp-size`` (a
+default taken from the compile options' class is a plain value by then). Reading them from the signature keeps
+one source of truth: a pass gains an option by gaining a parameter, and every tool that builds pipelines from text
+(``python -m tilec.passes``, ``tilec-opt``, tests) sees it at once.
 
 Options apply in two layers: ``defaults`` (a tool's ``--num-warps 8``, a target's ``arch``) go to every pass
 whose constructor names them, and ``{...}`` after a pass name overrides them for that pass only; a name in braces

@@ -27,6 +27,7 @@ from .. import cache
 from . import compile_ahead
 from ..compiler import default_target
 from ..errors import BackendError, CompilationError, LaunchError
+from ..targets.options import Options
 from ..testing import do_bench as default_bench
 from ..version import __version__
 
@@ -43,7 +44,8 @@ class Config:
     """One candidate: meta-parameter values (``kwargs``) plus launch options; ``pre_hook(nargs)`` runs before
     each launch with this config (nargs: every argument by name, the config's values included)."""
 
-    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None, ir_override=None):
+    def __init__(self, kwargs, num_warps=Options.num_warps, num_stages=Options.num_stages, num_ctas=Options.num_ctas,
+                 maxnreg=None, pre_hook=None, ir_override=None):
         self.ir_override = ir_override  # a stage file (``k.tir``, ``k.gir``, ``k.llir``, ``k.ptx``): stage_files.py
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
@@ -155,7 +157,7 @@ class Autotuner(KernelInterface):
         self.base_fn = _base_fn(fn)
         self.base_fn_params = frozenset(_arg_names(self.base_fn))
         self.arg_names = list(arg_names)
-        self.configs = list(configs) if configs else [Config({}, num_warps=4, num_stages=3, num_ctas=1)]
+        self.configs = list(configs) if configs else [Config({})]
         self.keys = list(key)
         self.cache: dict = {}
         self.configs_timings = None

@@ -25,10 +25,12 @@ import numpy as np
 from ..errors import for_user
 from ..targets.arguments import array_fields
 from ..targets.grid import SINGLE, CheckedGrid, normalize_grid
+from ..targets.options import Options
 from .args import KEYERS, describer, probe
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "debug", "maxnreg", "enable_fp_fusion",
-                  "default_dot_input_precision", "target", "launch_cooperative_grid", "ir_override", "arch")
+#: the keywords a launch takes besides the kernel's parameters: the options every backend shares (``Options``), the
+#: target, a stage file to compile from and the architecture (the backend's own options: ``tilec.compile``)
+LAUNCH_OPTIONS = (*Options.names(), "target", "ir_override", "arch")
 _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
 
 #: the binder's default for a parameter without one: seen, the call goes to the general path (which names it)

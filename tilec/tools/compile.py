@@ -20,6 +20,7 @@ import sys
 from ..errors import TilecError
 from .aot.spec import AOTError, KernelSpec, c_type, load_kernel, parse_grid, parse_signature
 from .targets import parse_target
+from ..targets.options import Options
 
 
 def _parser():
@@ -31,8 +32,8 @@ def _parser():
                     help='one entry per parameter: "*fp32:16, i32:1, i32, 1024" (types with optional :16/:1 '
                          'hints; values for constexprs)')
     ap.add_argument("-g", "--grid", default="1,1,1", help='C expressions over the parameters: "n / 1024, 1, 1"')
-    ap.add_argument("-w", "--num-warps", type=int, default=4)
-    ap.add_argument("-ns", "--num-stages", type=int, default=3)
+    ap.add_argument("-w", "--num-warps", type=int, default=Options.num_warps)
+    ap.add_argument("-ns", "--num-stages", type=int, default=Options.num_stages)
     ap.add_argument("--debug", action="store_true", help="keep device_assert checks (as Triton's debug=True)")
     ap.add_argument("-t", "--target", default="cpu",
                     help="cpu (default), cuda:90, cuda:80, ..., hip:gfx942, hip:gfx1100 (wave32), ...")

@@ -25,13 +25,14 @@ def target_setting(spec: str) -> TargetSetting:
         defaults["warp_size"] = backend.warp_size
     defaults.update(getattr(backend, "pass_defaults", {}))  # e.g. HIP: no NVIDIA matrix units for lone passes
 
-    def passes(options: dict) -> list:
-        if not hasattr(backend, "passes"):
-            return []
-        wanted = {"num_warps": options["num_warps"], "num_stages": options["num_stages"]}
-        return backend.passes(backend.parse_options(wanted))
+    def typed(options: dict):
+        """The backend's options for the driver's ``num_warps`` and ``num_stages``."""
+        return backend.parse_options({"num_warps": options["num_warps"], "num_stages": options["num_stages"]})
 
-    return TargetSetting(str(target), defaults, passes)
+    def passes(options: dict) -> list:
+        return backend.passes(typed(options)) if hasattr(backend, "passes") else []
+
+    return TargetSetting(str(target), defaults, passes, typed)
 
 
 def main(argv=None) -> int:

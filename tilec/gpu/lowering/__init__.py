@@ -23,11 +23,13 @@ import llvmlite.ir as ir
 from ...codegen import debuginfo
 from . import budget, control, debug, dot, elementwise, gather, inline_asm, memory, movement, reduce, shared, tma  # noqa: F401  (they register lowerings)
 from .function import FuncLowering, declare_device_function
+from ...targets.options import num_warps_of
 
 
 def lower_module(module, options, target) -> ir.Module:
     """Lower every function of a gir module for ``target`` (kernels as entry points, the functions they call as
-    device functions); returns the llvmlite module."""
+    device functions) under the compile's ``options`` (a backend's :class:`~tilec.targets.options.Options`);
+    returns the llvmlite module."""
     m = ir.Module(name="tilec")
     m.triple = target.triple
     m.data_layout = target.data_layout
@@ -35,7 +37,7 @@ def lower_module(module, options, target) -> ir.Module:
                                 kind="DebugDirectivesOnly") if debuginfo.enabled() and module.funcs else None
     device = {f.sym_name: declare_device_function(m, f) for f in module.funcs if not f.attrs.get("kernel", False)}
     for f in module.funcs:
-        budget.check(f, f.attrs.get("num_warps", options.get("num_warps", 4)), target.warp_size)
+        budget.check(f, num_warps_of(f, options), target.warp_size)
         FuncLowering(m, f, options, target, debug).run(device.get(f.sym_name))
     target.finish_module(m)
     return m
@@ -47,7 +49,7 @@ def lower_module_text(module, options, target) -> str:
     text = str(lower_module(module, options, target))
     groups = []
     for i, f in enumerate(module.funcs):
-        threads = target.warp_size * f.attrs.get("num_warps", options.get("num_warps", 4))
+        threads = target.warp_size * num_warps_of(f, options)
         attrs = target.kernel_attributes(threads, f, options)
         if not attrs:
             continue

@@ -22,7 +22,7 @@ def lower_assume(L, op):
 
 @lowers(O.AssertOp)
 def lower_assert(L, op):
-    if not L.options.get("debug"):
+    if not L.options.debug:
         return
     cond = L.get(op.cond)
     conds = cond if isinstance(cond, list) else [cond]

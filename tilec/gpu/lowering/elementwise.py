@@ -35,7 +35,7 @@ def lower_elementwise(L, op):
     name = op.name
     et = op.operands[0].type.element
     if name in O.BINARY_OPS:
-        contract = L.options.get("enable_fp_fusion", True) is not False
+        contract = L.options.enable_fp_fusion
         return L._map(op, _in_format(b, et, lambda x, y: scalar.binary(b, name, et, x, y, op.attrs, contract,
                                                                        L.target.math), name))
     if name == "abs" and et.is_int and et.is_signed:

@@ -17,6 +17,7 @@ from ..passes.axis_info import AxisAnalysis
 from .registry import lowering_for
 from .types import I8, I32, llvm_type
 from .values import ll_of, num_regs
+from ...targets.options import num_warps_of
 
 
 def _flat_types(types) -> list:
@@ -54,7 +55,7 @@ class FuncLowering:
         self.env: dict = {}
         self.cache: dict = {}
         self.axis = AxisAnalysis(func)
-        self.num_warps = func.attrs.get("num_warps", options.get("num_warps", 4))
+        self.num_warps = num_warps_of(func, options)
 
     def get(self, v):
         try:

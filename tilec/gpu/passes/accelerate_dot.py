@@ -10,8 +10,9 @@ bridge from and back to the surrounding layouts, and remove-layout-conversions t
 ``for`` loop in the mma layout (see its loop rule), so only the operands move per iteration. Dots that do not
 qualify keep the FMA path. First, for every dot, ``acc + dot(a, b, 0)`` becomes ``dot(a, b, acc)``.
 
-A target with other matrix units passes ``dot_layouts`` (its ``GpuTarget.dot_layouts``): that then decides, for
-every dot, the (A, B, accumulator) layouts or None (FMA), and the arch-based choice above is not used.
+A target without those matrix units (``GpuTarget.mma_arch`` 0) passes ``dot_layouts`` (its
+``GpuTarget.dot_layouts``): that then decides, for every dot, the (A, B, accumulator) layouts or None (FMA), and
+the arch-based choice above is not used (``AccelerateDot.for_target`` picks).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ...ir.builder import Builder
 from ...ir.types import f16, i32
 from ..layouts import MmaLayout, MmaOperandLayout
 from ...ir.core import OpResult
+from ...targets.options import Options
 from .common import Pass, convert_before, retype_behind_convert
 
 MMA_INPUTS = ("f16", "bf16")
@@ -199,9 +201,17 @@ def fold_add_into_acc(op):
 class AccelerateDot(Pass):
     name = "accelerate-dot"
 
-    def __init__(self, arch: int = 80, num_warps: int = 4, dot_layouts=None):
+    def __init__(self, arch: int = 80, num_warps: int = Options.num_warps, dot_layouts=None):
         self.arch, self.num_warps = arch, num_warps
         self.dot_layouts = dot_layouts
+
+    @classmethod
+    def for_target(cls, target, num_warps: int) -> "AccelerateDot":
+        """The pass for a :class:`~tilec.gpu.target.GpuTarget`: its generation of mma units when it has one
+        (``mma_arch``), else its own ``dot_layouts``."""
+        if target.mma_arch:
+            return cls(target.mma_arch, num_warps)
+        return cls(0, num_warps, target.dot_layouts)
 
     def run(self, module):
         for f in module.funcs:

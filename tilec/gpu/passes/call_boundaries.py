@@ -15,6 +15,7 @@ from ...ir.builder import Builder
 from ...ir.types import FunctionType
 from ..layouts import default_blocked
 from .common import Pass, convert_before, retype_behind_convert
+from ...targets.options import Options
 
 
 def boundary_type(t, num_warps: int, warp_size: int):
@@ -27,7 +28,7 @@ def boundary_type(t, num_warps: int, warp_size: int):
 class CallBoundaries(Pass):
     name = "call-boundaries"
 
-    def __init__(self, num_warps: int = 4, warp_size: int = 32):
+    def __init__(self, num_warps: int = Options.num_warps, warp_size: int = 32):
         self.num_warps, self.warp_size = num_warps, warp_size
 
     def run(self, module):

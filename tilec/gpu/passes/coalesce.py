@@ -25,6 +25,7 @@ from ..register_runs import register_run
 from ..layouts import BlockedLayout, DotOperandLayout, SliceLayout, default_blocked
 from .axis_info import AxisAnalysis, vector_width
 from .common import Pass, convert_before, pointee_bytes, retype_behind_convert, tile_values
+from ...targets.options import Options
 
 MEMORY_OPS = (O.LoadOp, O.StoreOp, O.AtomicRMWOp, O.AtomicCASOp)
 
@@ -112,7 +113,7 @@ def _repeats(op) -> int:
 class Coalesce(Pass):
     name = "coalesce"
 
-    def __init__(self, num_warps: int = 4, warp_size: int = 32):
+    def __init__(self, num_warps: int = Options.num_warps, warp_size: int = 32):
         self.num_warps, self.warp_size = num_warps, warp_size
 
     def run(self, module):

@@ -14,11 +14,12 @@ from ...ir import ops as O
 from .. import ops as G
 from ..layouts import BlockedLayout, LinearEncoding, SliceLayout, default_blocked, reshape_coords
 from .common import Pass, convert_before, layout_of, set_layout, tile_values
+from ...targets.options import Options
 
 class ConvertToGIR(Pass):
     name = "convert-to-gir"
 
-    def __init__(self, num_warps: int = 4, warp_size: int = 32, target: str = ""):
+    def __init__(self, num_warps: int = Options.num_warps, warp_size: int = 32, target: str = ""):
         self.num_warps, self.warp_size, self.target = num_warps, warp_size, target
 
     def run(self, module):

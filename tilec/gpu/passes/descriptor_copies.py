@@ -20,6 +20,7 @@ from ...passes.expand_descriptors import expand
 from ..layouts import shared_for_operand, swizzle_bytes
 from .common import Pass, convert_before, elem_bytes
 from .convert_to_gir import ConvertToGIR
+from ...targets.options import num_warps_of
 
 
 def expand_in_gir(op, num_warps: int):
@@ -87,7 +88,7 @@ class DescriptorCopies(Pass):
     def run(self, module):
         changed = False
         for f in module.funcs:
-            nw = f.attrs.get("num_warps", 4)
+            nw = num_warps_of(f, self.options)
             for op in [o for o in f.walk() if isinstance(o, (O.DescriptorLoadOp, O.DescriptorStoreOp))]:
                 if not (isinstance(op, O.DescriptorStoreOp) and store_through_copy_engine(op, f)):
                     expand_in_gir(op, nw)

@@ -39,6 +39,7 @@ from ...ir.types import PointerType, ScalarType, SharedBufferType, TileType, i1,
 from .. import ops as G
 from ..layouts import SharedLayout, swizzle_bytes
 from .common import Pass, elem_bytes
+from ...targets.options import Options
 
 
 # -- match ------------------------------------------------------------------------------------------------------
@@ -441,7 +442,7 @@ class Emitter:
 class SoftwarePipeline(Pass):
     name = "software-pipeline"
 
-    def __init__(self, num_stages: int = 3, shared_limit: int = 0, async_copies: bool = True):
+    def __init__(self, num_stages: int = Options.num_stages, shared_limit: int = 0, async_copies: bool = True):
         self.num_stages = num_stages
         self.shared_limit = shared_limit  # bytes the rings may take (0: no limit)
         self.async_copies = async_copies  # the target copies global -> shared asynchronously

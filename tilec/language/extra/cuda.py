@@ -1,13 +1,15 @@
 """``tl.extra.cuda``: the NVIDIA spelling of ``tl.extra.libdevice``, the launch-shape queries kernels read as
-compile-time values (``num_threads()``, ``num_warps()``: from the launch's ``num_warps``, 4 unless given), and
-NVIDIA's special registers and grid-dependency instructions as Triton offers them (``globaltimer()``: the GPU's
-nanosecond timer, ``smid()``: the multiprocessor running the program, ``gdc_wait()`` /
-``gdc_launch_dependents()``: programmatic dependent launch on sm_90). Those are PTX: they need the CUDA backend
-(elsewhere they are the located error every backend gives for ``inline_asm_elementwise`` it cannot run)."""
+compile-time values (``num_threads()``, ``num_warps()``: from the launch's ``num_warps``, the options' default
+unless given), and NVIDIA's special registers and grid-dependency instructions as Triton offers them
+(``globaltimer()``: the GPU's nanosecond timer, ``smid()``: the multiprocessor running the program,
+``gdc_wait()`` / ``gdc_launch_dependents()``: programmatic dependent launch on sm_90). Those are PTX: they need the
+CUDA backend (elsewhere they are the located error every backend gives for ``inline_asm_elementwise`` it cannot
+run)."""
 from . import libdevice  # noqa: F401
 from .. import core as _core
 from ..core import builtin, current
 from ..inline_asm import inline_asm_elementwise as _asm
+from ...targets.options import Options
 
 WARP_SIZE = 32
 
@@ -15,7 +17,7 @@ WARP_SIZE = 32
 @builtin
 def num_warps() -> int:
     """The launch's ``num_warps`` as a compile-time int (the CPU backend accepts it too)."""
-    return int(current().options.get("num_warps") or 4)
+    return int(current().options.get("num_warps") or Options.num_warps)
 
 
 @builtin

@@ -9,13 +9,10 @@ from ...codegen import llvm_types as LT
 from ...errors import BackendError
 from ..params import param_kind
 from .lower import Lowering
+from .options import CPUOptions
 from .plan import LoweringPlan, render
 from .resources import resources, scratch_per_program
 from .wrapper import build_run, build_worker
-
-#: ``default_dot_input_precision``: f32 dots multiply f32 inputs unless a dot asks for tf32, as Triton's own CPU
-#: backend and interpreter do (rounding to tf32 costs a pass over each operand: a sixth of a matmul's time)
-DEFAULTS = {"num_warps": 4, "num_stages": 3, "debug": False, "opt_level": 3, "default_dot_input_precision": "ieee"}
 
 
 class CPUBackend:
@@ -24,11 +21,10 @@ class CPUBackend:
     def __init__(self, target=None):
         self.target = target
 
-    def parse_options(self, options: dict) -> dict:
-        out = dict(DEFAULTS)
-        out.update({k: v for k, v in (options or {}).items() if v is not None})
-        out["host"] = driver.host_identity()  # the machine compiled for is part of the cache key
-        return out
+    def parse_options(self, options: dict) -> CPUOptions:
+        """The compile's options (``cpu/options.py``); the machine compiled for is part of them (and so of the
+        cache key)."""
+        return CPUOptions.parse(options, host=driver.host_identity())
 
     def arg_kind(self, value) -> str:
         return "cpu"
@@ -43,8 +39,8 @@ class CPUBackend:
         from ...passes.manager import cleanup_passes
         return [ExpandDescriptors()] + cleanup_passes()
 
-    def stages(self, options):
-        level = int(options.get("opt_level", 3))
+    def stages(self, options: CPUOptions):
+        level = options.opt_level
         return [("plan", make_plan), ("llir", lambda plan, md: make_llir(plan, md, level)),
                 ("asm", lambda llir, md: make_asm(llir, md))]
 
@@ -84,7 +80,7 @@ def make_plan(module, metadata):
     return LoweringPlan(render(module, notes, meta["scratch_size"]), m)
 
 
-def make_llir(plan, metadata, level=3):
+def make_llir(plan, metadata, level=CPUOptions.opt_level):
     if not isinstance(plan, LoweringPlan):  # given a tir module directly
         plan = make_plan(plan, metadata)
     m = plan.llvm_module

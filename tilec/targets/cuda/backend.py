@@ -1,4 +1,5 @@
-"""The NVIDIA backend: options, the stages after the tir passes, and loading for launch.
+"""The NVIDIA backend: options (``CUDAOptions``, ``options.py``), the stages after the tir passes, and loading for
+launch.
 
 Stages (each ``fn(artifact, metadata)``):
 ``gir`` (the module after the GPU passes, which ``passes`` contributes to the compile's one pass pipeline), ``llir`` (NVVM LLVM IR text), ``ptx`` (text), and
@@ -23,6 +24,7 @@ from .driver import compute_capability
 from .launcher import is_cuda_value, make_launcher
 from ..params import param_kind
 from .lower import lower_module_text
+from .options import CUDAOptions
 from .target import CudaTarget
 from ...gpu.lowering.function import global_scratch_bytes
 
@@ -124,31 +126,10 @@ class CUDABackend:
         if self.warp_size != 32:
             raise BackendError(f"CUDA warps have 32 lanes, not {self.warp_size}")
 
-    # -- options -----------------------------------------------------------------------------------------
-    def parse_options(self, options: dict) -> dict:
-        opts = {"num_warps": 4, "num_stages": 3, "debug": False}
-        # Triton launch options the frontend consumes or that have no effect here are accepted as given
-        passthrough = {"num_ctas", "maxnreg", "enable_fp_fusion", "default_dot_input_precision",
-                       "launch_cooperative_grid", "arch", "bounds_checks"}
-        unknown = set(options) - set(opts) - passthrough
-        if unknown:
-            raise BackendError(f"unknown CUDA option(s): {', '.join(sorted(unknown))}")
-        opts.update({k: v for k, v in options.items() if k in opts})
-        opts.update({k: v for k, v in options.items() if k in passthrough and k != "arch"})
-        if opts.get("enable_fp_fusion") is None:  # Triton's default, and its switch for it
-            opts["enable_fp_fusion"] = os.environ.get("TILEC_DEFAULT_FP_FUSION",
-                                                      os.environ.get("TRITON_DEFAULT_FP_FUSION", "1")) != "0"
-        nw = opts["num_warps"]
-        if not isinstance(nw, int) or nw < 1 or nw > 32 or nw & (nw - 1):
-            raise BackendError(f"num_warps must be a power of two in 1..32, got {nw!r}")
-        if not isinstance(opts["num_stages"], int) or opts["num_stages"] < 1:
-            raise BackendError(f"num_stages must be a positive int, got {opts['num_stages']!r}")
-        mr = opts.get("maxnreg")
-        if mr is not None and (isinstance(mr, bool) or not isinstance(mr, int) or not 1 <= mr <= 255):
-            raise BackendError(f"maxnreg must be an int in 1..255 (registers per thread), got {mr!r}")
-        opts["debug"] = bool(opts["debug"])
-        opts["arch"] = self.arch  # the architecture compiled for is part of the cache key
-        return opts
+    # -- options ---------------------------------------------------------------------------------------
+    def parse_options(self, options: dict) -> CUDAOptions:
+        """The compile's options (``cuda/options.py``), for this backend's architecture."""
+        return CUDAOptions.parse(options, arch=self.arch)
 
     # -- passes and stages ---------------------------------------------------------------------------------
     @property
@@ -156,18 +137,17 @@ class CUDABackend:
         """Options tools give lone passes (``tilec-opt --target cuda:90 -p convert-to-gir``), as the pipeline does."""
         return {"target": f"cuda:{self.arch}"}
 
-    def passes(self, options: dict):
+    def gpu_target(self) -> CudaTarget:
+        return CudaTarget(self.arch)
+
+    def passes(self, options: CUDAOptions):
         """The GPU passes, run after the tir passes by the compile's PassManager; on sm_90 the tensor
-        descriptor loads the copy engine can move stay whole (``tma.keeps_descriptor``)."""
-        target = CudaTarget(self.arch)
-        return gpu_passes(options["num_warps"], self.warp_size, self.arch, options["num_stages"],
-                          keep_descriptor=lambda op: target.keeps_descriptor(op, options),
-                          device_calls=not options.get("debug"),  # debug checks live in the kernel's frame
-                          target=f"cuda:{self.arch}")
+        descriptor loads the copy engine can move stay whole (``CudaTarget.keeps_descriptor``)."""
+        return gpu_passes(self.gpu_target(), options)
 
     verifier = staticmethod(verify_gir)
 
-    def stages(self, options: dict):
+    def stages(self, options: CUDAOptions):
         out = [("gir", lambda m, md: self.make_gir(m, md, options)),
                ("llir", lambda m, md: self.make_llir(m, md, options)),
                ("ptx", lambda s, md: self.make_ptx(s, md, options))]
@@ -179,10 +159,10 @@ class CUDABackend:
         """The module after the GPU passes; records what the launch needs."""
         kernel = next((f for f in module.funcs if f.attrs.get("kernel")), None)
         metadata["shared"] = int(kernel.attrs.get("shared", 0)) if kernel is not None else 0
-        metadata["num_warps"] = options["num_warps"]
+        metadata["num_warps"] = options.num_warps
         metadata["arch"] = self.arch
         if kernel is not None:
-            check_shared_memory(kernel, metadata, CudaTarget(self.arch))
+            check_shared_memory(kernel, metadata, self.gpu_target())
             metadata["param_kinds"] = [param_kind(t) for t in kernel.function_type.inputs]
             # in-kernel tensor copy descriptors live in global scratch the launch provides (128 bytes each)
             metadata["global_scratch_size"] = global_scratch_bytes(kernel)

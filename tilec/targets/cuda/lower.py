@@ -6,11 +6,13 @@ from .target import DATA_LAYOUT, TRIPLE, CudaTarget
 
 
 def lower_module(module, options):
-    return lowering.lower_module(module, options, CudaTarget(options.get("arch", 80)))
+    """``options``: the compile's :class:`~tilec.targets.cuda.options.CUDAOptions` (its ``arch`` picks the
+    instructions)."""
+    return lowering.lower_module(module, options, CudaTarget(options.arch))
 
 
 def lower_module_text(module, options) -> str:
-    return lowering.lower_module_text(module, options, CudaTarget(options.get("arch", 80)))
+    return lowering.lower_module_text(module, options, CudaTarget(options.arch))
 
 
 __all__ = ["lower_module", "lower_module_text", "TRIPLE", "DATA_LAYOUT"]

@@ -33,8 +33,13 @@ class CudaTarget(GpuTarget):
     shared_address_space = 3
     math = nvvm_math.LIBRARY
 
-    def __init__(self, arch: int = 80):
+    async_copies = True  # cp.async (sm_80+)
+    device_calls = True
+
+    def __init__(self, arch: int):
         self.arch = arch
+        self.mma_arch = arch  # mma.sync from sm_80, warpgroup units on sm_90
+        self.gir_target = f"cuda:{arch}"
 
     def shared_memory_limit(self):
         known = [a for a in MAX_SHARED if a <= self.arch]
@@ -43,7 +48,7 @@ class CudaTarget(GpuTarget):
     def kernel_attributes(self, num_threads: int, func=None, options=None) -> dict:
         # ptxas budgets registers for the real block size
         attrs = {"nvvm.maxntid": str(num_threads)}
-        maxnreg = (options or {}).get("maxnreg")
+        maxnreg = options.maxnreg if options is not None else None
         if maxnreg is not None:  # Triton's launch option: ``.maxnreg N`` on the entry, never on device functions
             attrs["nvvm.maxnreg"] = str(maxnreg)
         # ptxas for sm_8x caps a .maxntid kernel at 32 registers unless told one resident block is enough: a

@@ -102,7 +102,7 @@ def keeps_descriptor(op, options) -> bool:
         return False
     if not isinstance(loop, O.ForOp):
         return False
-    if loop.attrs.get("num_stages", options.get("num_stages", 3)) < 2:
+    if loop.attrs.get("num_stages", options.num_stages) < 2:
         return False
     if not _feeds_dots(op.result):
         return False

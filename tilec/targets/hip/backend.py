@@ -1,4 +1,4 @@
-"""The AMD backend: options, the stages after the tir passes, and loading for launch.
+"""The AMD backend: options (``HIPOptions``, ``options.py``), the stages after the tir passes, and loading for launch.
 
 Stages (each ``fn(artifact, metadata)``): ``gir`` (the module after the GPU passes), ``llir`` (AMDGPU LLVM IR
 text), ``amdgcn`` (assembly, headed by the resource counts) and ``hsaco`` (the linked code object, bytes). None
@@ -17,11 +17,8 @@ from ...gpu.pipeline import FRONTEND_OPTIONS, gpu_passes
 from ...gpu.shared_limit import check_shared_memory
 from . import assembler, codegen, driver, launcher, resources
 from .arch import parse_arch
+from .options import HIPOptions
 from .target import HipTarget
-
-#: the NVIDIA generation accelerate-dot is given: none (the target's own ``dot_layouts`` decides instead)
-NO_MATRIX_UNITS = 0
-MAX_THREADS = 1024
 
 #: what ``Target("hip")`` compiles for when no architecture is named and no AMD GPU is present
 DEFAULT_ARCH = "gfx942"
@@ -32,7 +29,7 @@ class HIPBackend:
     frontend_options = FRONTEND_OPTIONS
     #: option defaults for passes run one by one (tilec-opt -p): accelerate-dot alone cannot reach this target's
     #: ``dot_layouts``, so it keeps dots on the FMA path rather than choose NVIDIA layouts
-    pass_defaults = {"arch": NO_MATRIX_UNITS}
+    pass_defaults = {"arch": HipTarget.mma_arch}
 
     def __init__(self, target):
         self.target = target
@@ -40,45 +37,22 @@ class HIPBackend:
         self.arch = parse_arch(arch, target.warp_size)
         self.warp_size = self.arch.warp_size
 
-    # -- options -----------------------------------------------------------------------------------------
-    def parse_options(self, options: dict) -> dict:
-        opts = {"num_warps": 4, "num_stages": 2, "debug": False}
-        # Triton launch options (AMD's included) that the frontend consumes or that have no effect here
-        passthrough = {"num_ctas", "maxnreg", "enable_fp_fusion", "default_dot_input_precision",
-                       "launch_cooperative_grid", "arch", "bounds_checks", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
-                       "instruction_sched_variant"}
-        unknown = set(options) - set(opts) - passthrough
-        if unknown:
-            raise BackendError(f"unknown HIP option(s): {', '.join(sorted(unknown))}")
-        opts.update({k: v for k, v in options.items() if k in opts})
-        opts.update({k: v for k, v in options.items() if k in passthrough and k != "arch"})
-        nw = opts["num_warps"]
-        if not isinstance(nw, int) or nw < 1 or nw & (nw - 1) or nw * self.warp_size > MAX_THREADS:
-            raise BackendError(f"num_warps must be a power of two with num_warps * {self.warp_size} <= "
-                               f"{MAX_THREADS} on {self.arch.name}, got {nw!r}")
-        if not isinstance(opts["num_stages"], int) or opts["num_stages"] < 1:
-            raise BackendError(f"num_stages must be a positive int, got {opts['num_stages']!r}")
-        if opts.get("matrix_instr_nonkdim", 0) not in (0, 16, 32):
-            raise BackendError(f"matrix_instr_nonkdim must be 0 (choose), 16 or 32, got "
-                               f"{opts['matrix_instr_nonkdim']!r}")
-        opts["debug"] = bool(opts["debug"])
-        opts["arch"] = self.arch.name if not self.arch.features else f"{self.arch.name}:{self.arch.features}"
-        return opts
+    # -- options ---------------------------------------------------------------------------------------
+    def parse_options(self, options: dict) -> HIPOptions:
+        """The compile's options (``hip/options.py``), for this backend's processor and wavefront size."""
+        arch = self.arch.name if not self.arch.features else f"{self.arch.name}:{self.arch.features}"
+        return HIPOptions.parse(options, arch=arch, warp_size=self.warp_size)
 
     # -- passes and stages ---------------------------------------------------------------------------------
-    def passes(self, options: dict):
-        target = self.gpu_target(options)
-        # no asynchronous global -> shared copies: operand rings are filled through registers an iteration
-        # ahead, within the workgroup's LDS
-        return gpu_passes(options["num_warps"], self.warp_size, NO_MATRIX_UNITS, options["num_stages"],
-                          dot_layouts=target.dot_layouts, shared_limit=self.arch.lds_bytes, async_copies=False)
+    def passes(self, options: HIPOptions):
+        return gpu_passes(self.gpu_target(options), options)
 
-    def gpu_target(self, options: dict) -> HipTarget:
-        return HipTarget(self.arch, nonk_dim=options.get("matrix_instr_nonkdim", 0) or 0)
+    def gpu_target(self, options: HIPOptions) -> HipTarget:
+        return HipTarget(self.arch, nonk_dim=options.matrix_instr_nonkdim)
 
     verifier = staticmethod(verify_gir)
 
-    def stages(self, options: dict):
+    def stages(self, options: HIPOptions):
         state = {}  # this compile's LLVM IR: the object is emitted from it, not from the assembly
 
         def llir(m, md):
@@ -92,7 +66,7 @@ class HIPBackend:
     def make_gir(self, module, metadata, options):
         kernel = next((f for f in module.funcs if f.attrs.get("kernel")), None)
         metadata["shared"] = int(kernel.attrs.get("shared", 0)) if kernel is not None else 0
-        metadata["num_warps"] = options["num_warps"]
+        metadata["num_warps"] = options.num_warps
         metadata["warp_size"] = self.warp_size
         metadata["arch"] = self.arch.name
         if kernel is not None:

@@ -39,6 +39,9 @@ class HipTarget(GpuTarget):
     def shared_memory_limit(self):
         return self.arch.lds_bytes, f"{self.arch.name} LDS"
 
+    def pipeline_shared_limit(self) -> int:
+        return self.arch.lds_bytes  # operand rings are filled through registers, within the workgroup's LDS
+
     def dot_layouts(self, op, num_warps):
         instr = matrix_instructions.select(self.arch, op, self.nonk_dim)
         if instr is None:
