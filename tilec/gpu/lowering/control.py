@@ -39,8 +39,7 @@ def lower_for(L, op):
     b.cbranch(cond, body, exit_)
     b.position_at_end(body)
     L.bind(op.induction_var, iv)
-    for a, v in zip(op.iter_args, L._unflatten(phis, shapes)):
-        L.bind(a, v)
+    L.bind_flat(op.iter_args, phis, shapes)
     y = L.block(op.body)
     nxt, _ = L._flatten([L.get(v) for v in y.operands]) if y is not None else ([], [])
     latch = b.block
@@ -49,8 +48,7 @@ def lower_for(L, op):
         p.add_incoming(v, latch)
     b.branch(header)
     b.position_at_end(exit_)
-    for r, v in zip(op.results, L._unflatten(phis, shapes)):
-        L.bind(r, v)
+    L.bind_flat(op.results, phis, shapes)
 
 
 @lowers(O.IfOp)
@@ -80,8 +78,7 @@ def lower_if(L, op):
             for flat, blk in incoming:
                 p.add_incoming(flat[i], blk)
             phis.append(p)
-        for r, v in zip(op.results, L._unflatten(phis, shapes)):
-            L.bind(r, v)
+        L.bind_flat(op.results, phis, shapes)
 
 
 @lowers(O.WhileOp)
@@ -98,8 +95,7 @@ def lower_while(L, op):
     phis = [b.phi(v.type) for v in flat]
     for p, v in zip(phis, flat):
         p.add_incoming(v, pre)
-    for a, v in zip(before.args, L._unflatten(phis, shapes)):
-        L.bind(a, v)
+    L.bind_flat(before.args, phis, shapes)
     c = L.block(before)
     fwd = [L.get(v) for v in c.values]
     b.cbranch(L.get(c.cond), body, exit_)
@@ -129,5 +125,4 @@ def lower_call(L, op):
     n = [num_regs(t.type) if t.type.is_tile else None for t in op.results]
     total = sum(k or 1 for k in n)
     regs = [r] if total == 1 else [L.b.extract_value(r, i) for i in range(total)]
-    for res, v in zip(op.results, L._unflatten(regs, n)):
-        L.bind(res, v)
+    L.bind_flat(op.results, regs, n)

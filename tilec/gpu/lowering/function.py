@@ -14,6 +14,7 @@ from ...errors import BackendError
 from ...ir import ops as O
 from .. import ops as G
 from ..passes.axis_info import AxisAnalysis
+from .guarded import guarded
 from .registry import lowering_for
 from .types import I8, I32, llvm_type
 from .values import ll_of, num_regs
@@ -214,18 +215,8 @@ class FuncLowering:
         return self.cache[key]
 
     def _guarded(self, pred, fn, result_type):
-        """``fn()`` only where ``pred`` holds; elsewhere the result is undefined (zero)."""
-        if pred is None:
-            return fn()
-        b = self.b
-        start = b.block
-        with b.if_then(pred):
-            v = fn()
-            inner = b.block
-        phi = b.phi(result_type)
-        phi.add_incoming(v, inner)
-        phi.add_incoming(ir.Constant(result_type, None), start)  # zero or null
-        return phi
+        """``fn()`` only where ``pred`` holds; elsewhere the result is undefined (zero or null)."""
+        return guarded(self.b, pred, fn, ir.Constant(result_type, None))
 
     def _combine(self, region_block, accs, xs):
         for a, v in zip(region_block.args, list(accs) + list(xs)):
@@ -253,6 +244,12 @@ class FuncLowering:
                 flat.append(v)
                 shapes.append(None)
         return flat, shapes
+
+    def bind_flat(self, values, flat, shapes):
+        """Bind each of ``values`` to its part of the registers ``flat``, grouped as :meth:`_flatten` gave
+        ``shapes`` (what crosses a region's boundary, a call or a phi travels flattened)."""
+        for v, lowered in zip(values, self._unflatten(flat, shapes)):
+            self.bind(v, lowered)
 
     @staticmethod
     def _unflatten(flat, shapes):

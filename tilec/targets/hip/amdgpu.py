@@ -8,6 +8,7 @@ import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as intrinsic
 from ...codegen.llvm_types import byte_size
+from ...gpu.lowering.guarded import guarded
 from ...gpu.lowering.shuffle import widened
 from ...gpu.lowering.types import I32, I64, VOID
 
@@ -86,13 +87,7 @@ def vector_load(b, ptr, et, n: int, pred=None, others=None):
             other = ir.Constant(ty, ir.Undefined)
             for i, o in enumerate(others):
                 other = b.insert_element(other, o, ir.Constant(I32, i))
-        start = b.block
-        with b.if_then(pred):
-            loaded = load()
-            inner = b.block
-        v = b.phi(ty)
-        v.add_incoming(loaded, inner)
-        v.add_incoming(other, start)
+        v = guarded(b, pred, load, other)
     if n == 1:
         return [v]
     return [b.extract_element(v, ir.Constant(I32, i)) for i in range(n)]
