@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.guarded import guarded
 from ...errors import BackendError
 from ...ir import ops as O
 from .. import ops as G
 from ..passes.axis_info import AxisAnalysis
-from .guarded import guarded
 from .registry import lowering_for
 from .types import I8, I32, llvm_type
 from .values import ll_of, num_regs

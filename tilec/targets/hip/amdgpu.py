@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.guarded import guarded
 from ...codegen.intrinsics import call as intrinsic
 from ...codegen.llvm_types import byte_size
-from ...gpu.lowering.guarded import guarded
 from ...gpu.lowering.shuffle import widened
 from ...gpu.lowering.types import I32, I64, VOID
 
