@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...codegen.guarded import guarded
+from ...codegen.blocks import guarded
 from ...errors import BackendError
 from ...ir import ops as O
 from .. import ops as G

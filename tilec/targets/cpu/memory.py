@@ -12,7 +12,7 @@ import llvmlite.ir as ir
 
 from ...codegen import atomics, casts, llvm_types as LT
 from ...codegen.driver import host_vector_bytes
-from ...codegen.guarded import guarded
+from ...codegen.blocks import guarded
 from ...codegen.intrinsics import call as icall
 from .nodes import ev, from_memory, splat, to_memory
 

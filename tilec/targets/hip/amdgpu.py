@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...codegen.guarded import guarded
+from ...codegen.blocks import guarded
 from ...codegen.intrinsics import call as intrinsic
 from ...codegen.llvm_types import byte_size
 from ...gpu.lowering.shuffle import widened
