@@ -4,7 +4,7 @@
   (a masked load, store or atomic) is branched around rather than selected, so it never touches memory there; a
   phi merges it with what the other lanes (or iterations) get.
 - :func:`enter_loop`: the current block left for a new loop's blocks, the builder at the loop's head, where each
-  lowering then places its phis (the block left is what they enter from).
+  lowering then places its phis (the block left is what they enter from); :func:`merged`: such a phi.
 """
 from __future__ import annotations
 
@@ -20,17 +20,22 @@ def guarded(b, cond, fn, otherwise):
         inner = b.block
     if otherwise is None:
         return None
-    phi = b.phi(v.type)
-    phi.add_incoming(v, inner)
-    phi.add_incoming(otherwise, start)
+    return merged(b, (v, inner), (otherwise, start))
+
+
+def merged(b, *incoming):
+    """A phi of ``(value, block it comes from)`` pairs, of the first value's type."""
+    phi = b.phi(incoming[0][0].type)
+    for v, block in incoming:
+        phi.add_incoming(v, block)
     return phi
 
 
-def enter_loop(b, kind: str, names):
-    """Branch from the current block to a new loop: a block ``kind.name`` per name, the first the loop's head, where
-    the builder is left. Returns (the block branched from, the blocks)."""
+def enter_loop(b, *names):
+    """Branch from the current block to a new loop: a block per name, the first the loop's head, where the builder
+    is left. Returns (the block branched from, the blocks)."""
     pre = b.block
-    blocks = [b.append_basic_block(f"{kind}.{name}") for name in names]
+    blocks = [b.append_basic_block(name) for name in names]
     b.branch(blocks[0])
     b.position_at_end(blocks[0])
     return pre, blocks

@@ -16,7 +16,7 @@ def _enter_loop(L, kind: str, names, values):
     head, where the builder is left) and at the head a phi per register of ``values``, which enter with them.
     Returns (the blocks, the phis)."""
     b = L.b
-    pre, blocks = enter_loop(b, kind, names)
+    pre, blocks = enter_loop(b, *(f"{kind}.{name}" for name in names))
     phis = [b.phi(v.type) for v in values]
     for p, v in zip(phis, values):
         p.add_incoming(v, pre)

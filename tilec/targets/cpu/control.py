@@ -143,7 +143,7 @@ def op_for(L, op):
         if v.type.is_tile:
             L.note(op, f"iter arg {i}: " + ("strength-reduced to a scalar step" if s is not None
                                             else f"buffer {carried0[i].where}"))
-    pre, (head, body, done) = enter_loop(b, "for", ("head", "body", "end"))
+    pre, (head, body, done) = enter_loop(b, "for.head", "for.body", "for.end")
     iv = b.phi(LT.scalar_type(t), name="iv")
     iv.add_incoming(lb, pre)
     carried = _phis(L, pre, carried0)
@@ -217,7 +217,7 @@ def op_while(L, op):
     b = L.b
     before, after = op.regions[0].block, op.regions[1].block
     carried0 = _carry(L, [L.get(v) for v in op.inits], [v.type for v in op.inits])
-    pre, (head, body, done) = enter_loop(b, "while", ("before", "after", "end"))
+    pre, (head, body, done) = enter_loop(b, "while.before", "while.after", "while.end")
     carried = _phis(L, pre, carried0)
     for a, v in zip(before.args, carried):
         L.vals[a] = v

@@ -12,7 +12,7 @@ import llvmlite.ir as ir
 
 from ...codegen import atomics, casts, llvm_types as LT
 from ...codegen.driver import host_vector_bytes
-from ...codegen.blocks import guarded
+from ...codegen.blocks import guarded, merged
 from ...codegen.intrinsics import call as icall
 from .nodes import ev, from_memory, splat, to_memory
 
@@ -66,12 +66,7 @@ class Mem:
                 v1, bb1 = fast(), b.block
             with other:
                 v2, bb2 = slow(), b.block
-        if v1 is None:
-            return None
-        phi = b.phi(v1.type)
-        phi.add_incoming(v1, bb1)
-        phi.add_incoming(v2, bb2)
-        return phi
+        return None if v1 is None else merged(b, (v1, bb1), (v2, bb2))
 
     @property
     def b(self):
