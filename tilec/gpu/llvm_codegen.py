@@ -2,8 +2,8 @@
 
 The IR is parsed and verified (LLVM rejecting it is a tilec bug), a target machine is made for the GPU (a vendor
 gives its triple, processor and features), LLVM's default O<n> pipeline runs for it, and an emission that fails is
-a BackendError naming the target. What a vendor then does with the module (PTX text; AMDGPU assembly and objects)
-stays with the vendor.
+a BackendError naming the target. What a vendor then emits from the module (assembly text, objects) stays with the
+vendor.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def optimise(mod, tm, opt: int) -> None:
 
 @contextlib.contextmanager
 def emitting(target: str):
-    """LLVM's code generation errors inside the block become a BackendError of ``target`` (``NVPTX``, ``AMDGPU``)."""
+    """LLVM's code generation errors inside the block become a BackendError of ``target`` (LLVM's name for it)."""
     try:
         yield
     except RuntimeError as e:

@@ -1,10 +1,10 @@
 """The host memory a GPU launch passes its kernel's parameters in: one buffer, with a ctypes cell over each
 parameter at its offset.
 
-Every GPU driver reads a launch's parameters from host memory the launcher keeps: CUDA's ``kernelParams`` is an
-array of pointers, one per parameter, and AMD's ``extra`` names one buffer laid out as the code object's metadata
-says. Both are served by one buffer holding each parameter at an offset; a vendor gives only the offsets (its data:
-C's struct layout for CUDA, the metadata note for AMD) and what the driver is handed (the cells' addresses, or the
+GPU drivers read a launch's parameters from host memory the launcher keeps, either as an array of pointers, one per
+parameter, or as one buffer laid out as the code object's metadata says. Both are served by one buffer holding
+each parameter at an offset: a vendor gives only the offsets (its data: C's struct layout, :func:`packed`, or what
+its code object records) and what its driver is handed (the cells' addresses, :meth:`ParamBlock.pointers`, or the
 buffer's). A launch then writes each value into its cell, the same few ctypes stores on every GPU
 (``GpuLauncher.write``).
 """
@@ -39,5 +39,5 @@ class ParamBlock:
         self.cells = [ct.from_buffer(self.buffer, off) for off, ct in layout]
 
     def pointers(self):
-        """A ``void*[]`` of the cells' addresses (never empty), as a driver takes one pointer per parameter."""
+        """A ``void*[]`` of the cells' addresses (never empty), for a driver that takes one pointer per parameter."""
         return (ctypes.c_void_p * max(1, len(self.cells)))(*[ctypes.addressof(c) for c in self.cells])

@@ -1,8 +1,8 @@
 """Lane shuffles of any scalar of the GPU register model through a vendor's 32-bit shuffle.
 
-GPUs exchange registers between lanes 32 bits at a time (``shfl.sync`` on NVIDIA, ``ds_bpermute_b32`` on AMD), so a
-vendor supplies only that primitive and every other type travels through it the same way: f32 as its bits,
-narrower integers and f16 zero-extended to 32 bits, 64-bit values (i64, f64, pointers) as two 32-bit halves.
+GPUs exchange registers between lanes 32 bits at a time, so a vendor supplies only that 32-bit shuffle and every
+other type travels through it the same way: f32 as its bits, narrower integers and f16 zero-extended to 32 bits,
+64-bit values (i64, f64, pointers) as two 32-bit halves.
 """
 from __future__ import annotations
 
