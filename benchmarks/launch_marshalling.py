@@ -48,7 +48,7 @@ def launcher_for(target):
 
 
 def cuda_case(mp):
-    fake = fake_cuda.install(mp, fake_cuda.FakeCuda(devices=1))
+    fake_cuda.install(mp, fake_cuda.FakeCuda(devices=1))
     from tilec.targets.cuda import driver
     driver._state["raw_launch_ex"] = lambda config, fn, argv, extra: 0  # cuLaunchKernelEx, as on a real driver
     driver.context(0)
