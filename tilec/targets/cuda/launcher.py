@@ -3,8 +3,8 @@
 The launcher owns a ctypes cell per parameter (in one buffer, ``tilec/gpu/param_block.py``) and a ``void*[]``
 pointing at them; a launch writes the new values into the cells and calls ``cuLaunchKernelEx`` (or
 ``cuLaunchKernel``) through ctypes with the function handle, the stream and the array's address as plain ints, so
-per-launch Python work is a short loop and no wrapper objects are built. Modules and functions are loaded lazily per device; kernels with global scratch (in-kernel tensor copy
-descriptors) get it per launch.
+per-launch Python work is a short loop and no wrapper objects are built. Modules and functions are loaded lazily
+per device; kernels with global scratch (in-kernel tensor copy descriptors) get it per launch.
 
 Pointer arguments may be torch CUDA tensors (launches then go to torch's current stream), anything with
 ``__cuda_array_interface__`` (its ``stream`` is honoured), ``tilec.cuda`` arrays, DLPack CUDA tensors, host memory
