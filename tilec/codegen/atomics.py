@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from .blocks import enter_loop
 from .llvm_types import BF16 as BFLOAT  # noqa: F401  (the memory form of bf16 atomics, for the GPU lowerings)
 
 
@@ -47,12 +48,8 @@ def cas_loop(b: ir.IRBuilder, ptr, update, bits_type, sem: str, syncscope: str =
     """Atomically replace the ``bits_type`` integer at ``ptr`` by ``update(b, old_bits)`` with a compare-and-swap
     loop (what LLVM's own expansion does, with the new value computed by the caller: bf16 arithmetic on hosts
     whose LLVM would call ``__truncsfbf2``); the old bits."""
-    start = b.block
     first = b.load_atomic(ptr, "monotonic", bits_type.width // 8, typ=bits_type)
-    loop = b.append_basic_block("cas.loop")
-    done = b.append_basic_block("cas.done")
-    b.branch(loop)
-    b.position_at_end(loop)
+    start, (loop, done) = enter_loop(b, "cas.loop", "cas.done")
     old = b.phi(bits_type)
     old.add_incoming(first, start)
     order = ORDERING[sem]

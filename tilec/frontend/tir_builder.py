@@ -49,26 +49,27 @@ class TirBuilder:
             return None
         return self.ir.create(cls, operands, [self.to_ir(ty)], attrs).result
 
-    def reduce(self, srcs, axis, result_types, combine):
+    def _combiner(self, srcs, combine) -> Region:
+        """The region a reduction or scan combines with: two elements of each source in (accumulators first),
+        ``combine(accs, xs)``'s values yielded."""
         elts = [s.type.element for s in srcs]
         body = Block(elts + elts)
         n = len(srcs)
         with self.ir.at_end(body):
             outs = combine(body.args[:n], body.args[n:])
             self.ir.yield_(*outs)
+        return Region([body])
+
+    def reduce(self, srcs, axis, result_types, combine):
+        region = self._combiner(srcs, combine)
         op = self.ir.create(irops.ReduceOp, srcs, [self.to_ir(t) for t in result_types], {"axis": axis},
-                            regions=[Region([body])])
+                            regions=[region])
         return list(op.results)
 
     def scan(self, srcs, axis, reverse, combine):
-        elts = [s.type.element for s in srcs]
-        body = Block(elts + elts)
-        n = len(srcs)
-        with self.ir.at_end(body):
-            outs = combine(body.args[:n], body.args[n:])
-            self.ir.yield_(*outs)
+        region = self._combiner(srcs, combine)
         op = self.ir.create(irops.ScanOp, srcs, [s.type for s in srcs], {"axis": axis, "reverse": reverse},
-                            regions=[Region([body])])
+                            regions=[region])
         return list(op.results)
 
     def inline_asm(self, asm, constraints, operands, types, pure, pack):

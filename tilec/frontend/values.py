@@ -22,22 +22,25 @@ def flatten(v):
     if is_leaf(v):
         return [v], LEAF
     if isinstance(v, tuple):
-        leaves, defs = [], []
-        for x in v:
-            ls, d = flatten(x)
-            leaves += ls
-            defs.append(d)
-        return leaves, ("tuple", tuple(defs))
+        leaves, defs = flatten_each(v, flatten)
+        return leaves, ("tuple", defs)
     f = getattr(v, "__tilec_flatten__", None)
     if f is not None:
         children, static = f()
-        leaves, defs = [], []
-        for x in children:
-            ls, d = flatten(x)
-            leaves += ls
-            defs.append(d)
-        return leaves, ("agg", type(v), static, tuple(defs))
+        leaves, defs = flatten_each(children, flatten)
+        return leaves, ("agg", type(v), static, defs)
     return [], ("static", _StaticKey(v))
+
+
+def flatten_each(values, split):
+    """(the leaves of all ``values`` in order, the tuple of their structures), each split by ``split`` (a
+    function like :func:`flatten`): the children of a tuple or an aggregate, whichever side splits them."""
+    leaves, defs = [], []
+    for x in values:
+        ls, d = split(x)
+        leaves += ls
+        defs.append(d)
+    return leaves, tuple(defs)
 
 
 def unflatten(structure, leaves):

@@ -112,6 +112,23 @@ class _Parser:
         if not self.accept(s):
             raise self.error(f"expected {what or repr(s)}, got {self.got()}")
 
+    def delimited(self, close: str, item, what: str, skip=None) -> list:
+        """``item()`` values separated by ',' up to ``close`` (perhaps none), with blanks skipped by ``skip``
+        (``ws``: newlines too; ``inline_ws``) around each; ``what`` names the list in errors. Type lists, list
+        attributes and argument lists are all read this way."""
+        skip = skip or self.ws
+        out = []
+        skip()
+        if self.accept(close):
+            return out
+        while True:
+            skip()
+            out.append(item())
+            skip()
+            if self.accept(close):
+                return out
+            self.expect(",", f"',' or '{close}' in {what}")
+
     def match(self, rx: re.Pattern):
         m = rx.match(self.text, self.pos)
         if m:
@@ -181,17 +198,7 @@ class _Parser:
         raise self.error(f"expected a type, got unknown type '{name}'", start)
 
     def type_list(self, close: str) -> list:
-        out = []
-        self.inline_ws()
-        if self.accept(close):
-            return out
-        while True:
-            self.inline_ws()
-            out.append(self.type())
-            self.inline_ws()
-            if self.accept(close):
-                return out
-            self.expect(",", f"',' or '{close}' in a type list")
+        return self.delimited(close, self.type, "a type list", self.inline_ws)
 
     def layout(self):
         start = self.pos
@@ -228,17 +235,7 @@ class _Parser:
     def attr_value(self):
         self.inline_ws()
         if self.accept("["):
-            out = []
-            self.ws()
-            if self.accept("]"):
-                return ()
-            while True:
-                out.append(self.attr_value())
-                self.ws()
-                if self.accept("]"):
-                    return tuple(out)
-                self.expect(",", "',' or ']' in a list attribute")
-                self.ws()
+            return tuple(self.delimited("]", self.attr_value, "a list attribute"))
         if self.accept("!"):
             return self.type()
         if self.peek('"'):
@@ -309,12 +306,7 @@ class _Parser:
 
     def arg_list(self, close=")"):
         """'%name: type' pairs up to ``close``; returns [(name, type, pos)]."""
-        out = []
-        self.ws()
-        if self.accept(close):
-            return out
-        while True:
-            self.ws()
+        def arg():
             pos = self.pos
             m = self.match(_VALUE)
             if not m:
@@ -322,11 +314,8 @@ class _Parser:
             self.inline_ws()
             self.expect(":", f"':' and a type after '%{m.group(1)}'")
             self.inline_ws()
-            out.append((m.group(1), self.type(), pos))
-            self.ws()
-            if self.accept(close):
-                return out
-            self.expect(",", f"',' or '{close}' in an argument list")
+            return m.group(1), self.type(), pos
+        return self.delimited(close, arg, "an argument list")
 
     # -- ops ---------------------------------------------------------------------------------------------
     def region(self, block_args=None) -> Region:

@@ -225,34 +225,31 @@ def sum(input, axis=None, keep_dims=False, dtype=None):
     return current().sum(input, axis, _unwrap(keep_dims), dtype)
 
 
-@builtin
-@tensor_method
-def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
-        propagate_nan=False):
-    if _unwrap(return_indices):
-        return current().arg_extreme(input, axis, _unwrap(keep_dims), True, _unwrap(return_indices_tie_break_left))
-    return current().max(input, axis, _unwrap(keep_dims), _unwrap(propagate_nan))
+def _extreme(name: str, largest: bool):
+    """``tl.max`` / ``tl.min``: one reduction that differs only in which end it keeps (and its tensor method)."""
+    def f(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
+          propagate_nan=False):
+        sem = current()
+        if _unwrap(return_indices):
+            return sem.arg_extreme(input, axis, _unwrap(keep_dims), largest, _unwrap(return_indices_tie_break_left))
+        return getattr(sem, name)(input, axis, _unwrap(keep_dims), _unwrap(propagate_nan))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"The {'largest' if largest else 'smallest'} element along ``axis`` (all when None); with " \
+                "``return_indices``, ``(values, indices)``."
+    return builtin(tensor_method(f))
 
 
-@builtin
-@tensor_method
-def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
-        propagate_nan=False):
-    if _unwrap(return_indices):
-        return current().arg_extreme(input, axis, _unwrap(keep_dims), False, _unwrap(return_indices_tie_break_left))
-    return current().min(input, axis, _unwrap(keep_dims), _unwrap(propagate_nan))
+def _arg_extreme(name: str, largest: bool):
+    """``tl.argmax`` / ``tl.argmin``: the index of :func:`_extreme`'s element."""
+    def f(input, axis, tie_break_left=True, keep_dims=False):
+        return current().arg_extreme(input, axis, _unwrap(keep_dims), largest, _unwrap(tie_break_left))[1]
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"The index of the {'largest' if largest else 'smallest'} element along ``axis``."
+    return builtin(tensor_method(f))
 
 
-@builtin
-@tensor_method
-def argmax(input, axis, tie_break_left=True, keep_dims=False):
-    return current().arg_extreme(input, axis, _unwrap(keep_dims), True, _unwrap(tie_break_left))[1]
-
-
-@builtin
-@tensor_method
-def argmin(input, axis, tie_break_left=True, keep_dims=False):
-    return current().arg_extreme(input, axis, _unwrap(keep_dims), False, _unwrap(tie_break_left))[1]
+max, min = _extreme("max", True), _extreme("min", False)
+argmax, argmin = _arg_extreme("argmax", True), _arg_extreme("argmin", False)
 
 
 @builtin

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..frontend.values import LEAF, Packed, _StaticKey
+from ..frontend.values import LEAF, Packed, _StaticKey, flatten_each
 from ..language.descriptor import tensor_descriptor
 from ..targets import arguments
 from .args import DESCRIBERS, describer
@@ -45,12 +45,8 @@ def _split(v):
         leaves = [v.base, *v.shape, *v.strides]
         return leaves, ("agg", tensor_descriptor, (tuple(v.block_shape), v.padding), (LEAF,) * (1 + 2 * n))
     if isinstance(v, tuple):
-        leaves, defs = [], []
-        for x in v:
-            ls, d = _split(x)
-            leaves += ls
-            defs.append(d)
-        return leaves, ("tuple", tuple(defs))
+        leaves, defs = flatten_each(v, _split)
+        return leaves, ("tuple", defs)
     if _is_runtime_leaf(v):
         return [v], LEAF
     return [], ("static", _StaticKey(getattr(v, "value", v)))

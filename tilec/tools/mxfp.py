@@ -41,23 +41,37 @@ def e2m1_codes(x):
     return (code | (torch.signbit(x).to(code.dtype) << 3)).to(torch.uint8)
 
 
-class MXFP4Tensor:
-    """e2m1 elements: ``MXFP4Tensor(data=floats)`` converts, ``MXFP4Tensor(size=shape)`` is zeros (then
-    ``.random()``); ``.data`` is the codes, one per element."""
+class _Codes:
+    """A tensor of one format's codes, one uint8 per element (``.data``): made from ``data`` (floats, which
+    ``encode`` converts) or as ``size`` elements of the code ``fill``. Both MX formats are made this way."""
+    fill = 0
 
     def __init__(self, data=None, size=None, device=None):
         torch = _torch()
         if data is not None:
-            self.data = e2m1_codes(_as_float(torch, data, device))
+            self.data = self.encode(torch, _as_float(torch, data, device))
         elif size is not None:
-            self.data = torch.zeros(tuple(size), dtype=torch.uint8, device=device)
+            self.data = torch.full(tuple(size), self.fill, dtype=torch.uint8, device=device)
         else:
-            raise ValueError("MXFP4Tensor needs data or a size")
+            raise ValueError(f"{type(self).__name__} needs data or a size")
         self.device = self.data.device
+
+    @staticmethod
+    def encode(torch, x):
+        raise NotImplementedError
 
     @property
     def shape(self):
         return self.data.shape
+
+
+class MXFP4Tensor(_Codes):
+    """e2m1 elements: ``MXFP4Tensor(data=floats)`` converts, ``MXFP4Tensor(size=shape)`` is zeros (then
+    ``.random()``); ``.data`` is the codes, one per element."""
+
+    @staticmethod
+    def encode(torch, x):
+        return e2m1_codes(x)
 
     def random(self):
         """Every element a uniformly random e2m1 code (both zeros included); returns self."""
@@ -82,27 +96,17 @@ class MXFP4Tensor:
         return packed.movedim(-1, dim).contiguous()
 
 
-class MXScaleTensor:
+class MXScaleTensor(_Codes):
     """e8m0 scales: ``MXScaleTensor(data=positive floats)`` converts (log2 rounded to the nearest integer, clamped
     to the codes 0..254), ``MXScaleTensor(size=shape)`` is ones (code 127); ``.data`` is the codes."""
+    fill = E8M0_BIAS
 
-    def __init__(self, data=None, size=None, device=None):
-        torch = _torch()
-        if data is not None:
-            x = _as_float(torch, data, device)
-            if (x <= 0).any():
-                raise ValueError("e8m0 scales are powers of two: the data holds values <= 0")
-            code = (torch.round(torch.log2(x)) + E8M0_BIAS).clamp(0, E8M0_NAN - 1)
-            self.data = torch.where(torch.isnan(x), E8M0_NAN, code).to(torch.uint8)
-        elif size is not None:
-            self.data = torch.full(tuple(size), E8M0_BIAS, dtype=torch.uint8, device=device)
-        else:
-            raise ValueError("MXScaleTensor needs data or a size")
-        self.device = self.data.device
-
-    @property
-    def shape(self):
-        return self.data.shape
+    @staticmethod
+    def encode(torch, x):
+        if (x <= 0).any():
+            raise ValueError("e8m0 scales are powers of two: the data holds values <= 0")
+        code = (torch.round(torch.log2(x)) + E8M0_BIAS).clamp(0, E8M0_NAN - 1)
+        return torch.where(torch.isnan(x), E8M0_NAN, code).to(torch.uint8)
 
     def to(self, dtype):
         """2^(code-127) as a float tensor of ``dtype``; code 255 is NaN."""

@@ -9,7 +9,8 @@ flow becomes basic blocks with one phi per carried register. Everything a vendor
 
 Files: ``function.py`` (per-kernel state), ``registry.py`` (op class -> lowering), one file per op family
 (``elementwise``, ``inline_asm``, ``movement``, ``memory``, ``shared``, ``reduce``, ``dot``, ``control``, ``debug``), ``layouts.py``
-(thread coordinates, register remapping, shared-memory shuffles), ``budget.py`` (the unrolled code's size,
+(thread coordinates, register remapping, shared-memory shuffles), ``shuffle.py`` (lane shuffles of any scalar
+through a vendor's 32-bit one), ``budget.py`` (the unrolled code's size,
 refused past its limits before lowering), ``types.py`` + ``scalar.py`` (the GPU register
 model: LLVM types of tir types, scalar op semantics), ``mathlib*.py`` + ``trig32``/``pow32``/``f32ir`` (the math
 library a target's ``math`` is built from).

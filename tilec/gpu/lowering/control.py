@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.blocks import enter_loop
 from ...errors import BackendError
 from ...ir import ops as O
 from . import packed_phis
@@ -11,24 +12,35 @@ from .registry import lowers
 from .values import num_regs
 
 
+def _enter_loop(L, kind: str, names, values):
+    """Branch from the current block into a new loop: a block ``kind.name`` per name (the first is the loop's
+    head, where the builder is left) and at the head a phi per register of ``values``, which enter with them.
+    Returns (the blocks, the phis)."""
+    b = L.b
+    pre, blocks = enter_loop(b, *(f"{kind}.{name}" for name in names))
+    phis = [b.phi(v.type) for v in values]
+    for p, v in zip(phis, values):
+        p.add_incoming(v, pre)
+    return blocks, phis
+
+
+def _loop_back(L, head, phis, values):
+    """End an iteration: each phi takes the matching register of ``values`` from the current block (the latch),
+    which branches back to ``head``."""
+    latch = L.b.block
+    for p, v in zip(phis, values):
+        p.add_incoming(v, latch)
+    L.b.branch(head)
+
+
 @lowers(O.ForOp)
 def lower_for(L, op):
     b = L.b
     lb, ub, step = L.get(op.lb), L.get(op.ub), L.get(op.step)
     flat, shapes = L._flatten([L.get(v) for v in op.inits])
-    groups = packed_phis.plan(flat, shapes)
+    groups = packed_phis.plan(flat, shapes)  # 8-bit registers cross the back edge as 32-bit words
     init = packed_phis.pack(b, flat, groups)
-    pre = b.block
-    header = L.fn.append_basic_block("for.header")
-    body = L.fn.append_basic_block("for.body")
-    exit_ = L.fn.append_basic_block("for.exit")
-    b.branch(header)
-    b.position_at_end(header)
-    iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
-    phis = [b.phi(v.type) for v in init]
-    for p, v in zip(phis, init):
-        p.add_incoming(v, pre)
+    (header, body, exit_), (iv, *phis) = _enter_loop(L, "for", ("header", "body", "exit"), [lb, *init])
     carried = packed_phis.unpack(b, phis, groups)
     signed = op.lb.type.is_signed
     cmp = b.icmp_signed if signed else b.icmp_unsigned
@@ -43,19 +55,12 @@ def lower_for(L, op):
     b.cbranch(cond, body, exit_)
     b.position_at_end(body)
     L.bind(op.induction_var, iv)
-    for a, v in zip(op.iter_args, L._unflatten(carried, shapes)):
-        L.bind(a, v)
+    L.bind_flat(op.iter_args, carried, shapes)
     y = L.block(op.body)
     nxt, _ = L._flatten([L.get(v) for v in y.operands]) if y is not None else ([], [])
-    nxt = packed_phis.pack(b, nxt, groups)
-    latch = b.block
-    iv.add_incoming(b.add(iv, step), latch)
-    for p, v in zip(phis, nxt):
-        p.add_incoming(v, latch)
-    b.branch(header)
+    _loop_back(L, header, [iv, *phis], [b.add(iv, step), *packed_phis.pack(b, nxt, groups)])
     b.position_at_end(exit_)
-    for r, v in zip(op.results, L._unflatten(carried, shapes)):
-        L.bind(r, v)
+    L.bind_flat(op.results, carried, shapes)
 
 
 @lowers(O.IfOp)
@@ -85,8 +90,7 @@ def lower_if(L, op):
             for flat, blk in incoming:
                 p.add_incoming(flat[i], blk)
             phis.append(p)
-        for r, v in zip(op.results, L._unflatten(phis, shapes)):
-            L.bind(r, v)
+        L.bind_flat(op.results, phis, shapes)
 
 
 @lowers(O.WhileOp)
@@ -94,17 +98,8 @@ def lower_while(L, op):
     b = L.b
     before, after = op.regions[0].block, op.regions[1].block
     flat, shapes = L._flatten([L.get(v) for v in op.inits])
-    pre = b.block
-    head = L.fn.append_basic_block("while.before")
-    body = L.fn.append_basic_block("while.after")
-    exit_ = L.fn.append_basic_block("while.exit")
-    b.branch(head)
-    b.position_at_end(head)
-    phis = [b.phi(v.type) for v in flat]
-    for p, v in zip(phis, flat):
-        p.add_incoming(v, pre)
-    for a, v in zip(before.args, L._unflatten(phis, shapes)):
-        L.bind(a, v)
+    (head, body, exit_), phis = _enter_loop(L, "while", ("before", "after", "exit"), flat)
+    L.bind_flat(before.args, phis, shapes)
     c = L.block(before)
     fwd = [L.get(v) for v in c.values]
     b.cbranch(L.get(c.cond), body, exit_)
@@ -113,10 +108,7 @@ def lower_while(L, op):
         L.bind(a, v)
     y = L.block(after)
     nxt, _ = L._flatten([L.get(v) for v in y.operands])
-    latch = b.block
-    for p, v in zip(phis, nxt):
-        p.add_incoming(v, latch)
-    b.branch(head)
+    _loop_back(L, head, phis, nxt)
     b.position_at_end(exit_)
     for r, v in zip(op.results, fwd):
         L.bind(r, v)
@@ -134,5 +126,4 @@ def lower_call(L, op):
     n = [num_regs(t.type) if t.type.is_tile else None for t in op.results]
     total = sum(k or 1 for k in n)
     regs = [r] if total == 1 else [L.b.extract_value(r, i) for i in range(total)]
-    for res, v in zip(op.results, L._unflatten(regs, n)):
-        L.bind(res, v)
+    L.bind_flat(op.results, regs, n)

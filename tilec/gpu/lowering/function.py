@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.blocks import guarded
 from ...errors import BackendError
 from ...ir import ops as O
 from .. import ops as G
@@ -215,18 +216,8 @@ class FuncLowering:
         return self.cache[key]
 
     def _guarded(self, pred, fn, result_type):
-        """``fn()`` only where ``pred`` holds; elsewhere the result is undefined (zero)."""
-        if pred is None:
-            return fn()
-        b = self.b
-        start = b.block
-        with b.if_then(pred):
-            v = fn()
-            inner = b.block
-        phi = b.phi(result_type)
-        phi.add_incoming(v, inner)
-        phi.add_incoming(ir.Constant(result_type, None), start)  # zero or null
-        return phi
+        """``fn()`` only where ``pred`` holds; elsewhere the result is undefined (zero or null)."""
+        return guarded(self.b, pred, fn, ir.Constant(result_type, None))
 
     def _combine(self, region_block, accs, xs):
         for a, v in zip(region_block.args, list(accs) + list(xs)):
@@ -254,6 +245,12 @@ class FuncLowering:
                 flat.append(v)
                 shapes.append(None)
         return flat, shapes
+
+    def bind_flat(self, values, flat, shapes):
+        """Bind each of ``values`` to its part of the registers ``flat``, grouped as :meth:`_flatten` gave
+        ``shapes`` (what crosses a region's boundary, a call or a phi travels flattened)."""
+        for v, lowered in zip(values, self._unflatten(flat, shapes)):
+            self.bind(v, lowered)
 
     @staticmethod
     def _unflatten(flat, shapes):

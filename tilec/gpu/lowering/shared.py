@@ -104,8 +104,7 @@ def lower_warp_group_dot(L, op):
 def lower_warp_group_dot_wait(L, op):
     vals, shapes = L._flatten([L.get(v) for v in op.operands])
     vals = L.target.warp_group_dot_wait(L.b, op.attrs["pending"] if op.attrs.get("hw", True) else None, vals)
-    for r, v in zip(op.results, L._unflatten(vals, shapes)):
-        L.bind(r, v)
+    L.bind_flat(op.results, vals, shapes)
 
 
 @lowers(G.LocalDeallocOp)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ...codegen import llvm_types as LT
+from ...codegen.blocks import enter_loop
 from ...errors import BackendError
 from ...ir import types as T
 from ...ir.core import defining_op
@@ -142,12 +143,7 @@ def op_for(L, op):
         if v.type.is_tile:
             L.note(op, f"iter arg {i}: " + ("strength-reduced to a scalar step" if s is not None
                                             else f"buffer {carried0[i].where}"))
-    pre = b.block
-    head = b.append_basic_block("for.head")
-    body = b.append_basic_block("for.body")
-    done = b.append_basic_block("for.end")
-    b.branch(head)
-    b.position_at_end(head)
+    pre, (head, body, done) = enter_loop(b, "for.head", "for.body", "for.end")
     iv = b.phi(LT.scalar_type(t), name="iv")
     iv.add_incoming(lb, pre)
     carried = _phis(L, pre, carried0)
@@ -221,12 +217,7 @@ def op_while(L, op):
     b = L.b
     before, after = op.regions[0].block, op.regions[1].block
     carried0 = _carry(L, [L.get(v) for v in op.inits], [v.type for v in op.inits])
-    pre = b.block
-    head = b.append_basic_block("while.before")
-    body = b.append_basic_block("while.after")
-    done = b.append_basic_block("while.end")
-    b.branch(head)
-    b.position_at_end(head)
+    pre, (head, body, done) = enter_loop(b, "while.before", "while.after", "while.end")
     carried = _phis(L, pre, carried0)
     for a, v in zip(before.args, carried):
         L.vals[a] = v

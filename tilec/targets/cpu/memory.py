@@ -12,6 +12,7 @@ import llvmlite.ir as ir
 
 from ...codegen import atomics, casts, llvm_types as LT
 from ...codegen.driver import host_vector_bytes
+from ...codegen.blocks import guarded, merged
 from ...codegen.intrinsics import call as icall
 from .nodes import ev, from_memory, splat, to_memory
 
@@ -65,12 +66,7 @@ class Mem:
                 v1, bb1 = fast(), b.block
             with other:
                 v2, bb2 = slow(), b.block
-        if v1 is None:
-            return None
-        phi = b.phi(v1.type)
-        phi.add_incoming(v1, bb1)
-        phi.add_incoming(v2, bb2)
-        return phi
+        return None if v1 is None else merged(b, (v1, bb1), (v2, bb2))
 
     @property
     def b(self):
@@ -135,22 +131,6 @@ class Mem:
             with other:
                 masked()
 
-    def guarded(self, cond, then, default):
-        """``then()`` if ``cond`` else ``default`` (scalar), branching so ``then`` has no effect otherwise."""
-        b = self.b
-        if cond is None:
-            return then()
-        pre = b.block
-        with b.if_then(cond):
-            v = then()
-            inner = b.block
-        if default is None:
-            return None
-        phi = b.phi(v.type)
-        phi.add_incoming(v, inner)
-        phi.add_incoming(default, pre)
-        return phi
-
     # -- loads -------------------------------------------------------------------------------------------------
     def load_node(self, n, pt, w):
         L, b = self.L, self.b
@@ -163,7 +143,7 @@ class Mem:
             p = ev(L, ptr, pt, 1)
             m = ev(L, mask, pt, 1) if mask is not None else None
             o = to_memory(b, ev(L, other, pt, 1), t, 1) if other is not None else ir.Constant(ety, None)
-            v = self.guarded(m, lambda: b.load(p, typ=ety, align=align), o)
+            v = guarded(b, m, lambda: b.load(p, typ=ety, align=align), o)
             if volatile and hasattr(v, "set_metadata"):
                 pass
             return from_memory(b, v, t, 1)
@@ -195,7 +175,7 @@ class Mem:
         b = self.b
         ety = LT.memory_type(t)
         o = to_memory(b, other, t, 1) if other is not None else ir.Constant(ety, None)
-        v = self.guarded(mask, lambda: b.load(p, typ=ety, align=LT.byte_size(ety)), o)
+        v = guarded(b, mask, lambda: b.load(p, typ=ety, align=LT.byte_size(ety)), o)
         return from_memory(b, v, t, 1)
 
     # -- stores ------------------------------------------------------------------------------------------------
@@ -208,7 +188,7 @@ class Mem:
         m = ev(L, mask, pt, w) if mask is not None else None
         if w == 1:
             p = ev(L, ptr, pt, 1)
-            self.guarded(m, lambda: b.store(v, p, align=align), None)
+            guarded(b, m, lambda: b.store(v, p, align=align), None)
             return
         vt = LT.vec(ety, w)
         if ptr.stride == 1:
@@ -234,7 +214,7 @@ class Mem:
         b = self.b
         ety = LT.memory_type(t)
         v = to_memory(b, v, t, 1)
-        self.guarded(mask, lambda: b.store(v, p, align=LT.byte_size(ety)), None)
+        guarded(b, mask, lambda: b.store(v, p, align=LT.byte_size(ety)), None)
 
     # -- atomics -----------------------------------------------------------------------------------------------
     def atomic_rmw(self, kind, sem, p, v, t, mask=None):
@@ -249,8 +229,8 @@ class Mem:
             op = {"and": "and", "or": "or", "xor": "xor", "add": "add", "xchg": "xchg"}[kind]
         ety = LT.scalar_type(e)
         if e.name == "bf16" and op != "xchg":
-            return self.guarded(mask, lambda: _bf16_rmw(b, op, p, v, e, sem or "acq_rel"), ir.Constant(ety, None))
-        return self.guarded(mask, lambda: b.atomic_rmw(op, p, v, order), ir.Constant(ety, None))
+            return guarded(b, mask, lambda: _bf16_rmw(b, op, p, v, e, sem or "acq_rel"), ir.Constant(ety, None))
+        return guarded(b, mask, lambda: b.atomic_rmw(op, p, v, order), ir.Constant(ety, None))
 
     def atomic_cas(self, sem, p, cmp, v, t):
         b = self.b

@@ -26,6 +26,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from ...codegen import llvm_types as LT
+from ...codegen.blocks import enter_loop
 
 WORKER = "tilec_worker"
 RUN = "tilec_run"
@@ -94,10 +95,7 @@ def build_worker(module: ir.Module, kernel: ir.Function, param_types, debug=None
     b.position_at_end(run)
     end = b.add(first, want)
     end = b.select(b.icmp_signed("<", end, total), end, total)
-    each = fn.append_basic_block("each")
-    step = fn.append_basic_block("next")
-    b.branch(each)
-    b.position_at_end(each)
+    _, (each, step) = enter_loop(b, "each", "next")
     pid = b.phi(i64)
     pid.add_incoming(first, run)
     g01 = b.mul(b.zext(g0, i64), b.zext(g1, i64))

@@ -1,10 +1,10 @@
 """Kernel launch on NVIDIA GPUs: what differs from every GPU's launch (``tilec/gpu/launcher.py``).
 
-The launcher owns a ctypes cell per parameter and a ``void*[]`` pointing at them; a launch writes the new values
-into the cells and calls ``cuLaunchKernelEx`` (or ``cuLaunchKernel``) through ctypes with the function handle,
-the stream and the array's address as plain ints, so per-launch Python work is a short loop and no wrapper objects
-are built. Modules and functions are loaded lazily per device; kernels with global scratch (in-kernel tensor copy
-descriptors) get it per launch.
+The launcher owns a ctypes cell per parameter (in one buffer, ``tilec/gpu/param_block.py``) and a ``void*[]``
+pointing at them; a launch writes the new values into the cells and calls ``cuLaunchKernelEx`` (or
+``cuLaunchKernel``) through ctypes with the function handle, the stream and the array's address as plain ints, so
+per-launch Python work is a short loop and no wrapper objects are built. Modules and functions are loaded lazily
+per device; kernels with global scratch (in-kernel tensor copy descriptors) get it per launch.
 
 Pointer arguments may be torch CUDA tensors (launches then go to torch's current stream), anything with
 ``__cuda_array_interface__`` (its ``stream`` is honoured), ``tilec.cuda`` arrays, DLPack CUDA tensors, host memory
@@ -16,7 +16,8 @@ from __future__ import annotations
 import ctypes
 
 from ...errors import LaunchError
-from ...gpu.launcher import GpuLauncher, cell_type
+from ...gpu.launcher import GpuLauncher
+from ...gpu.param_block import ParamBlock, packed
 from ..arguments import device_of
 from ..grid import MAX_GRID
 from ..params import PARAM_KINDS_KEY
@@ -38,15 +39,15 @@ class Launcher(GpuLauncher):
         self.image = image
         self.shared = shared
         self.metadata = metadata
-        cells = [cell_type(p)() for p in params]
-        # CUDA's grid: x up to 2^31-1 blocks, y and z up to 65535, whatever the block size
-        self.setup(name, params, cells, 32 * num_warps, MAX_GRID)
         # a hidden last parameter: global scratch of ``scratch`` bytes per program (tensor copy descriptors)
         self.scratch = int(metadata.get("global_scratch_size", 0) or 0)
-        self.scratch_cell = ctypes.c_uint64() if self.scratch else None
         self.scratch_bufs: dict = {}  # (device, stream) -> tilec's own buffer; or "user" -> the allocator's
-        everything = cells + ([self.scratch_cell] if self.scratch else [])
-        self.argv = (ctypes.c_void_p * max(1, len(everything)))(*[ctypes.addressof(c) for c in everything])
+        self.args = ParamBlock(*packed(list(params) + (["u64"] if self.scratch else [])))
+        cells = self.args.cells
+        self.scratch_cell = cells[-1] if self.scratch else None
+        # CUDA's grid: x up to 2^31-1 blocks, y and z up to 65535, whatever the block size
+        self.setup(name, params, cells[:len(params)], 32 * num_warps, MAX_GRID)
+        self.argv = self.args.pointers()  # kernelParams: a pointer to each parameter
         self.argv_addr = ctypes.addressof(self.argv)
         self._modules: dict = {}
         self.launch = None  # driver.raw_launch_ex() or raw_launch(), resolved on the first launch

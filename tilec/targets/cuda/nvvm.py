@@ -11,7 +11,8 @@ import llvmlite.ir as ir
 from ...codegen.intrinsics import call as intrinsic
 from ...codegen.llvm_types import byte_size
 from ...errors import BackendError
-from ...gpu.lowering.types import F16, F32, F64, I16, I32, I64, VOID
+from ...gpu.lowering.shuffle import widened
+from ...gpu.lowering.types import F16, I16, I32, VOID
 
 
 def sreg(b, name: str):
@@ -41,30 +42,10 @@ def uniform_warp(L):
 
 
 def shfl_xor(b, v, lane_mask: int):
-    """Value of ``v`` in the lane whose index differs in ``lane_mask``, for any scalar type."""
-    t = v.type
-    full = ir.Constant(I32, 0xFFFFFFFF)
-
-    def one(x32):
-        return intrinsic(b, "llvm.nvvm.shfl.sync.bfly.i32", I32, [full, x32, ir.Constant(I32, lane_mask),
-                                                                   ir.Constant(I32, 0x1F)])
-    if t == I32:
-        return one(v)
-    if t == F32:
-        return b.bitcast(one(b.bitcast(v, I32)), F32)
-    if t in (I64, F64) or isinstance(t, ir.PointerType):
-        x = v if t == I64 else (b.ptrtoint(v, I64) if isinstance(t, ir.PointerType) else b.bitcast(v, I64))
-        lo = one(b.trunc(x, I32))
-        hi = one(b.trunc(b.lshr(x, ir.Constant(I64, 32)), I32))
-        r = b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ir.Constant(I64, 32)))
-        if t == I64:
-            return r
-        return b.inttoptr(r, t) if isinstance(t, ir.PointerType) else b.bitcast(r, t)
-    if t == F16:
-        return b.bitcast(b.trunc(one(b.zext(b.bitcast(v, I16), I32)), I16), F16)
-    if isinstance(t, ir.IntType) and t.width < 32:
-        return b.trunc(one(b.zext(v, I32)), t)
-    raise TypeError(f"cannot shuffle {t}")
+    """Value of ``v`` in the lane whose index differs in ``lane_mask``, for any scalar type (``shfl.sync.bfly``
+    moves 32 bits; :func:`~tilec.gpu.lowering.shuffle.widened` carries the other types through it)."""
+    full, mask, clamp = ir.Constant(I32, 0xFFFFFFFF), ir.Constant(I32, lane_mask), ir.Constant(I32, 0x1F)
+    return widened(b, v, lambda x32: intrinsic(b, "llvm.nvvm.shfl.sync.bfly.i32", I32, [full, x32, mask, clamp]))
 
 
 # ---------------------------------------------------------------------------------------------------------------

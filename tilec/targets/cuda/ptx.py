@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 
 from ...errors import BackendError
+from ...gpu import llvm_codegen
 
 _PTX_FOR_ARCH = {70: 60, 75: 63, 80: 70, 86: 71, 87: 74, 89: 78, 90: 78, 100: 86, 101: 86, 103: 88, 120: 87}
 #: the compute capabilities tilec compiles for
@@ -21,7 +22,6 @@ KNOWN_ARCHS = tuple(sorted(_PTX_FOR_ARCH))
 
 # instruction forms later than the architectures' baseline ISA: (text in the inline PTX, ISA version it needs)
 _PTX_FOR_FEATURE = (("L1::evict", 74), ("L2::cache_hint", 74), ("createpolicy", 74), ("L1::no_allocate", 74))
-_initialised = False
 
 
 def cpu_name(arch: int) -> str:
@@ -46,39 +46,17 @@ def features_version(llir: str) -> int:
     return max((v for text, v in _PTX_FOR_FEATURE if text in llir), default=0)
 
 
-def _init():
-    global _initialised
-    if not _initialised:
-        import llvmlite.binding as llvm
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-        _initialised = True
-
-
 def target_machine(arch: int, opt: int = 3, version: int | None = None):
-    import llvmlite.binding as llvm
-    _init()
-    t = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    return t.create_target_machine(cpu=cpu_name(arch), features=f"+ptx{version or ptx_version(arch)}", opt=opt)
+    return llvm_codegen.target_machine("nvptx64-nvidia-cuda", cpu_name(arch),
+                                       f"+ptx{version or ptx_version(arch)}", opt)
 
 
 def llir_to_ptx(llir: str, arch: int, opt_level: int = 3) -> str:
-    import llvmlite.binding as llvm
-    _init()
-    try:
-        mod = llvm.parse_assembly(llir)
-        mod.verify()
-    except RuntimeError as e:
-        raise BackendError(f"LLVM rejected the generated IR (a tilec bug): {e}") from None
+    mod = llvm_codegen.parse(llir)
     tm = target_machine(arch, version=max(ptx_version(arch), features_version(llir)))
-    if opt_level:
-        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-        pb = llvm.create_pass_builder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
-    try:
+    llvm_codegen.optimise(mod, tm, opt_level)
+    with llvm_codegen.emitting("NVPTX"):
         return tm.emit_assembly(mod)
-    except RuntimeError as e:
-        raise BackendError(f"NVPTX code generation failed: {e}") from None
 
 
 def ptxas_path():

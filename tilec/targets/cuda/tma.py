@@ -169,36 +169,46 @@ def tensormap_create(L, op, addr):
     _asm(b, "\n".join(lines), cons, args)
 
 
+def _per_box(b, op, smem, coords, args, instruction) -> list:
+    """The lines of a stage's bulk tensor copies, one per column block (box) of the stage at shared ``smem``: each
+    box's shared address and coordinates (innermost first, the innermost moved on by the box's columns) are
+    appended to ``args``, and ``instruction(rank, "$k", "$k+1, ...")`` writes its copy from their operand
+    numbers. Loads and stores split a stage alike; only the instruction differs."""
+    bt = op.buffer.type
+    shape = bt.tile_shape
+    w = bt.layout.block_cols(shape)
+    blocks = shape[-1] // w
+    block_bytes = bt.tile_numel // blocks * bt.element.bytes
+    n = len(shape)
+    inner = list(reversed(coords))
+    lines = []
+    for j in range(blocks):
+        k = len(args)
+        args.append(b.add(smem, _c(j * block_bytes)))
+        args.append(b.add(inner[0], _c(j * w)) if j else inner[0])
+        args.extend(inner[1:])
+        lines.append(instruction(n, f"${k}", ", ".join(f"${k + 1 + i}" for i in range(n))))
+    return lines
+
+
 def tma_copy(L, op, dst, bar, desc, pred, coords):
     """Thread 0 (where ``pred``) announces the stage's bytes and copies it, one box per column block."""
     b = L.b
     bt = op.buffer.type
-    shape = bt.tile_shape
-    eb = bt.element.bytes
-    w = bt.layout.block_cols(shape)
-    blocks = shape[-1] // w
-    block_bytes = bt.tile_numel // blocks * eb
-    n = len(shape)
     # warp 0 (an index ptxas sees is warp-uniform), one lane of it chosen by an unpredicated elect.sync and
     # the warp's condition: ptxas then issues each copy once as a uniform instruction (an elect.sync under a
     # predicate made it loop over the lanes around every copy)
     warp0 = b.icmp_unsigned("==", nvvm.uniform_warp(L), _c(0))
     go = b.zext(b.and_(warp0, pred), I32)
-    inner = list(reversed(coords))  # innermost first
     args = [go, bar, desc]
     announce = op.attrs.get("announce", -1)
-    announce = bt.tile_numel * eb if announce < 0 else announce
+    announce = bt.tile_numel * bt.element.bytes if announce < 0 else announce
     lines = ["{", ".reg .pred w, p;", "setp.ne.b32 w, $0, 0;", "elect.sync _|p, 0xffffffff;", "and.pred p, p, w;"]
     if announce:
         lines.append(f"@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {announce};")
-    for j in range(blocks):
-        k = len(args)
-        args.append(b.add(dst, _c(j * block_bytes)))
-        args.append(b.add(inner[0], _c(j * w)) if j else inner[0])
-        args.extend(inner[1:])
-        cs = ", ".join(f"${k + 1 + i}" for i in range(n))
-        lines.append(f"@p cp.async.bulk.tensor.{n}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-                     f"[${k}], [$2, {{{cs}}}], [$1];")
+    lines += _per_box(b, op, dst, coords, args, lambda n, smem, cs: (
+        f"@p cp.async.bulk.tensor.{n}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+        f"[{smem}], [$2, {{{cs}}}], [$1];"))
     lines.append("}")
     cons = ",".join(["r", "r", "l"] + ["r"] * (len(args) - 3)) + ",~{memory}"
     _asm(b, "\n".join(lines), cons, args)
@@ -209,24 +219,11 @@ def tma_store(L, op, src, desc, coords):
     until the copies have read the stage (it may then be reused); the writes to global memory complete on their
     own, before the kernel is done."""
     b = L.b
-    bt = op.buffer.type
-    shape = bt.tile_shape
-    eb = bt.element.bytes
-    w = bt.layout.block_cols(shape)
-    blocks = shape[-1] // w
-    block_bytes = bt.tile_numel // blocks * eb
-    n = len(shape)
     go = b.zext(b.icmp_unsigned("==", nvvm.uniform_warp(L), _c(0)), I32)
-    inner = list(reversed(coords))
     args = [go, desc]
     lines = ["{", ".reg .pred w, p;", "setp.ne.b32 w, $0, 0;", "elect.sync _|p, 0xffffffff;", "and.pred p, p, w;"]
-    for j in range(blocks):
-        k = len(args)
-        args.append(b.add(src, _c(j * block_bytes)))
-        args.append(b.add(inner[0], _c(j * w)) if j else inner[0])
-        args.extend(inner[1:])
-        cs = ", ".join(f"${k + 1 + i}" for i in range(n))
-        lines.append(f"@p cp.async.bulk.tensor.{n}d.global.shared::cta.tile.bulk_group [$1, {{{cs}}}], [${k}];")
+    lines += _per_box(b, op, src, coords, args, lambda n, smem, cs: (
+        f"@p cp.async.bulk.tensor.{n}d.global.shared::cta.tile.bulk_group [$1, {{{cs}}}], [{smem}];"))
     lines += ["@p cp.async.bulk.commit_group;", "@p cp.async.bulk.wait_group.read 0;", "}"]
     cons = ",".join(["r", "l"] + ["r"] * (len(args) - 2)) + ",~{memory}"
     _asm(b, "\n".join(lines), cons, args)

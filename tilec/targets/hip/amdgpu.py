@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.blocks import guarded
 from ...codegen.intrinsics import call as intrinsic
 from ...codegen.llvm_types import byte_size
-from ...gpu.lowering.types import F16, F32, F64, I16, I32, I64, VOID
+from ...gpu.lowering.shuffle import widened
+from ...gpu.lowering.types import I32, I64, VOID
 
 CONSTANT_PTR = ir.PointerType(addrspace=4)
 
@@ -50,30 +52,10 @@ def _bpermute(b, lane_addr, x32):
 def shuffle_xor(b, v, lane_mask: int, warp_size: int):
     """``v`` from the lane whose index is this lane's XOR ``lane_mask``, through ``ds_bpermute_b32`` (a byte
     address per lane: source lane * 4), for every scalar type of the register model (i1..i64, f16, f32, f64,
-    pointers); 64-bit values move as two 32-bit halves."""
+    pointers: :func:`~tilec.gpu.lowering.shuffle.widened` carries them through the 32-bit permute)."""
     lane = b.and_(workitem_id(b), ir.Constant(I32, warp_size - 1))
     addr = b.shl(b.xor(lane, ir.Constant(I32, lane_mask)), ir.Constant(I32, 2))
-    t = v.type
-
-    def one(x32):
-        return _bpermute(b, addr, x32)
-    if t == I32:
-        return one(v)
-    if t == F32:
-        return b.bitcast(one(b.bitcast(v, I32)), F32)
-    if t in (I64, F64) or isinstance(t, ir.PointerType):
-        x = v if t == I64 else (b.ptrtoint(v, I64) if isinstance(t, ir.PointerType) else b.bitcast(v, I64))
-        lo = one(b.trunc(x, I32))
-        hi = one(b.trunc(b.lshr(x, ir.Constant(I64, 32)), I32))
-        r = b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ir.Constant(I64, 32)))
-        if t == I64:
-            return r
-        return b.inttoptr(r, t) if isinstance(t, ir.PointerType) else b.bitcast(r, t)
-    if t == F16:
-        return b.bitcast(b.trunc(one(b.zext(b.bitcast(v, I16), I32)), I16), F16)
-    if isinstance(t, ir.IntType) and t.width < 32:
-        return b.trunc(one(b.zext(v, I32)), t)
-    raise TypeError(f"cannot shuffle {t}")
+    return widened(b, v, lambda x32: _bpermute(b, addr, x32))
 
 
 def _access_type(et, n):
@@ -105,13 +87,7 @@ def vector_load(b, ptr, et, n: int, pred=None, others=None):
             other = ir.Constant(ty, ir.Undefined)
             for i, o in enumerate(others):
                 other = b.insert_element(other, o, ir.Constant(I32, i))
-        start = b.block
-        with b.if_then(pred):
-            loaded = load()
-            inner = b.block
-        v = b.phi(ty)
-        v.add_incoming(loaded, inner)
-        v.add_incoming(other, start)
+        v = guarded(b, pred, load, other)
     if n == 1:
         return [v]
     return [b.extract_element(v, ir.Constant(I32, i)) for i in range(n)]

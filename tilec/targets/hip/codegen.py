@@ -10,51 +10,28 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from ...errors import BackendError
+from ...gpu import llvm_codegen
 from .arch import Arch
 
 TRIPLE = "amdgcn-amd-amdhsa"
-_initialised = False
-
-
-def _init():
-    global _initialised
-    if not _initialised:
-        import llvmlite.binding as llvm
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-        _initialised = True
 
 
 def target_machine(arch: Arch, opt: int = 3):
-    import llvmlite.binding as llvm
-    _init()
-    t = llvm.Target.from_triple(TRIPLE)
-    return t.create_target_machine(cpu=arch.name, features=arch.codegen_features, opt=opt)
+    return llvm_codegen.target_machine(TRIPLE, arch.name, arch.codegen_features, opt)
 
 
 def _optimised(llir: str, arch: Arch, opt: int):
     """A fresh module parsed from ``llir``, verified and optimised, and its target machine."""
-    import llvmlite.binding as llvm
-    _init()
-    try:
-        mod = llvm.parse_assembly(llir)
-        mod.verify()
-    except RuntimeError as e:
-        raise BackendError(f"LLVM rejected the generated IR (a tilec bug): {e}") from None
+    mod = llvm_codegen.parse(llir)
     tm = target_machine(arch, opt)
-    if opt:
-        pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=opt))
-        pb.getModulePassManager().run(mod, pb)
+    llvm_codegen.optimise(mod, tm, opt)
     return mod, tm
 
 
 def llir_to_amdgcn(llir: str, arch: Arch, opt: int = 3) -> str:
     mod, tm = _optimised(llir, arch, opt)
-    try:
+    with llvm_codegen.emitting("AMDGPU"):
         return tm.emit_assembly(mod)
-    except RuntimeError as e:
-        raise BackendError(f"AMDGPU code generation failed: {e}") from None
 
 
 def llir_to_amdgcn_and_object(llir: str, arch: Arch, opt: int = 3) -> tuple:
@@ -68,18 +45,13 @@ def llir_to_amdgcn_and_object(llir: str, arch: Arch, opt: int = 3) -> tuple:
         m = llvm.parse_assembly(optimised, context=ctx)
         tm = target_machine(arch, opt)
         return tm.emit_assembly(m) if kind == "asm" else tm.emit_object(m)
-    try:
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            obj = pool.submit(emit, "obj")
-            return emit("asm"), obj.result()
-    except RuntimeError as e:
-        raise BackendError(f"AMDGPU code generation failed: {e}") from None
+    with llvm_codegen.emitting("AMDGPU"), ThreadPoolExecutor(max_workers=1) as pool:
+        obj = pool.submit(emit, "obj")
+        return emit("asm"), obj.result()
 
 
 def llir_to_object(llir: str, arch: Arch, opt: int = 3) -> bytes:
     """The relocatable ELF object (ET_REL) of ``llir``; link it with :func:`tilec.elf.link_shared`."""
     mod, tm = _optimised(llir, arch, opt)
-    try:
+    with llvm_codegen.emitting("AMDGPU"):
         return tm.emit_object(mod)
-    except RuntimeError as e:
-        raise BackendError(f"AMDGPU code generation failed: {e}") from None

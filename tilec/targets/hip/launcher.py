@@ -22,6 +22,7 @@ import ctypes
 from ...elf import amdgpu_metadata, read_elf
 from ...errors import LaunchError
 from ...gpu.launcher import GpuLauncher, cell_type
+from ...gpu.param_block import ParamBlock
 from ..grid import MAX_GRID
 from ..params import PARAM_KINDS_KEY
 from . import driver as drv
@@ -62,12 +63,11 @@ class Launcher(GpuLauncher):
     def __init__(self, image: bytes, name: str, params, block: int, shared: int, arch: str, metadata: dict):
         self.image, self.shared, self.arch = image, shared, arch
         self.metadata = metadata
-        layout, size = kernarg_layout(image, name, params)
-        self.buffer = ctypes.create_string_buffer(max(8, -(-size // 8) * 8))
-        self.size = ctypes.c_size_t(len(self.buffer))
-        cells = [ct.from_buffer(self.buffer, off) for off, ct in layout]
-        self.setup(name, params, cells, block, (min(MAX_GRID[0], MAX_WORK_ITEMS // block), MAX_GRID[1], MAX_GRID[2]))
-        self.extra = (ctypes.c_void_p * 5)(drv.LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(self.buffer),
+        self.args = ParamBlock(*kernarg_layout(image, name, params))
+        self.size = ctypes.c_size_t(self.args.size)
+        self.setup(name, params, self.args.cells, block,
+                   (min(MAX_GRID[0], MAX_WORK_ITEMS // block), MAX_GRID[1], MAX_GRID[2]))
+        self.extra = (ctypes.c_void_p * 5)(drv.LAUNCH_PARAM_BUFFER_POINTER, self.args.address,
                                            drv.LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(self.size),
                                            drv.LAUNCH_PARAM_END)
         self.extra_addr = ctypes.addressof(self.extra)

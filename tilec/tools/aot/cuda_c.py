@@ -21,35 +21,16 @@ def image_of(compiled) -> tuple[bytes, str]:
     return compiled.asm["ptx"].encode() + b"\0", "ptx"
 
 
-def header(spec: KernelSpec, record: str, kind: str) -> str:
-    params = ", ".join(f"{p.ctype} {p.name}" for p in spec.params)
-    sep = ", " if spec.params else ""
-    return f"""/* {spec.func_name}: {spec.kernel_name} for {spec.target}:{spec.arch} ({kind}), compiled by tilec ahead of time.
-   signature {spec.signature or '(none)'}; {spec.algo}; grid ({', '.join(spec.grid)}) */
-#pragma once
-#include <cuda.h>
-#include <stdbool.h>
-#include <stdint.h>
-// tilec-aot {record}
-
-#ifdef __cplusplus
-extern "C" {{
-#endif
-CUresult load_{spec.func_name}(void);
-CUresult unload_{spec.func_name}(void);
-CUresult {spec.func_name}(CUstream stream{sep}{params});
-#ifdef __cplusplus
-}}
-#endif
-"""
-
-
-CUDA = DriverApi("CUresult", "CUDA_SUCCESS", "CUmodule", "CUfunction", "CUstream", "cuModuleLoadData",
-                 "cuModuleGetFunction", "cuModuleUnload", "cuLaunchKernel")
+CUDA = DriverApi("#include <cuda.h>\n", "CUresult", "CUDA_SUCCESS", "CUmodule", "CUfunction", "CUstream",
+                 "cuModuleLoadData", "cuModuleGetFunction", "cuModuleUnload", "cuLaunchKernel")
 
 #: more than 48 KB of shared memory needs the kernel's opt-in
 _OPT_IN = """  if (err == CUDA_SUCCESS && {shared} > 49152)
     err = cuFuncSetAttribute({f}_function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, {shared});"""
+
+
+def header(spec: KernelSpec, record: str, kind: str) -> str:
+    return driver_c.header(spec, record, CUDA, kind)
 
 
 def source(spec: KernelSpec, compiled, image: bytes, kind: str) -> str:

@@ -1,6 +1,7 @@
 """The C source of an AOT kernel over a GPU driver API: the image embedded, ``load_<f>``/``unload_<f>`` and the
 launch. CUDA's driver API and HIP's module API have the same shape, so one template serves both; a vendor gives
-its names (:class:`DriverApi`) and what it adds at load time."""
+its names (:class:`DriverApi`) and what it adds at load time. The header is one template for both as well
+(:func:`header`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,7 +12,8 @@ from .spec import KernelSpec
 
 @dataclass(frozen=True)
 class DriverApi:
-    """A driver API's C names."""
+    """A driver API's C names, and the include that declares them."""
+    include: str    # the header's #include lines
     result: str     # the status type
     ok: str         # its success value
     module: str
@@ -21,6 +23,31 @@ class DriverApi:
     get: str        # (function*, module, name) -> status
     unload: str
     launch: str     # (function, grid x3, block x3, shared bytes, stream, params, extra) -> status
+
+
+def header(spec: KernelSpec, record: str, api: DriverApi, image_note: str) -> str:
+    """The C header of an AOT kernel over ``api``: ``load_<f>``, ``unload_<f>`` and ``<f>(stream, args...)``, with
+    the spec's ``record`` for the dispatcher; ``image_note`` says what is embedded (for the reader)."""
+    f, a = spec.func_name, api
+    params = ", ".join(f"{p.ctype} {p.name}" for p in spec.params)
+    sep = ", " if spec.params else ""
+    return f"""/* {f}: {spec.kernel_name} for {spec.target}:{spec.arch} ({image_note}), compiled by tilec ahead of time.
+   signature {spec.signature or '(none)'}; {spec.algo}; grid ({', '.join(spec.grid)}) */
+#pragma once
+{a.include}#include <stdbool.h>
+#include <stdint.h>
+// tilec-aot {record}
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+{a.result} load_{f}(void);
+{a.result} unload_{f}(void);
+{a.result} {f}({a.stream} stream{sep}{params});
+#ifdef __cplusplus
+}}
+#endif
+"""
 
 
 def source(spec: KernelSpec, compiled, image: bytes, api: DriverApi, threads: int, image_note: str,

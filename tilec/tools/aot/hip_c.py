@@ -44,31 +44,12 @@ def threads_per_block(compiled) -> int:
     return int(compiled.metadata["num_warps"]) * int(compiled.metadata["warp_size"])
 
 
+HIP = DriverApi(INCLUDE, "hipError_t", "hipSuccess", "hipModule_t", "hipFunction_t", "hipStream_t",
+                "hipModuleLoadData", "hipModuleGetFunction", "hipModuleUnload", "hipModuleLaunchKernel")
+
+
 def header(spec: KernelSpec, record: str, compiled) -> str:
-    params = ", ".join(f"{p.ctype} {p.name}" for p in spec.params)
-    sep = ", " if spec.params else ""
-    wave = compiled.metadata["warp_size"]
-    return f"""/* {spec.func_name}: {spec.kernel_name} for {spec.target}:{spec.arch} (hsaco, wave{wave}), compiled by tilec
-   ahead of time. signature {spec.signature or '(none)'}; {spec.algo}; grid ({', '.join(spec.grid)}) */
-#pragma once
-{INCLUDE}#include <stdbool.h>
-#include <stdint.h>
-// tilec-aot {record}
-
-#ifdef __cplusplus
-extern "C" {{
-#endif
-hipError_t load_{spec.func_name}(void);
-hipError_t unload_{spec.func_name}(void);
-hipError_t {spec.func_name}(hipStream_t stream{sep}{params});
-#ifdef __cplusplus
-}}
-#endif
-"""
-
-
-HIP = DriverApi("hipError_t", "hipSuccess", "hipModule_t", "hipFunction_t", "hipStream_t", "hipModuleLoadData",
-                "hipModuleGetFunction", "hipModuleUnload", "hipModuleLaunchKernel")
+    return driver_c.header(spec, record, HIP, f"hsaco, wave{compiled.metadata['warp_size']}")
 
 
 def source(spec: KernelSpec, compiled, image: bytes) -> str:
