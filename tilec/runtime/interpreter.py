@@ -20,8 +20,9 @@ import numpy as np
 from .. import errors
 from ..errors import BoundsError, CompilationError, DeviceAssertionError, TilecError
 from ..ir.core import OP_REGISTRY
-from ..ir.evaluator import IMPLS, EvaluationError, Interpreter, KernelAssertionError, OutOfBoundsError
+from ..ir.evaluator import EVALUATION, EvaluationError, Interpreter, KernelAssertionError, OutOfBoundsError
 from ..ir.memory import Memory
+from ..ir.ops import ConstantOp
 from ..ir.types import TileType
 from ..language import core as tlc
 from ..language.core import tensor, type_from_signature, use_semantic
@@ -52,17 +53,14 @@ class _Typed:
         self.type = t
 
 
-class _Op:
-    """Just enough of an Operation for the evaluator's op implementations."""
-    __slots__ = ("name", "attrs", "operands", "results", "loc", "regions")
-
-    def __init__(self, name, attrs, operands, result_types):
-        self.name = name
-        self.attrs = attrs
-        self.operands = [_Typed(o.type) for o in operands]
-        self.results = [_Typed(t) for t in result_types]
-        self.loc = None
-        self.regions = []
+def _op(cls, attrs, operands, result_types):
+    """Just enough of an Operation for the evaluator's op implementations: an instance of the op's own class
+    (so the evaluator's table and the op's own semantics apply), holding only types, without IR values."""
+    op = object.__new__(cls)
+    op.attrs, op.loc, op.regions, op.parent = attrs, None, [], None
+    op.operands = [_Typed(o.type) for o in operands]
+    op.results = [_Typed(t) for t in result_types]
+    return op
 
 
 class EvalBuilder:
@@ -78,7 +76,8 @@ class EvalBuilder:
 
     def constant(self, value, ty):
         t = self.types.to_ir(ty)
-        return Value(IMPLS["constant"](self.ip, _Op("constant", {"value": value}, [], [t]), [])[0], t)
+        op = _op(ConstantOp, {"value": value}, [], [t])
+        return Value(EVALUATION.lookup(op)(self.ip, op, [])[0], t)
 
     def create(self, opname, operands, ty, **attrs):
         cls = OP_REGISTRY[opname]
@@ -89,10 +88,10 @@ class EvalBuilder:
             shape = np.broadcast_shapes(*[np.shape(o.v) for o in operands]) if operands else ()
             if shape != t.shape:
                 t = TileType(shape, t.element) if shape else t.element
-        op = _Op(opname, full, operands, [t] if t is not None else [])
+        op = _op(cls, full, operands, [t] if t is not None else [])
         if self.debug:
             interp_bounds.check(opname, operands, full)
-        res = IMPLS[opname](self.ip, op, [o.v for o in operands])
+        res = EVALUATION.lookup(op)(self.ip, op, [o.v for o in operands])
         if t is None:
             return None
         return Value(res[0], t, interp_bounds.propagate(opname, operands) if self.debug and t.is_ptr else None)
