@@ -22,7 +22,7 @@ from ..errors import BoundsError, CompilationError, DeviceAssertionError, TilecE
 from ..ir.core import OP_REGISTRY
 from ..ir.evaluator import EVALUATION, EvaluationError, Interpreter, KernelAssertionError, OutOfBoundsError
 from ..ir.memory import Memory
-from ..ir.ops import ConstantOp
+from ..ir.ops import ConstantOp, stand_in
 from ..ir.types import TileType
 from ..language import core as tlc
 from ..language.core import tensor, type_from_signature, use_semantic
@@ -46,23 +46,6 @@ class Value:
         return repr(self.v)
 
 
-class _Typed:
-    __slots__ = ("type",)
-
-    def __init__(self, t):
-        self.type = t
-
-
-def _op(cls, attrs, operands, result_types):
-    """Just enough of an Operation for the evaluator's op implementations: an instance of the op's own class
-    (so the evaluator's table and the op's own semantics apply), holding only types, without IR values."""
-    op = object.__new__(cls)
-    op.attrs, op.loc, op.regions, op.parent = attrs, None, [], None
-    op.operands = [_Typed(o.type) for o in operands]
-    op.results = [_Typed(t) for t in result_types]
-    return op
-
-
 class EvalBuilder:
     """The Semantic builder protocol, executing each op immediately."""
 
@@ -76,7 +59,7 @@ class EvalBuilder:
 
     def constant(self, value, ty):
         t = self.types.to_ir(ty)
-        op = _op(ConstantOp, {"value": value}, [], [t])
+        op = stand_in(ConstantOp, {"value": value}, [], [t])
         return Value(EVALUATION.lookup(op)(self.ip, op, [])[0], t)
 
     def create(self, opname, operands, ty, **attrs):
@@ -88,7 +71,7 @@ class EvalBuilder:
             shape = np.broadcast_shapes(*[np.shape(o.v) for o in operands]) if operands else ()
             if shape != t.shape:
                 t = TileType(shape, t.element) if shape else t.element
-        op = _op(cls, full, operands, [t] if t is not None else [])
+        op = stand_in(cls, full, [o.type for o in operands], [t] if t is not None else [])
         if self.debug:
             interp_bounds.check(opname, operands, full)
         res = EVALUATION.lookup(op)(self.ip, op, [o.v for o in operands])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..core import IRError, Operation, Region, Block
 from ..types import FunctionType, PointerType, ScalarType, TileType, Type, i1, i32, i64
-from .base import PURE, _check
+from .base import PURE, _check, stand_in
 from .sources import ArangeOp, ConstantOp, NumProgramsOp, ProgramIdOp
 from .elementwise import (AddPtrOp, BinaryOp, BitcastOp, CastOp, CmpOp, ElementwiseOp, FmaOp, SelectOp,
                           UnaryOp)
@@ -34,7 +34,7 @@ def op_class(name: str):
 
 __all__ = [
     "IRError", "Operation", "Region", "Block", "FunctionType", "PointerType", "ScalarType", "TileType", "Type",
-    "i1", "i32", "i64", "PURE", "op_class", "asm_bits", "BINARY_OPS", "UNARY_OPS", "UNARY_DOMAINS",
+    "i1", "i32", "i64", "PURE", "op_class", "stand_in", "asm_bits", "BINARY_OPS", "UNARY_OPS", "UNARY_DOMAINS",
     "ConstantOp", "ArangeOp", "ProgramIdOp", "NumProgramsOp",
     "ElementwiseOp", "BinaryOp", "UnaryOp", "FmaOp", "CmpOp", "SelectOp", "CastOp", "BitcastOp", "AddPtrOp",
     "AddOp", "SubOp", "MulOp", "DivOp", "RemOp", "AndOp", "OrOp", "XorOp", "ShlOp", "ShrOp", "MaxOp", "MinOp",
