@@ -121,10 +121,7 @@ class SelectOp(ElementwiseOp):
     name = "select"
     operand_names = ("cond", "true_value", "false_value")
     traits = frozenset({"pure", "elementwise"})
-
-    @classmethod
-    def infer_result_types(cls, operands, attrs):
-        return [operands[1].type]
+    result_type_of = 1
 
     def verify_(self):
         super().verify_()
@@ -178,10 +175,7 @@ class AddPtrOp(ElementwiseOp):
     name = "addptr"
     operand_names = ("ptr", "offset")
     traits = frozenset({"pure", "elementwise"})
-
-    @classmethod
-    def infer_result_types(cls, operands, attrs):
-        return [operands[0].type]
+    result_type_of = 0
 
     def verify_(self):
         super().verify_()

@@ -176,10 +176,7 @@ class AtomicRMWOp(Operation):
     attr_defaults = {"sem": "acq_rel", "scope": "gpu"}
     traits = frozenset({"reads", "writes"})
     KINDS = ("add", "max", "min", "and", "or", "xor", "xchg")
-
-    @classmethod
-    def infer_result_types(cls, operands, attrs):
-        return [operands[1].type]
+    result_type_of = 1
 
     def verify_(self):
         _check(self.attrs["kind"] in self.KINDS, self, f"bad kind {self.attrs['kind']!r}")
@@ -193,7 +190,4 @@ class AtomicCASOp(Operation):
     attr_types = {"sem": str, "scope": str}
     attr_defaults = {"sem": "acq_rel", "scope": "gpu"}
     traits = frozenset({"reads", "writes"})
-
-    @classmethod
-    def infer_result_types(cls, operands, attrs):
-        return [operands[2].type]
+    result_type_of = 2

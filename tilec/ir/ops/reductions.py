@@ -54,10 +54,7 @@ class DotOp(Operation):
     attr_types = {"input_precision": str, "max_num_imprecise_acc": int}
     attr_defaults = {"input_precision": "ieee", "max_num_imprecise_acc": 0}
     traits = PURE
-
-    @classmethod
-    def infer_result_types(cls, operands, attrs):
-        return [operands[2].type]
+    result_type_of = 2
 
     def verify_(self):
         a, b, c = self.a.type, self.b.type, self.acc.type

@@ -43,11 +43,22 @@ class BroadcastOp(Operation):
             _check(a == b or a == 1, self, f"cannot broadcast {s} to {d}")
 
 
-class ExpandDimsOp(Operation):
+class _InferredResult(Operation):
+    """A one-source op whose result type is what ``infer_result_types`` gives (layouts aside)."""
+    bad_result = "bad result type"
+
+    def verify_(self):
+        exp = self.infer_result_types(self.operands, self.attrs)[0]
+        _check(self.result.type.without_layout() == exp.without_layout(), self, self.bad_result)
+
+
+class ExpandDimsOp(_InferredResult):
+    """A size-1 dimension inserted at ``axis``."""
     name = "expand_dims"
     operand_names = ("src",)
     attr_types = {"axis": int}
     traits = PURE
+    bad_result = "bad result shape"
 
     @classmethod
     def infer_result_types(cls, operands, attrs):
@@ -55,10 +66,6 @@ class ExpandDimsOp(Operation):
         shape = list(t.shape)
         shape.insert(attrs["axis"], 1)
         return [TileType(shape, t.element)]
-
-    def verify_(self):
-        exp = self.infer_result_types(self.operands, self.attrs)[0]
-        _check(self.result.type.without_layout() == exp.without_layout(), self, "bad result shape")
 
 
 class ReshapeOp(Operation):
@@ -74,7 +81,7 @@ class ReshapeOp(Operation):
         _check(n(s) == n(d), self, f"cannot reshape {s} to {d}")
 
 
-class TransOp(Operation):
+class TransOp(_InferredResult):
     """Permute dimensions: result dim i is source dim ``order[i]``."""
     name = "trans"
     operand_names = ("src",)
@@ -88,8 +95,7 @@ class TransOp(Operation):
 
     def verify_(self):
         _check(sorted(self.attrs["order"]) == list(range(len(self.src.type.shape))), self, "bad permutation")
-        exp = self.infer_result_types(self.operands, self.attrs)[0]
-        _check(self.result.type.without_layout() == exp.without_layout(), self, "bad result type")
+        super().verify_()
 
 
 class GatherOp(Operation):
