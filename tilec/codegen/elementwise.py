@@ -3,10 +3,11 @@
 Every emitter has the signature ``fn(E, args, op) -> llvm value`` where ``E`` is an :class:`Emit` (builder +
 types), ``args`` are LLVM values of one width and ``op`` is the op's class (:data:`ELEMENTWISE`, an
 :class:`~tilec.ir.dispatch.OpTable`; the math functions come from ``mathfns.py`` by their names). Semantics
-follow ``tilec/ir/ops`` and the evaluator: C-style integer division/remainder (by zero: 0), ``shr`` by signedness, ``max``/``min`` ignoring NaN unless
-``propagate_nan``, ordered float comparisons except ``ne``. Division by zero and over-wide shifts are defined
-(no LLVM poison or traps), so masked-off vector lanes can never fault. f16/bf16 arithmetic is computed in f32
-and rounded once, which is exact for the basic operations (fma rounds to odd in f32 first: ``codegen/fma.py``).
+follow ``tilec/ir/ops`` and the evaluator: C-style integer division/remainder (by zero: 0), ``shr`` by
+signedness, ``max``/``min`` ignoring NaN unless ``propagate_nan``, ordered float comparisons except ``ne``.
+Division by zero and over-wide shifts are defined (no LLVM poison or traps), so masked-off vector lanes can never
+fault. f16/bf16 arithmetic is computed in f32 and rounded once, which is exact for the basic operations (fma
+rounds to odd in f32 first: ``codegen/fma.py``).
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The IR core: values with use lists, operations, blocks with arguments, regions.
 
 Ops are declared as small subclasses of :class:`Operation` (see the ``ops`` package): a name, operand/attribute
-specs, traits, an optional ``verify_`` and ``fold``. Everything generic (use lists, cloning, walking, erasure) lives here
-so that ops stay declarative.
+specs, traits, an optional ``verify_`` and ``fold``. Everything generic (use lists, cloning, walking, erasure)
+lives here so that ops stay declarative.
 """
 from __future__ import annotations
 

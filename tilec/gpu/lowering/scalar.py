@@ -1,6 +1,6 @@
 """Elementwise semantics on single LLVM values: tables keyed by tir op class, one for float and one for integer
-element types (signedness from the tir element type). Tiles are lists of such values, so the tile lowering maps these over registers.
-Math functions come from the target's math library (``GpuTarget.math``).
+element types (signedness from the tir element type). Tiles are lists of such values, so the tile lowering maps
+these over registers. Math functions come from the target's math library (``GpuTarget.math``).
 Not tilec/codegen/elementwise.py: that table works on the CPU backend's register model (16-bit codes for
 bf16, i8 codes for fp8, vectors) while here bf16/fp8 live in f32 registers (see :mod:`.types`).
 """

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from ..core import IRError, Operation, Region, Block
 from ..types import FunctionType, PointerType, ScalarType, TileType, Type, i1, i32, i64
-from .base import PURE, _check, stand_in
+from .base import PURE, _check, stand_in  # noqa: F401  (_check: the verifier helper gpu/ops.py shares)
 from .sources import ArangeOp, ConstantOp, NumProgramsOp, ProgramIdOp
 from .elementwise import (AddPtrOp, BinaryOp, BitcastOp, CastOp, CmpOp, ElementwiseOp, FmaOp, SelectOp,
                           UnaryOp)
 from .arithmetic import (BINARY_OPS, UNARY_DOMAINS, UNARY_OPS, AddOp, AndOp, Atan2Op, DivOp, FDivOp, MaxOp, MinOp,
                          MulOp, OrOp, PowOp, RemOp, ShlOp, ShrOp, SubOp, UMulHiOp, XorOp)
-from .arithmetic import binary as _binary
 from .inline_asm import InlineAsmOp, InlineAsmSideEffectOp, asm_bits
 from .shape import BroadcastOp, ExpandDimsOp, GatherOp, HintOp, ReshapeOp, SplatOp, TransOp
-from .memory import (AtomicCASOp, AtomicRMWOp, DescriptorLoadOp, DescriptorStoreOp, LoadOp, StoreOp,
-                     _descriptor_block)
+from .memory import AtomicCASOp, AtomicRMWOp, DescriptorLoadOp, DescriptorStoreOp, LoadOp, StoreOp
 from .reductions import DotOp, ReduceOp, ScanOp
 from .control import (AssertOp, AssumeOp, BarrierOp, CallOp, ConditionOp, ForOp, FuncOp, IfOp, ModuleOp, PrintOp,
                       ReturnOp, WhileOp, YieldOp)
