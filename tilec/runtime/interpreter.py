@@ -73,11 +73,11 @@ class EvalBuilder:
                 t = TileType(shape, t.element) if shape else t.element
         op = stand_in(cls, full, [o.type for o in operands], [t] if t is not None else [])
         if self.debug:
-            interp_bounds.check(opname, operands, full)
+            interp_bounds.check(cls, operands, full)
         res = EVALUATION.lookup(op)(self.ip, op, [o.v for o in operands])
         if t is None:
             return None
-        return Value(res[0], t, interp_bounds.propagate(opname, operands) if self.debug and t.is_ptr else None)
+        return Value(res[0], t, interp_bounds.propagate(cls, operands) if self.debug and t.is_ptr else None)
 
     def inline_asm(self, asm, constraints, operands, types, pure, pack):
         """Assembly is written for a GPU; the interpreter runs kernels on the host, with numpy."""
