@@ -17,11 +17,16 @@ class HintOp(Operation):
     attr_defaults = {"divisibility": (), "contiguity": (), "constancy": ()}
     traits = frozenset({"pure", "same_type"})
 
-class SplatOp(Operation):
-    """Scalar -> tile with every element equal to it."""
-    name = "splat"
+
+class _Rearranging(Operation):
+    """A pure op of one ``src`` tile (or scalar) whose elements it places anew."""
     operand_names = ("src",)
     traits = PURE
+
+
+class SplatOp(_Rearranging):
+    """Scalar -> tile with every element equal to it."""
+    name = "splat"
 
     def verify_(self):
         _check(not self.src.type.is_tile, self, "operand must be a scalar")
@@ -29,11 +34,9 @@ class SplatOp(Operation):
                "result must be a tile of the operand's type")
 
 
-class BroadcastOp(Operation):
+class BroadcastOp(_Rearranging):
     """Tile -> tile of the same rank, size-1 dimensions repeated to the result's size."""
     name = "broadcast"
-    operand_names = ("src",)
-    traits = PURE
 
     def verify_(self):
         s, d = self.src.type, self.result.type
@@ -43,7 +46,7 @@ class BroadcastOp(Operation):
             _check(a == b or a == 1, self, f"cannot broadcast {s} to {d}")
 
 
-class _InferredResult(Operation):
+class _InferredResult(_Rearranging):
     """A one-source op whose result type is what ``infer_result_types`` gives (layouts aside)."""
     bad_result = "bad result type"
 
@@ -55,9 +58,7 @@ class _InferredResult(Operation):
 class ExpandDimsOp(_InferredResult):
     """A size-1 dimension inserted at ``axis``."""
     name = "expand_dims"
-    operand_names = ("src",)
     attr_types = {"axis": int}
-    traits = PURE
     bad_result = "bad result shape"
 
     @classmethod
@@ -68,11 +69,9 @@ class ExpandDimsOp(_InferredResult):
         return [TileType(shape, t.element)]
 
 
-class ReshapeOp(Operation):
+class ReshapeOp(_Rearranging):
     """Row-major reshape to the result's shape (same number of elements)."""
     name = "reshape"
-    operand_names = ("src",)
-    traits = PURE
 
     def verify_(self):
         s, d = self.src.type, self.result.type
@@ -84,9 +83,7 @@ class ReshapeOp(Operation):
 class TransOp(_InferredResult):
     """Permute dimensions: result dim i is source dim ``order[i]``."""
     name = "trans"
-    operand_names = ("src",)
     attr_types = {"order": tuple}
-    traits = PURE
 
     @classmethod
     def infer_result_types(cls, operands, attrs):
