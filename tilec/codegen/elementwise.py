@@ -1,18 +1,22 @@
-"""The elementwise op table: tir op name -> LLVM instructions, on scalars or fixed-width vectors alike.
+"""The elementwise op table: tir op class -> LLVM instructions, on scalars or fixed-width vectors alike.
 
 Every emitter has the signature ``fn(E, args, op) -> llvm value`` where ``E`` is an :class:`Emit` (builder +
-types) and ``args`` are LLVM values of one width. Semantics follow ``tilec/ir/ops.py`` and the evaluator:
-C-style integer division/remainder (by zero: 0), ``shr`` by signedness, ``max``/``min`` ignoring NaN unless
-``propagate_nan``, ordered float comparisons except ``ne``. Division by zero and over-wide shifts are defined
-(no LLVM poison or traps), so masked-off vector lanes can never fault. f16/bf16 arithmetic is computed in f32
-and rounded once, which is exact for the basic operations (fma rounds to odd in f32 first: ``codegen/fma.py``).
+types), ``args`` are LLVM values of one width and ``op`` is the op's class (:data:`ELEMENTWISE`, an
+:class:`~tilec.ir.dispatch.OpTable`; the math functions come from ``mathfns.py`` by their names). Semantics
+follow ``tilec/ir/ops`` and the evaluator: C-style integer division/remainder (by zero: 0), ``shr`` by
+signedness, ``max``/``min`` ignoring NaN unless ``propagate_nan``, ordered float comparisons except ``ne``.
+Division by zero and over-wide shifts are defined (no LLVM poison or traps), so masked-off vector lanes can never
+fault. f16/bf16 arithmetic is computed in f32 and rounded once, which is exact for the basic operations (fma
+rounds to odd in f32 first: ``codegen/fma.py``).
 """
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
 from ..errors import BackendError
+from ..ir import ops as O
 from ..ir import types as T
+from ..ir.dispatch import OpTable
 from . import llvm_types as LT
 from . import casts
 from .casts import narrow_from_f32, widen_to_f32
@@ -25,8 +29,10 @@ from .mathfns import UNARY_MATH, BINARY_MATH
 class Emit:
     """What an emitter needs: the builder, the width, and the tir element types of operands and result."""
 
-    def __init__(self, b: ir.IRBuilder, w: int, src: T.ScalarType, dst: T.ScalarType, attrs: dict):
+    def __init__(self, b: ir.IRBuilder, w: int, src: T.ScalarType, dst: T.ScalarType, attrs: dict, types=(),
+                 result=None):
         self.b, self.w, self.src, self.dst, self.attrs = b, w, src, dst, attrs
+        self.types, self.result = types, result  # the operands' and the result's tir types (for conversions)
 
     def ty(self, t: T.Type) -> ir.Type:
         return LT.vec(LT.scalar_type(t), self.w)
@@ -67,7 +73,7 @@ def _by_kind(int_fn, float_fn):
     def emit(E, args, op):
         if E.src.is_float:
             if fl is None:
-                raise BackendError(f"'{op}' does not take {E.src}")
+                raise BackendError(f"'{op.name}' does not take {E.src}")
             return fl(E, args, op)
         return int_fn(E, args, op)
     return emit
@@ -81,11 +87,11 @@ def _idiv(E, a, op):
     if E.src.is_signed:
         minus1 = b.icmp_signed("==", d, E.c(E.src, -1))
         safe = b.select(b.or_(zero, minus1), E.c(E.src, 1), d)
-        r = b.sdiv(x, safe) if op == "div" else b.srem(x, safe)
-        r = b.select(minus1, b.sub(E.c(E.src, 0), x) if op == "div" else E.c(E.src, 0), r)
+        r = b.sdiv(x, safe) if op is O.DivOp else b.srem(x, safe)
+        r = b.select(minus1, b.sub(E.c(E.src, 0), x) if op is O.DivOp else E.c(E.src, 0), r)
     else:
         safe = b.select(zero, E.c(E.src, 1), d)
-        r = b.udiv(x, safe) if op == "div" else b.urem(x, safe)
+        r = b.udiv(x, safe) if op is O.DivOp else b.urem(x, safe)
     return b.select(zero, E.c(E.src, 0), r)
 
 
@@ -94,7 +100,7 @@ def _shift(E, a, op):
     bits = E.src.bits
     big = E.b.icmp_unsigned(">=", s, E.c(E.src, bits))
     s2 = E.b.select(big, E.c(E.src, bits - 1), s)
-    if op == "shl":
+    if op is O.ShlOp:
         return E.b.select(big, E.c(E.src, 0), E.b.shl(x, s2))
     if E.src.is_signed:
         return E.b.ashr(x, s2)
@@ -104,16 +110,17 @@ def _shift(E, a, op):
 def _minmax(E, a, op):
     if E.src.is_float:
         nan = E.attrs.get("propagate_nan", False)
-        name = ("llvm.maximum" if nan else "llvm.maxnum") if op == "max" else ("llvm.minimum" if nan else "llvm.minnum")
+        name = ("llvm.maximum" if nan else "llvm.maxnum") if op is O.MaxOp else \
+            ("llvm.minimum" if nan else "llvm.minnum")
         args = [promote(E, x, E.src) for x in a]
         r = icall(E.b, name, args[0].type, args, (args[0].type,))
         if not nan:  # llvm.maximum/minimum already order -0.0 below +0.0
-            r = fix_signed_zeros(E.b, op, args[0], args[1], r)
+            r = fix_signed_zeros(E.b, op.name, args[0], args[1], r)
         return demote(E, r, E.dst)
     if E.src.is_bool:
-        return E.b.or_(*a) if op == "max" else E.b.and_(*a)
+        return E.b.or_(*a) if op is O.MaxOp else E.b.and_(*a)
     pre = "s" if E.src.is_signed else "u"
-    return E.intr(f"llvm.{pre}{op}", list(a))
+    return E.intr(f"llvm.{pre}{op.name}", list(a))
 
 
 def _umulhi(E, a, op):
@@ -204,42 +211,48 @@ def _math_binary(name):
     return emit
 
 
-TABLE = {
-    "add": _by_kind(lambda E, a, op: E.b.add(*a), lambda E, a, op: E.b.fadd(*a)),
-    "sub": _by_kind(lambda E, a, op: E.b.sub(*a), lambda E, a, op: E.b.fsub(*a)),
-    "mul": _by_kind(lambda E, a, op: E.b.mul(*a), lambda E, a, op: E.b.fmul(*a)),
-    "div": _by_kind(_idiv, lambda E, a, op: E.b.fdiv(*a)),
-    "fdiv": _by_kind(None, lambda E, a, op: E.b.fdiv(*a)),
-    "rem": _by_kind(_idiv, lambda E, a, op: E.b.frem(*a)),
-    "and": lambda E, a, op: E.b.and_(*a),
-    "or": lambda E, a, op: E.b.or_(*a),
-    "xor": lambda E, a, op: E.b.xor(*a),
-    "shl": _shift, "shr": _shift,
-    "max": _minmax, "min": _minmax,
-    "umulhi": _umulhi,
-    "cmp": _cmp, "select": _select, "fma": _fma,
-    "neg": _neg, "not": _not, "abs": _abs, "popc": _popc, "clz": _clz,
-}
-TABLE.update({n: _math_unary(n) for n in UNARY_MATH})
-TABLE.update({n: _math_binary(n) for n in BINARY_MATH})
+def _cast(E, a, op):
+    return casts.cast(E.b, a[0], E.types[0], E.result, E.attrs.get("rounding", "rtne"), E.w)
 
 
-def emit_elementwise(b, name, attrs, args, src_type, dst_type, w):
-    """Lower one elementwise op (not cast/bitcast/addptr, see ``casts.py``) on LLVM values of width ``w``."""
-    fn = TABLE.get(name)
+def _bitcast(E, a, op):
+    return casts.bitcast(E.b, a[0], E.types[0], E.result, E.w)
+
+
+def _addptr(E, a, op):
+    return casts.addptr(E.b, a[0], a[1], E.types[0], E.types[1], E.w)
+
+
+ELEMENTWISE = OpTable("LLVM elementwise code")
+for _cls, _fn in {
+    O.AddOp: _by_kind(lambda E, a, op: E.b.add(*a), lambda E, a, op: E.b.fadd(*a)),
+    O.SubOp: _by_kind(lambda E, a, op: E.b.sub(*a), lambda E, a, op: E.b.fsub(*a)),
+    O.MulOp: _by_kind(lambda E, a, op: E.b.mul(*a), lambda E, a, op: E.b.fmul(*a)),
+    O.DivOp: _by_kind(_idiv, lambda E, a, op: E.b.fdiv(*a)),
+    O.FDivOp: _by_kind(None, lambda E, a, op: E.b.fdiv(*a)),
+    O.RemOp: _by_kind(_idiv, lambda E, a, op: E.b.frem(*a)),
+    O.AndOp: lambda E, a, op: E.b.and_(*a),
+    O.OrOp: lambda E, a, op: E.b.or_(*a),
+    O.XorOp: lambda E, a, op: E.b.xor(*a),
+    O.ShlOp: _shift, O.ShrOp: _shift,
+    O.MaxOp: _minmax, O.MinOp: _minmax,
+    O.UMulHiOp: _umulhi,
+    O.CmpOp: _cmp, O.SelectOp: _select, O.FmaOp: _fma,
+    O.CastOp: _cast, O.BitcastOp: _bitcast, O.AddPtrOp: _addptr,
+    O.UNARY_OPS["neg"]: _neg, O.UNARY_OPS["not"]: _not, O.UNARY_OPS["abs"]: _abs, O.UNARY_OPS["popc"]: _popc,
+    O.UNARY_OPS["clz"]: _clz,
+    **{O.UNARY_OPS[n]: _math_unary(n) for n in UNARY_MATH},
+    **{O.BINARY_OPS[n]: _math_binary(n) for n in BINARY_MATH},
+}.items():
+    ELEMENTWISE.register(_cls)(_fn)
+
+
+def emit_op(b, op, attrs, args, types, result, w: int = 1):
+    """Lower elementwise op class ``op`` on LLVM values ``args`` of width ``w``, given the operands' tir
+    ``types`` and the ``result`` type: the one dispatch the CPU lowering's scalar ops, lazy tile nodes and combine
+    regions share."""
+    fn = ELEMENTWISE.lookup_class(op)
     if fn is None:
-        raise BackendError(f"no LLVM lowering for elementwise op '{name}'")
-    return fn(Emit(b, w, src_type.element, dst_type.element, attrs), list(args), name)
-
-
-def emit_op(b, name, attrs, args, types, result, w: int = 1):
-    """Lower any elementwise op (cast, bitcast and addptr included) on LLVM values ``args`` of width ``w``,
-    given the operands' tir ``types`` and the ``result`` type: the one dispatch the CPU lowering's scalar ops,
-    lazy tile nodes and combine regions share."""
-    if name == "cast":
-        return casts.cast(b, args[0], types[0], result, attrs.get("rounding", "rtne"), w)
-    if name == "bitcast":
-        return casts.bitcast(b, args[0], types[0], result, w)
-    if name == "addptr":
-        return casts.addptr(b, args[0], args[1], types[0], types[1], w)
-    return emit_elementwise(b, name, attrs, args, types[1] if name == "select" else types[0], result, w)
+        raise BackendError(f"no LLVM lowering for elementwise op '{op.name}'")
+    src = types[1] if op is O.SelectOp else (types[0] if types else result)
+    return fn(Emit(b, w, src.element, result.element, attrs, types, result), list(args), op)

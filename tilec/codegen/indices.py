@@ -1,6 +1,6 @@
 """Data-dependent tile indices in LLVM IR, shared by every backend: a ``gather`` index wrapped into its axis.
 
-The gather op defines an index outside ``[0, n)`` as wrapping modulo ``n`` (``tilec/ir/ops.py: GatherOp``), so
+The gather op defines an index outside ``[0, n)`` as wrapping modulo ``n`` (``tilec/ir/ops/shape.py: GatherOp``), so
 the same bits come out of the CPU, every GPU and the evaluator, and no backend ever reads outside the source
 tile. Tile sizes are powers of two, where the wrap is one ``and`` of the low bits in 32-bit arithmetic.
 """

@@ -8,6 +8,7 @@ registers them; the parser loads it when it meets a name it does not know (see `
 from __future__ import annotations
 
 from ..ir.core import Operation
+from ..ir.evaluator import identity, register_impl
 from ..ir.ops import PURE, _check
 from ..ir.types import PointerType, SharedBufferType, i1, i32, i64
 
@@ -26,6 +27,9 @@ class ConvertLayoutOp(Operation):
         s, d = self.src.type, self.result.type
         _check(s.is_tile and d.is_tile and s.shape == d.shape and s.element == d.element, self,
                f"cannot convert {s} to {d}")
+
+
+register_impl(ConvertLayoutOp)(identity)  # the evaluator runs gir too: a layout changes no value
 
 
 # ---------------------------------------------------------------------------------------------------------------

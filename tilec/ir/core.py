@@ -1,8 +1,8 @@
 """The IR core: values with use lists, operations, blocks with arguments, regions.
 
-Ops are declared as small subclasses of :class:`Operation` (see ``ops.py``): a name, operand/attribute specs,
-traits, an optional ``verify_`` and ``fold``. Everything generic (use lists, cloning, walking, erasure) lives here
-so that ops stay declarative.
+Ops are declared as small subclasses of :class:`Operation` (see the ``ops`` package): a name, operand/attribute
+specs, traits, an optional ``verify_`` and ``fold``. Everything generic (use lists, cloning, walking, erasure)
+lives here so that ops stay declarative.
 """
 from __future__ import annotations
 
@@ -109,6 +109,7 @@ class Operation:
     traits: ClassVar[frozenset] = frozenset()
     num_regions: ClassVar[int] = 0
     canonicalization_patterns: ClassVar[tuple] = ()
+    result_type_of: ClassVar[int | None] = None  # the one result has this operand's type
     # flags derived from ``traits`` (see __init_subclass__)
     is_terminator: ClassVar[bool] = False
     is_elementwise: ClassVar[bool] = False
@@ -161,6 +162,8 @@ class Operation:
     # -- result type inference: ops that can derive their results override this --------------------------
     @classmethod
     def infer_result_types(cls, operands, attrs) -> list[Type]:
+        if cls.result_type_of is not None:
+            return [operands[cls.result_type_of].type]
         if "same_type" in cls.traits and operands:
             return [operands[0].type]
         raise IRError(f"{cls.name}: result types must be given")

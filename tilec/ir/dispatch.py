@@ -23,7 +23,11 @@ class OpTable:
         return deco
 
     def lookup(self, op):
-        cls = type(op)
+        """The entry for ``op`` (an operation), or None."""
+        return self.lookup_class(type(op))
+
+    def lookup_class(self, cls):
+        """The entry for op class ``cls``: its own, else its nearest base class's; None when there is none."""
         try:
             return self._cache[cls]
         except KeyError:

@@ -1,9 +1,10 @@
 """The reference evaluator: runs any tir module on the host with numpy.
 
-It is the meaning of the IR that every pass and backend is tested against. Semantics are a table keyed by op name
-(:data:`IMPLS`; extend it with :func:`register_impl`): each entry takes the interpreter, the op and its operand
-values and returns the result values. Elementwise ops come from ``semantics.py``, number formats from
-``numerics.py`` and byte-addressed memory from ``memory.py``.
+It is the meaning of the IR that every pass and backend is tested against. Semantics are a table keyed by op class
+(:data:`EVALUATION`, an :class:`~tilec.ir.dispatch.OpTable`; extend it with :func:`register_impl`): each entry
+takes the interpreter, the op and its operand values and returns the result values. Elementwise ops carry their
+own numpy meaning (``ElementwiseOp.evaluate``, from ``semantics.py``), number formats come from ``numerics.py``
+and byte-addressed memory from ``memory.py``.
 
 Values are numpy arrays (0-d for scalars) in the element type's storage dtype; callers get numpy scalars for
 scalars (:func:`numerics.public`). A kernel's grid runs program by program, sequentially, x fastest.
@@ -20,15 +21,15 @@ import numpy as np
 
 from ..errors import TilecError
 from .core import Operation, Region
+from .dispatch import OpTable
 from .memory import Memory, OutOfBoundsError
 from .numerics import as_value, finish, public, quantize_format, storage, to_bits
 from .ops import FuncOp, ModuleOp
-from .semantics import BINARY, ELEMENTWISE, apply
 from .types import PointerType, f32
 from . import ops as O
 
 __all__ = ["Memory", "EvaluationError", "KernelAssertionError", "run_kernel", "evaluate_function", "fold",
-           "register_impl", "IMPLS", "OutOfBoundsError"]
+           "register_impl", "EVALUATION", "OutOfBoundsError", "identity"]
 
 
 class EvaluationError(TilecError):
@@ -44,17 +45,9 @@ def _where(op: Operation) -> str:
     return f"{loc}'{op.name}'"
 
 
-IMPLS: dict = {}
-TERMINATORS = frozenset({"yield", "return", "condition"})
-
-
-def register_impl(*names):
-    """Decorator: ``fn(interp, op, args) -> list of values`` is the semantics of the named ops."""
-    def deco(fn):
-        for n in names:
-            IMPLS[n] = fn
-        return fn
-    return deco
+EVALUATION = OpTable("reference semantics")
+register_impl = EVALUATION.register
+"""Decorator: ``fn(interp, op, args) -> list of values`` is the semantics of the given op classes."""
 
 
 class Interpreter:
@@ -82,9 +75,9 @@ class Interpreter:
         for a, v in zip(block.args, args):
             env[a] = v
         for op in block.ops:
-            if op.name in TERMINATORS:
+            if op.is_terminator:
                 return [env[v] for v in op.operands]
-            fn = IMPLS.get(op.name)
+            fn = EVALUATION.lookup(op)
             if fn is None:
                 raise EvaluationError(f"{_where(op)} op has no reference semantics")
             try:
@@ -106,52 +99,54 @@ class Interpreter:
 
 
 # -- elementwise, constants, shapes -----------------------------------------------------------------------------
-for _n in ELEMENTWISE:
-    IMPLS[_n] = lambda ip, op, args: apply(op, args)
+@register_impl(O.ElementwiseOp)
+def _elementwise(ip, op, args):
+    return op.evaluate(args)
 
 
-@register_impl("constant")
+@register_impl(O.ConstantOp)
 def _constant(ip, op, args):
     return [as_value(op.attrs["value"], op.results[0].type)]
 
 
-@register_impl("arange")
+@register_impl(O.ArangeOp)
 def _arange(ip, op, args):
     t = op.results[0].type
     return [finish(np.arange(op.attrs["start"], op.attrs["end"], dtype=np.int64), t)]
 
 
-@register_impl("program_id")
+@register_impl(O.ProgramIdOp)
 def _program_id(ip, op, args):
     return [np.asarray(ip.program_id[op.attrs["axis"]], dtype=np.int32)]
 
 
-@register_impl("num_programs")
+@register_impl(O.NumProgramsOp)
 def _num_programs(ip, op, args):
     return [np.asarray(ip.num_programs[op.attrs["axis"]], dtype=np.int32)]
 
 
-@register_impl("hint", "convert_layout")
-def _identity(ip, op, args):
+@register_impl(O.HintOp)
+def identity(ip, op, args):
+    """Ops whose results are their operands (a GPU layout conversion registers it too)."""
     return list(args)
 
 
-@register_impl("splat", "broadcast")
+@register_impl(O.SplatOp, O.BroadcastOp)
 def _broadcast(ip, op, args):
     return [np.array(np.broadcast_to(args[0], op.results[0].type.shape))]
 
 
-@register_impl("expand_dims")
+@register_impl(O.ExpandDimsOp)
 def _expand_dims(ip, op, args):
     return [np.expand_dims(args[0], op.attrs["axis"])]
 
 
-@register_impl("reshape")
+@register_impl(O.ReshapeOp)
 def _reshape(ip, op, args):
     return [np.reshape(args[0], op.results[0].type.shape).copy()]
 
 
-@register_impl("trans")
+@register_impl(O.TransOp)
 def _trans(ip, op, args):
     return [np.ascontiguousarray(np.transpose(args[0], op.attrs["order"]))]
 
@@ -164,7 +159,7 @@ def _gather_indices(index, n: int):
     return np.mod(index.astype(np.int64), n)
 
 
-@register_impl("gather")
+@register_impl(O.GatherOp)
 def _gather(ip, op, args):
     src, index = args
     ax = op.attrs["axis"]
@@ -177,7 +172,7 @@ def _mask(args, i, shape):
     return np.ones(shape, dtype=bool) if m is None else np.broadcast_to(m, shape)
 
 
-@register_impl("load")
+@register_impl(O.LoadOp)
 def _load(ip, op, args):
     mem = ip.need_memory(op)
     ptr = np.asarray(args[0])
@@ -207,7 +202,7 @@ def _descriptor_block(op, args, first, size):
     return base + (lin * size).view(np.uint64), ok
 
 
-@register_impl("descriptor_store")
+@register_impl(O.DescriptorStoreOp)
 def _descriptor_store(ip, op, args):
     """In-bounds elements of the block written; the others dropped."""
     mem = ip.need_memory(op)
@@ -220,7 +215,7 @@ def _descriptor_store(ip, op, args):
     return []
 
 
-@register_impl("descriptor_load")
+@register_impl(O.DescriptorLoadOp)
 def _descriptor_load(ip, op, args):
     """The block's addresses and bounds from its coordinates; out-of-bounds elements are the padding value."""
     mem = ip.need_memory(op)
@@ -235,7 +230,7 @@ def _descriptor_load(ip, op, args):
     return [out.reshape(tuple(block))]
 
 
-@register_impl("store")
+@register_impl(O.StoreOp)
 def _store(ip, op, args):
     mem = ip.need_memory(op)
     ptr = np.asarray(args[0])
@@ -246,7 +241,7 @@ def _store(ip, op, args):
     return []
 
 
-@register_impl("atomic_rmw")
+@register_impl(O.AtomicRMWOp)
 def _atomic_rmw(ip, op, args):
     """Lanes apply one after another in element order, so lanes hitting one address see each other."""
     mem = ip.need_memory(op)
@@ -262,12 +257,12 @@ def _atomic_rmw(ip, op, args):
         for i in np.nonzero(mask)[0]:
             cur = mem.read(flat_p[i:i + 1], t, where)
             old[i] = cur[0]
-            new = flat_v[i:i + 1] if kind == "xchg" else finish(BINARY[kind](e, cur, flat_v[i:i + 1]), e)
+            new = flat_v[i:i + 1] if kind == "xchg" else finish(O.BINARY_OPS[kind].numpy(e, cur, flat_v[i:i + 1]), e)
             mem.write(flat_p[i:i + 1], new, t, where)
     return [old.reshape(ptr.shape)]
 
 
-@register_impl("atomic_cas")
+@register_impl(O.AtomicCASOp)
 def _atomic_cas(ip, op, args):
     mem = ip.need_memory(op)
     ptr = np.asarray(args[0])
@@ -292,7 +287,7 @@ def _combine(ip, op, left, right):
     return [finish(np.broadcast_to(o, left[0].shape), s.type) for o, s in zip(out, op.operands)]
 
 
-@register_impl("reduce")
+@register_impl(O.ReduceOp)
 def _reduce(ip, op, args):
     """Pairwise tree over the axis, keeping left-to-right order of the combine's arguments."""
     axis = op.attrs["axis"]
@@ -307,7 +302,7 @@ def _reduce(ip, op, args):
     return [np.array(x[0]) for x in xs]
 
 
-@register_impl("scan")
+@register_impl(O.ScanOp)
 def _scan(ip, op, args):
     """Inclusive scan by doubling (log2 n region evaluations); ``reverse`` scans from the end."""
     axis, rev = op.attrs["axis"], op.attrs.get("reverse", False)
@@ -325,7 +320,7 @@ def _scan(ip, op, args):
     return [np.ascontiguousarray(np.moveaxis(x, 0, axis)) for x in xs]
 
 
-@register_impl("dot")
+@register_impl(O.DotOp)
 def _dot(ip, op, args):
     """Products summed in float64 (int64 for integers) and rounded once to the accumulator type: the most
     accurate answer any backend can give, so backends are checked against it with a tolerance. ``tf32``
@@ -357,7 +352,7 @@ def _int(v) -> int:
     return int(np.asarray(v).item())
 
 
-@register_impl("for")
+@register_impl(O.ForOp)
 def _for(ip, op, args):
     lb, ub, step = (_int(x) for x in args[:3])
     if step == 0:
@@ -369,7 +364,7 @@ def _for(ip, op, args):
     return carried
 
 
-@register_impl("if")
+@register_impl(O.IfOp)
 def _if(ip, op, args):
     region = op.regions[0] if bool(np.asarray(args[0])) else op.regions[1]
     if not region.blocks or not region.blocks[0].ops:
@@ -377,7 +372,7 @@ def _if(ip, op, args):
     return ip.run_region(region, [])
 
 
-@register_impl("while")
+@register_impl(O.WhileOp)
 def _while(ip, op, args):
     carried = list(args)
     while True:
@@ -387,7 +382,7 @@ def _while(ip, op, args):
         carried = ip.run_region(op.regions[1], out[1:])
 
 
-@register_impl("call")
+@register_impl(O.CallOp)
 def _call(ip, op, args):
     callee = op.attrs["callee"]
     f = ip.module.lookup(callee) if ip.module is not None else None
@@ -396,7 +391,7 @@ def _call(ip, op, args):
     return ip.call(f, args)
 
 
-@register_impl("assert")
+@register_impl(O.AssertOp)
 def _assert(ip, op, args):
     c = np.asarray(args[0])
     if not c.all():
@@ -408,7 +403,7 @@ def _assert(ip, op, args):
     return []
 
 
-@register_impl("print")
+@register_impl(O.PrintOp)
 def _print(ip, op, args):
     parts = []
     for v, val in zip(op.operands, args):
@@ -420,12 +415,12 @@ def _print(ip, op, args):
     return []
 
 
-@register_impl("assume")
+@register_impl(O.AssumeOp)
 def _assume(ip, op, args):
     return []  # a promise for the optimiser, not a check (debug builds check with tl.device_assert)
 
 
-@register_impl("barrier")
+@register_impl(O.BarrierOp)
 def _barrier(ip, op, args):
     return []
 
@@ -488,35 +483,23 @@ def run_kernel(module, kernel_name, args, grid, memory: Memory | None = None) ->
     return memory
 
 
-_NOT_FOLDABLE = frozenset({"program_id", "num_programs"})
-
-
 def _undefined(op, vals) -> bool:
     """Inputs on which the op's result is undefined; the evaluator picks a value, a folder must not."""
-    t = op.operands[0].type if op.operands else None
-    if isinstance(op, (O.DivOp, O.RemOp)) and t.is_int:
-        return bool((np.asarray(vals[1]) == 0).any())
-    if isinstance(op, (O.ShlOp, O.ShrOp)) and not t.is_bool:
-        amount = np.asarray(vals[1]).astype(np.uint64) if t.is_signed else np.asarray(vals[1])
-        return bool(((amount >= t.element.bits) | (np.asarray(vals[1]) < 0)).any())
-    if isinstance(op, O.CastOp) and t.is_float and op.results[0].type.is_int and not op.results[0].type.is_bool:
-        info = np.iinfo(op.results[0].type.element.numpy)
-        v = np.trunc(np.asarray(vals[0], dtype=np.float64))
-        return bool((~np.isfinite(v) | (v < info.min) | (v > info.max)).any())
-    return False
+    return isinstance(op, O.ElementwiseOp) and op.undefined_on(vals)
 
 
 def fold(op: Operation, operand_values) -> list | None:
     """Results of a pure, region-free op on known operand values (numbers or arrays), or None if it cannot be
     folded. Used by canonicalisation; values come back like :func:`evaluate_function`'s."""
-    if op.regions or "pure" not in op.traits or op.name in _NOT_FOLDABLE or op.name not in IMPLS:
+    impl = EVALUATION.lookup(op)
+    if op.regions or "pure" not in op.traits or isinstance(op, O.ProgramIdOp) or impl is None:
         return None
     try:
         vals = [as_value(v, o.type) for v, o in zip(operand_values, op.operands)]
         if _undefined(op, vals):
             return None
         with np.errstate(all="ignore"):
-            res = IMPLS[op.name](Interpreter(None, None), op, vals)
+            res = impl(Interpreter(None, None), op, vals)
         return [public(finish(np.broadcast_to(r, t.type.shape), t.type)) for r, t in zip(res, op.results)]
     except Exception:
         return None

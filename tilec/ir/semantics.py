@@ -1,10 +1,12 @@
-"""numpy reference semantics of the elementwise ops, as tables keyed by op name.
+"""numpy reference semantics of the elementwise ops: the kernels that the op classes name as their ``numpy``
+meaning (``tilec.ir.ops.arithmetic``), the comparisons and the conversions.
 
-Each entry computes on storage-dtype arrays of any (broadcast-compatible) shape; the caller (:func:`apply`)
-rounds the result to the op's result type with :func:`numerics.finish`. Shapes are never taken from the op's
-types, so the same functions run the combine regions of ``reduce``/``scan`` over whole slices at once.
+Each kernel ``fn(element type, *operands, **attrs)`` computes on storage-dtype arrays of any
+(broadcast-compatible) shape; the caller (``ElementwiseOp.evaluate``) rounds the result to the op's result type
+with :func:`numerics.finish`. Shapes are never taken from the op's types, so the same functions run the combine
+regions of ``reduce``/``scan`` over whole slices at once.
 
-Integer conventions (ops.py): wrapping arithmetic; ``div`` truncates toward zero and ``rem`` takes the
+Integer conventions (``tilec.ir.ops``): wrapping arithmetic; ``div`` truncates toward zero and ``rem`` takes the
 dividend's sign; division by zero is undefined and yields 0 here; shift amounts are read as unsigned and a shift
 by the width or more gives 0 (``shl``, logical ``shr``) or the sign fill (arithmetic ``shr``). ``i1`` arithmetic
 wraps modulo 2.
@@ -16,7 +18,7 @@ import math
 import numpy as np
 
 from .fma import fma_f64, fma_via_f64
-from .numerics import finish, float_to_int, from_bits, round_to, to_bits, unsigned_of
+from .numerics import float_to_int, from_bits, round_to, to_bits, unsigned_of
 from .types import PointerType, ScalarType
 
 
@@ -24,7 +26,7 @@ def _is_float(e):
     return isinstance(e, ScalarType) and e.kind == "float"
 
 
-def _bool_math(fn):
+def wrapping(fn):
     """Run an integer function on i1 operands modulo 2."""
     def run(e, *xs):
         if isinstance(e, ScalarType) and e.kind == "bool":
@@ -34,7 +36,12 @@ def _bool_math(fn):
     return run
 
 
-def _div(e, a, b):
+def plain(ufunc):
+    """A numpy function of the operands alone (the element type and the op's attributes change nothing)."""
+    return lambda e, *xs, **attrs: ufunc(*xs)
+
+
+def div(e, a, b):
     if _is_float(e):
         return a / b
     zero = b == 0
@@ -48,7 +55,7 @@ def _div(e, a, b):
     return np.where(zero, nil, q).astype(a.dtype)
 
 
-def _rem(e, a, b):
+def rem(e, a, b):
     if _is_float(e):
         return np.fmod(a, b)
     zero = b == 0
@@ -57,14 +64,14 @@ def _rem(e, a, b):
     return np.where(zero, nil, r).astype(a.dtype)
 
 
-def _shl(e, a, b):
+def shl(e, a, b):
     u = unsigned_of(e)
     s = b.view(u) if b.dtype.kind == "i" else b.astype(u)
     r = np.where(s >= u(e.bits), u(0), a.view(u) << np.minimum(s, u(e.bits - 1)).astype(u)).astype(u)
     return r.view(a.dtype)
 
 
-def _shr(e, a, b):
+def shr(e, a, b):
     u = unsigned_of(e)
     s = b.view(u) if b.dtype.kind == "i" else b.astype(u)
     if e.kind == "int":
@@ -72,7 +79,7 @@ def _shr(e, a, b):
     return np.where(s >= u(e.bits), u(0), a >> np.minimum(s, u(e.bits - 1)).astype(u)).astype(a.dtype)
 
 
-def _umulhi(e, a, b):
+def umulhi(e, a, b):
     u = unsigned_of(e)
     x, y = a.view(u).astype(np.uint64), b.view(u).astype(np.uint64)
     if e.bits <= 32:
@@ -85,7 +92,7 @@ def _umulhi(e, a, b):
     return (hh + (lh >> s32) + (hl >> s32) + (mid >> s32)).view(a.dtype)
 
 
-def _minmax(fn_prop, fn_ignore, is_max):
+def minmax(fn_prop, fn_ignore, is_max):
     def run(e, a, b, propagate_nan=False):
         if _is_float(e):
             r = (fn_prop if propagate_nan else fn_ignore)(a, b)
@@ -98,30 +105,10 @@ def _minmax(fn_prop, fn_ignore, is_max):
     return run
 
 
-# name -> fn(element type, lhs, rhs, **attrs)
-BINARY = {
-    "add": _bool_math(lambda e, a, b: a + b),
-    "sub": _bool_math(lambda e, a, b: a - b),
-    "mul": _bool_math(lambda e, a, b: a * b),
-    "div": _bool_math(_div),
-    "rem": _bool_math(_rem),
-    "and": lambda e, a, b: a & b,
-    "or": lambda e, a, b: a | b,
-    "xor": lambda e, a, b: a ^ b,
-    "shl": _bool_math(_shl),
-    "shr": _bool_math(_shr),
-    "max": _minmax(np.maximum, np.fmax, True),
-    "min": _minmax(np.minimum, np.fmin, False),
-    "pow": lambda e, a, b: np.power(a, b),
-    "atan2": lambda e, a, b: np.arctan2(a, b),
-    "umulhi": _bool_math(_umulhi),
-    "fdiv": lambda e, a, b, ieee_rounding=False: a / b,
-}
-
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
-def _round_half_away(e, x):
+def round_half_away(e, x):
     t = np.trunc(x)
     return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
 
@@ -129,7 +116,7 @@ def _round_half_away(e, x):
 _BYTE_POPC = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
 
 
-def _popc(e, x):
+def popc(e, x):
     """Byte-table popcount (np.bitwise_count needs numpy 2)."""
     if e.kind == "bool":
         return x
@@ -139,7 +126,7 @@ def _popc(e, x):
     return np.asarray(n).astype(x.dtype)
 
 
-def _clz(e, x):
+def clz(e, x):
     if e.kind == "bool":
         return ~x
     u = unsigned_of(e)
@@ -155,46 +142,31 @@ def _clz(e, x):
     return n.astype(x.dtype)
 
 
-def _neg(e, x):
+def neg(e, x):
     return x if e.kind == "bool" else np.negative(x)
 
 
-def _abs(e, x):
+def abs_(e, x):
     return x if e.kind in ("bool", "uint") else np.abs(x)
 
 
-def _f64(fn):
+def f64(fn):
     """Math functions numpy lacks at narrow precision: compute in float64, round by the caller."""
     return lambda e, x: fn(x.astype(np.float64))
 
 
-# name -> fn(element type, x); float results are computed at storage precision and rounded by the caller
-UNARY = {
-    "neg": _neg,
-    "not": lambda e, x: ~x,
-    "abs": _abs,
-    "exp": lambda e, x: np.exp(x),
-    "exp2": lambda e, x: np.exp2(x),
-    "log": lambda e, x: np.log(x),
-    "log2": lambda e, x: np.log2(x),
-    "sqrt": lambda e, x: np.sqrt(x),
-    "sqrt_rn": lambda e, x: np.sqrt(x),
-    "rsqrt": lambda e, x: 1 / np.sqrt(x),
-    "sin": lambda e, x: np.sin(x),
-    "cos": lambda e, x: np.cos(x),
-    "tan": lambda e, x: np.tan(x),
-    "tanh": lambda e, x: np.tanh(x),
-    "floor": lambda e, x: np.floor(x),
-    "ceil": lambda e, x: np.ceil(x),
-    "trunc": lambda e, x: np.trunc(x),
-    "round": _round_half_away,
-    "erf": _f64(_erf),
-    "log1p": lambda e, x: np.log1p(x),
-    "expm1": lambda e, x: np.expm1(x),
-    "sigmoid": _f64(lambda x: 1 / (1 + np.exp(-x))),
-    "popc": _popc,
-    "clz": _clz,
-}
+def fma(e, a, b, c):
+    """``a * b + c`` rounded once, as the hardware does."""
+    return fma_f64(a, b, c) if e.bits == 64 else fma_via_f64(a, b, c)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def rsqrt(e, x):
+    return 1 / np.sqrt(x)
+
 
 CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
        "ge": np.greater_equal}
@@ -227,37 +199,11 @@ def bitcast(x, src, dst):
     return bits.view(np.uint64) if isinstance(d, PointerType) else from_bits(bits, dst)
 
 
-def apply(op, args):
-    """Evaluate an elementwise op on arrays; the result has the op's result element type."""
-    name = op.name
-    out_t = op.results[0].type
-    in_t = op.operands[0].type.element if op.operands else out_t.element
-    with np.errstate(all="ignore"):
-        if name in BINARY:
-            r = BINARY[name](in_t, *args, **op.attrs)
-        elif name in UNARY:
-            r = UNARY[name](in_t, args[0])
-        elif name == "cmp":
-            return [np.asarray(CMP[op.attrs["predicate"]](*args))]
-        elif name == "select":
-            return [finish(np.where(*args), out_t)]
-        elif name == "fma":
-            r = fma_f64(*args) if in_t.bits == 64 else fma_via_f64(*args)  # one rounding, as the hardware
-        elif name == "cast":
-            r = cast(args[0], op.operands[0].type, out_t, op.attrs.get("rounding", "rtne"))
-        elif name == "bitcast":
-            r = bitcast(args[0], op.operands[0].type, out_t)
-        elif name == "addptr":
-            p, off = args
-            size = _elem_bytes(op.operands[0].type.element.pointee)
-            r = p.astype(np.uint64) + np.asarray(off.astype(np.int64) * np.int64(size)).view(np.uint64)
-        else:
-            raise KeyError(name)
-        return [finish(r, out_t)]
+def addptr(p, off, pointee):
+    """``p + off`` elements of ``pointee``: addresses as uint64, wrapping."""
+    size = _elem_bytes(pointee)
+    return p.astype(np.uint64) + np.asarray(off.astype(np.int64) * np.int64(size)).view(np.uint64)
 
 
 def _elem_bytes(t) -> int:
     return 8 if isinstance(t, PointerType) else t.bytes
-
-
-ELEMENTWISE = frozenset(BINARY) | frozenset(UNARY) | {"cmp", "select", "fma", "cast", "bitcast", "addptr"}

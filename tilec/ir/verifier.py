@@ -2,7 +2,7 @@
 
 Generic checks live here (not on the ops) because they need context an op does not have: which values are
 visible at a point (dominance in structured regions), what the enclosing op expects a terminator to carry, and
-the module's symbol table for calls. Region contracts of the structured ops are a table
+the module's symbol table for calls. Region contracts of the structured ops are a table keyed by op class
 (:data:`REGION_RULES`) so a new region-holding op adds one entry.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from .types import FunctionType, Type, i1
 from . import ops as O
 
 # Attributes declared in attr_types without a default that an op may nevertheless omit.
-OPTIONAL_ATTRS = {"for": {"num_stages"}, "func": {"arg_divisibility"}}
+OPTIONAL_ATTRS = {ForOp: {"num_stages"}, FuncOp: {"arg_divisibility"}}
 
 
 class VerifyError(IRError):
@@ -132,12 +132,12 @@ def _rules_module(op: ModuleOp):
             seen.add(f.attrs.get("sym_name"))
 
 
-REGION_RULES = {"for": _rules_for, "if": _rules_if, "while": _rules_while, "reduce": _rules_combine,
-                "scan": _rules_combine, "func": _rules_func, "module": _rules_module}
+REGION_RULES = {ForOp: _rules_for, IfOp: _rules_if, WhileOp: _rules_while, ReduceOp: _rules_combine,
+                ScanOp: _rules_combine, FuncOp: _rules_func, ModuleOp: _rules_module}
 
-# terminator name -> the op names whose regions it may end
-TERMINATOR_PARENTS = {"yield": {"for", "if", "while", "reduce", "scan"}, "condition": {"while"},
-                      "return": {"func"}}
+# terminator op class -> the op classes whose regions it may end
+TERMINATOR_PARENTS = {O.YieldOp: (ForOp, IfOp, WhileOp, ReduceOp, ScanOp), O.ConditionOp: (WhileOp,),
+                      O.ReturnOp: (FuncOp,)}
 
 
 # -- generic checks -----------------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def _attr_ok(v, spec) -> bool:
 
 
 def _check_attrs(op: Operation):
-    optional = OPTIONAL_ATTRS.get(op.name, ())
+    optional = OPTIONAL_ATTRS.get(type(op), ())
     for k, spec in op.attr_types.items():
         if k not in op.attrs:
             if k not in op.attr_defaults and k not in optional:
@@ -210,7 +210,7 @@ class _Verifier:
             _fail(op, f"expects {op.num_regions} region(s), got {len(op.regions)}")
         if op.regions:
             self.regions(op)
-        rule = REGION_RULES.get(op.name)
+        rule = REGION_RULES.get(type(op))
         if rule is not None:
             rule(op)
         if isinstance(op, O.CallOp):
@@ -259,7 +259,7 @@ class _Verifier:
                 term = "terminator" in o.traits
                 if term and i != len(b.ops) - 1:
                     _fail(o, "is a terminator but is not last in its block")
-                if term and parent.name not in TERMINATOR_PARENTS.get(o.name, ()):
+                if term and type(parent) not in TERMINATOR_PARENTS.get(type(o), ()):
                     _fail(o, f"cannot terminate a region of '{parent.name}'")
                 self.op(o)
                 for r in o.results:

@@ -7,12 +7,11 @@ semantic reference) computes. A folded tile becomes a ``constant`` only when all
 IR has no dense constants). Shape ops (splat/broadcast/expand_dims/reshape/trans) never fold through numpy: a
 uniform source stays a constant or a splat, so no tile-sized arrays are built at compile time.
 
-Float identities are only those exact for every input, signed zeros and NaN included: ``x + -0.0``,
-``x - 0.0``, ``x * 1.0`` and ``x / 1.0`` are ``x``; ``x + 0.0`` and ``x * 0.0`` are not simplified.
+Algebraic identities are the ops' own knowledge (``BinaryOp.identities``, ``idempotent``, ``self_zero``, declared
+with each op in ``tilec.ir.ops.arithmetic``); float identities are only those exact for every input, signed zeros
+and NaN included (``tilec.ir.ops.identities``).
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -24,6 +23,7 @@ from .rewrite import FunctionPattern, apply_patterns_greedily, pattern
 from .utils import constant_value, defined_outside, is_empty_region_op, remove_results
 from ..ir import ops as O
 from ..ir.core import OP_REGISTRY
+from ..ir.ops.identities import int_zero
 
 SHAPE_OP_CLASSES = (O.SplatOp, O.BroadcastOp, O.ExpandDimsOp, O.ReshapeOp, O.TransOp)
 
@@ -57,34 +57,6 @@ def uniform_value(a, t: Type):
 def _is(v: Value, pred) -> bool:
     c = constant_value(v)
     return c is not None and pred(c, v.type.element)
-
-
-def _int_mask(e):
-    return (1 << e.bits) - 1
-
-
-def zero(c, e):
-    return c == 0 and not (isinstance(c, float) and math.copysign(1.0, c) < 0)
-
-
-def neg_zero(c, e):
-    return isinstance(c, float) and c == 0 and math.copysign(1.0, c) < 0
-
-
-def int_zero(c, e):
-    return e.kind != "float" and c == 0
-
-
-def one(c, e):
-    return c == 1
-
-
-def all_ones(c, e):
-    return e.kind != "float" and (int(c) & _int_mask(e)) == _int_mask(e)
-
-
-def add_identity(c, e):
-    return int_zero(c, e) or neg_zero(c, e)
 
 
 # -- folding --------------------------------------------------------------------------------------------------
@@ -136,42 +108,30 @@ def fold_constants(op, rw):
 
 
 # -- algebraic identities -------------------------------------------------------------------------------------
-# op name -> (constant predicate on the right operand, what the op becomes: "lhs" or "rhs")
-IDENTITIES = {
-    "add": [(add_identity, "lhs")],
-    "sub": [(int_zero, "lhs"), (zero, "lhs")],
-    "mul": [(one, "lhs"), (int_zero, "rhs")],
-    "div": [(one, "lhs")],
-    "fdiv": [(one, "lhs")],
-    "or": [(int_zero, "lhs"), (all_ones, "rhs")],
-    "and": [(all_ones, "lhs"), (int_zero, "rhs")],
-    "xor": [(int_zero, "lhs")],
-    "shl": [(int_zero, "lhs")],
-    "shr": [(int_zero, "lhs")],
-}
-# ops for which f(x, x) == x, and integer ops for which f(x, x) == 0
-IDEMPOTENT = ("and", "or", "max", "min")
-SELF_ZERO_INT = ("sub", "xor")
+_WITH_IDENTITIES = [c for c in O.BINARY_OPS.values() if c.identities]
+_SAME_OPERAND_RULES = [c for c in O.BINARY_OPS.values() if c.idempotent or c.self_zero]
 
 
-@pattern(*IDENTITIES)
+@pattern(*_WITH_IDENTITIES)
 def algebraic_identity(op, rw):
+    """``x op c`` (or ``c op x`` when commutative) that one of the op's ``identities`` makes ``x`` or ``c``."""
     lhs, rhs = op.operands
     sides = [(lhs, rhs)] + ([(rhs, lhs)] if op.is_commutative else [])
     for x, c in sides:
-        for pred, result in IDENTITIES[op.name]:
+        for pred, result in op.identities:
             if _is(c, pred):
                 rw.replace_op(op, [x if result == "lhs" else c])
                 return True
     return False
 
 
-@pattern(*IDEMPOTENT, *SELF_ZERO_INT)
+@pattern(*_SAME_OPERAND_RULES)
 def same_operands(op, rw):
+    """``x op x``: ``x`` for idempotent ops, 0 for integer ``self_zero`` ones."""
     lhs, rhs = op.operands
     if lhs is not rhs:
         return False
-    if op.name in IDEMPOTENT:
+    if op.idempotent:
         rw.replace_op(op, [lhs])
         return True
     if lhs.type.is_int:
@@ -325,6 +285,11 @@ def if_same_yields(op, rw):
         if a is b and defined_outside(a, op):
             rw.replace_all_uses_with(op.results[i], a)
             drop.append(i)
+    return _drop_results(op, rw, drop)
+
+
+def _drop_results(op, rw, drop) -> bool:
+    """Remove results ``drop`` (whose uses the caller has redirected) of a region op; whether any were."""
     if not drop:
         return False
     remove_results(op, drop)
@@ -378,11 +343,7 @@ def for_invariant_iter_args(op, rw):
             rw.replace_all_uses_with(arg, init)
             rw.replace_all_uses_with(res, init)
             drop.append(i)
-    if not drop:
-        return False
-    remove_results(op, drop)
-    rw.modified(op)
-    return True
+    return _drop_results(op, rw, drop)
 
 
 def attach(*patterns):

@@ -15,12 +15,15 @@ import numpy as np
 
 from ..errors import BoundsError
 from ..ir.memory import elem_bytes
-from ..ir.ops import GatherOp
+from ..ir import ops as O
 
-# ops whose pointer result points into the same arrays as their first pointer operand
-_SAME = frozenset({"addptr", "splat", "broadcast", "expand_dims", "reshape", "trans", "hint", "cast",
-                   "convert_layout", "gather"})
-_KIND = {"load": "load", "store": "store", "atomic_rmw": "atomic", "atomic_cas": "atomic_cas"}
+# ops whose pointer result points into the same arrays as their first pointer operand (and those that say they
+# forward their operand's value, such as a layout conversion)
+_SAME = (O.AddPtrOp, O.SplatOp, O.BroadcastOp, O.ExpandDimsOp, O.ReshapeOp, O.TransOp, O.HintOp, O.CastOp,
+         O.GatherOp)
+# access op class -> (the kind of access reported, the index of its mask operand)
+_ACCESS = {O.LoadOp: ("load", 1), O.StoreOp: ("store", 2), O.AtomicRMWOp: ("atomic", 2),
+           O.AtomicCASOp: ("atomic_cas", None)}
 
 
 class Origin(NamedTuple):
@@ -30,32 +33,25 @@ class Origin(NamedTuple):
     hi: int
 
 
-def propagate(opname: str, operands) -> tuple | None:
-    """The origins of a pointer result of ``opname`` (None: unknown, e.g. a pointer loaded from memory)."""
-    if opname == "select":
+def propagate(op_class, operands) -> tuple | None:
+    """The origins of a pointer result of an ``op_class`` op (None: unknown, e.g. a pointer loaded from
+    memory)."""
+    if op_class is O.SelectOp:
         a, b = (getattr(o, "origin", None) for o in operands[1:3])
         if a is None or b is None:
             return None
         return a + tuple(o for o in b if o not in a)
-    if opname in _SAME and operands:
+    if (issubclass(op_class, _SAME) or "forwards_value" in op_class.traits) and operands:
         return getattr(operands[0], "origin", None)
     return None
 
 
-def _mask(opname, operands):
-    if opname == "load":
-        return operands[1] if len(operands) > 1 else None
-    if opname in ("store", "atomic_rmw"):
-        return operands[2] if len(operands) > 2 else None
-    return None
-
-
-def check(opname: str, operands, attrs=None):
+def check(op_class, operands, attrs=None):
     """Raise :class:`BoundsError` (without location: the launch adds it) when an active lane of the access is
     outside every array its pointer may come from, or a gather index is outside its axis."""
-    if opname == "gather":
+    if op_class is O.GatherOp:
         return _check_gather(operands, attrs["axis"])
-    kind = _KIND.get(opname)
+    kind, mask_at = _ACCESS.get(op_class, (None, None))
     if kind is None or not operands:
         return
     ptr = operands[0]
@@ -68,7 +64,7 @@ def check(opname: str, operands, attrs=None):
     for o in origins:
         off = addrs - np.int64(o.address)
         ok |= (off >= o.lo) & (off <= o.hi - eb)
-    mask = _mask(opname, operands)
+    mask = operands[mask_at] if mask_at is not None and len(operands) > mask_at else None
     bad = ~ok if mask is None else (~ok & np.asarray(mask.v, bool))
     if not bad.any():
         return
@@ -91,7 +87,7 @@ def _check_gather(operands, axis: int):
     bad = idx >= n if idx.dtype.kind == "u" else (idx < 0) | (idx >= n)
     if not bad.any():
         return
-    detail = GatherOp.bad_index_text(int(idx[bad].min()), n, axis)
+    detail = O.GatherOp.bad_index_text(int(idx[bad].min()), n, axis)
     e = BoundsError(f"out-of-bounds gather: {detail}")
     e.kind, e.detail = "gather", detail
     raise e

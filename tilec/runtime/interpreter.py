@@ -20,8 +20,9 @@ import numpy as np
 from .. import errors
 from ..errors import BoundsError, CompilationError, DeviceAssertionError, TilecError
 from ..ir.core import OP_REGISTRY
-from ..ir.evaluator import IMPLS, EvaluationError, Interpreter, KernelAssertionError, OutOfBoundsError
+from ..ir.evaluator import EVALUATION, EvaluationError, Interpreter, KernelAssertionError, OutOfBoundsError
 from ..ir.memory import Memory
+from ..ir.ops import ConstantOp, stand_in
 from ..ir.types import TileType
 from ..language import core as tlc
 from ..language.core import tensor, type_from_signature, use_semantic
@@ -45,26 +46,6 @@ class Value:
         return repr(self.v)
 
 
-class _Typed:
-    __slots__ = ("type",)
-
-    def __init__(self, t):
-        self.type = t
-
-
-class _Op:
-    """Just enough of an Operation for the evaluator's op implementations."""
-    __slots__ = ("name", "attrs", "operands", "results", "loc", "regions")
-
-    def __init__(self, name, attrs, operands, result_types):
-        self.name = name
-        self.attrs = attrs
-        self.operands = [_Typed(o.type) for o in operands]
-        self.results = [_Typed(t) for t in result_types]
-        self.loc = None
-        self.regions = []
-
-
 class EvalBuilder:
     """The Semantic builder protocol, executing each op immediately."""
 
@@ -78,7 +59,8 @@ class EvalBuilder:
 
     def constant(self, value, ty):
         t = self.types.to_ir(ty)
-        return Value(IMPLS["constant"](self.ip, _Op("constant", {"value": value}, [], [t]), [])[0], t)
+        op = stand_in(ConstantOp, {"value": value}, [], [t])
+        return Value(EVALUATION.lookup(op)(self.ip, op, [])[0], t)
 
     def create(self, opname, operands, ty, **attrs):
         cls = OP_REGISTRY[opname]
@@ -89,13 +71,13 @@ class EvalBuilder:
             shape = np.broadcast_shapes(*[np.shape(o.v) for o in operands]) if operands else ()
             if shape != t.shape:
                 t = TileType(shape, t.element) if shape else t.element
-        op = _Op(opname, full, operands, [t] if t is not None else [])
+        op = stand_in(cls, full, [o.type for o in operands], [t] if t is not None else [])
         if self.debug:
-            interp_bounds.check(opname, operands, full)
-        res = IMPLS[opname](self.ip, op, [o.v for o in operands])
+            interp_bounds.check(cls, operands, full)
+        res = EVALUATION.lookup(op)(self.ip, op, [o.v for o in operands])
         if t is None:
             return None
-        return Value(res[0], t, interp_bounds.propagate(opname, operands) if self.debug and t.is_ptr else None)
+        return Value(res[0], t, interp_bounds.propagate(cls, operands) if self.debug and t.is_ptr else None)
 
     def inline_asm(self, asm, constraints, operands, types, pure, pack):
         """Assembly is written for a GPU; the interpreter runs kernels on the host, with numpy."""

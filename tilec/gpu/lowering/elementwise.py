@@ -4,7 +4,6 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...codegen.fma import fma_f32_odd
-from ...errors import BackendError
 from ...ir import ops as O
 from . import scalar
 from .layouts import reg_coord_values
@@ -13,14 +12,15 @@ from .types import FP8, I32, constant, from_memory, llvm_type, memory_type, roun
 from .values import ll_of, num_regs
 
 
-_EXACT = frozenset({"max", "min", "abs", "neg"})  # of values of the format, a value of the format
+# of values of the format, a value of the format
+_EXACT = frozenset({O.MaxOp, O.MinOp, O.UNARY_OPS["abs"], O.UNARY_OPS["neg"]})
 
 
-def _in_format(b, et, fn, name=""):
+def _in_format(b, et, fn, op=None):
     """``fn`` whose f32 results are rounded to ``et`` when it is fp8 or bf16 (both live in f32 registers): the
     registers then always hold values of the format, as the evaluator's (each op rounds once, and a later cast
     or compare sees what it would)."""
-    if name in _EXACT:
+    if op in _EXACT:
         return fn
     if et.name in FP8:
         return lambda *xs: round_fp8(b, et, fn(*xs))
@@ -32,18 +32,16 @@ def _in_format(b, et, fn, name=""):
 @lowers(O.BinaryOp, O.UnaryOp)
 def lower_elementwise(L, op):
     b = L.b
-    name = op.name
+    cls = type(op)
     et = op.operands[0].type.element
-    if name in O.BINARY_OPS:
+    if isinstance(op, O.BinaryOp):
         contract = L.options.enable_fp_fusion
-        return L._map(op, _in_format(b, et, lambda x, y: scalar.binary(b, name, et, x, y, op.attrs, contract,
-                                                                       L.target.math), name))
-    if name == "abs" and et.is_int and et.is_signed:
+        return L._map(op, _in_format(b, et, lambda x, y: scalar.binary(b, cls, et, x, y, op.attrs, contract,
+                                                                       L.target.math), cls))
+    if cls is O.UNARY_OPS["abs"] and et.is_int and et.is_signed:
         return L._map(op, lambda x: L.target.int_abs(b, x))
-    if name in O.UNARY_OPS:
-        fn = lambda x: scalar.unary(b, name, et, x, L.target.math)  # noqa: E731
-        return L._map(op, _in_format(b, et, fn, name))
-    raise BackendError(f"the {L.target.name} backend cannot lower '{name}' yet")
+    fn = lambda x: scalar.unary(b, cls, et, x, L.target.math)  # noqa: E731
+    return L._map(op, _in_format(b, et, fn, cls))
 
 
 @lowers(O.CmpOp)

@@ -1,6 +1,6 @@
-"""Elementwise semantics on single LLVM values: one table entry per tir op, reading signedness and float-ness
-from the tir element type. Tiles are lists of such values, so the tile lowering maps these over registers.
-Math functions come from the target's math library (``GpuTarget.math``).
+"""Elementwise semantics on single LLVM values: tables keyed by tir op class, one for float and one for integer
+element types (signedness from the tir element type). Tiles are lists of such values, so the tile lowering maps
+these over registers. Math functions come from the target's math library (``GpuTarget.math``).
 Not tilec/codegen/elementwise.py: that table works on the CPU backend's register model (16-bit codes for
 bf16, i8 codes for fp8, vectors) while here bf16/fp8 live in f32 registers (see :mod:`.types`).
 """
@@ -10,102 +10,137 @@ import llvmlite.ir as ir
 
 from ...codegen.intrinsics import call as _intrinsic, mangle
 from ...errors import BackendError
+from ...ir import ops as O
 from .types import F32, F64, FP8, I64, llvm_type, round_bf16, round_fp8
 
 
-def binary(b: ir.IRBuilder, name: str, et, x, y, attrs=None, contract: bool = False, math=None):
-    """``x <name> y`` for tir element type ``et``. ``contract`` lets LLVM fuse a float multiply with the add
-    that consumes it into one fma (Triton's ``enable_fp_fusion``, on by default)."""
-    attrs = attrs or {}
-    if et.is_float:
-        flags = ("contract",) if contract else ()
-        if name == "add":
-            return b.fadd(x, y, flags=flags)
-        if name == "sub":
-            return b.fsub(x, y, flags=flags)
-        if name == "mul":
-            return b.fmul(x, y, flags=flags)
-        if name in ("div", "fdiv"):
-            return b.fdiv(x, y)
-        if name == "rem":
-            return b.frem(x, y)
-        if name in ("max", "min"):
-            # maximumnum/minimumnum: the number wins over NaN and -0.0 < +0.0 (IEEE 754-2019), which is what
-            # GPU max/min instructions do, so they stay one instruction (maxnum + a signed-zero fix-up cost three
-            # more per element, in attention's row maxima too)
-            base = ("maximum" if attrs.get("propagate_nan") else "maximumnum") if name == "max" else \
-                ("minimum" if attrs.get("propagate_nan") else "minimumnum")
-            return _intrinsic(b, f"llvm.{base}.{mangle(x.type)}", x.type, [x, y])
-        if name == "pow":
-            return math.pow_(b, x, y)
-        if name == "atan2":
-            return math.atan2(b, x, y)
-    else:
-        signed = et.is_signed
-        if name == "shl":
-            w = ir.Constant(x.type, x.type.width - 1)
-            big = b.icmp_unsigned(">", y, w)
-            return b.select(big, ir.Constant(x.type, 0), b.shl(x, b.select(big, w, y)))
-        table = {"add": b.add, "sub": b.sub, "mul": b.mul, "and": b.and_, "or": b.or_, "xor": b.xor}
-        if name in table:
-            return table[name](x, y)
-        if name in ("div", "rem"):
-            return _divrem(b, name, signed, x, y)
-        if name == "shr":
-            # amounts are unsigned; >= the width gives 0 (logical) or the sign fill (arithmetic)
-            w = ir.Constant(x.type, x.type.width - 1)
-            big = b.icmp_unsigned(">", y, w)
-            if signed:
-                return b.ashr(x, b.select(big, w, y))
-            return b.select(big, ir.Constant(x.type, 0), b.lshr(x, b.select(big, w, y)))
-        if name in ("max", "min"):
-            fn = ("s" if signed else "u") + name
-            return _intrinsic(b, f"llvm.{fn}.{mangle(x.type)}", x.type, [x, y])
-        if name == "umulhi":
-            w = x.type.width
-            wide = ir.IntType(2 * w)
-            p = b.mul(b.zext(x, wide), b.zext(y, wide))
-            return b.trunc(b.lshr(p, ir.Constant(wide, w)), x.type)
-    raise BackendError(f"the GPU lowering cannot lower '{name}' on {et}")
+class _Operands:
+    """What a scalar emitter reads besides its LLVM operands: the op's class, the tir element type, the op's
+    attributes, the float flags to set and the target's math library."""
+    __slots__ = ("op", "et", "attrs", "flags", "math")
+
+    def __init__(self, op, et, attrs, flags, math):
+        self.op, self.et, self.attrs, self.flags, self.math = op, et, attrs, flags, math
 
 
-def _divrem(b, name, signed, x, y):
+def _float_minmax(b, x, y, a):
+    """maximumnum/minimumnum: the number wins over NaN and -0.0 < +0.0 (IEEE 754-2019), which is what GPU
+    max/min instructions do, so they stay one instruction (maxnum + a signed-zero fix-up cost three more per
+    element, in attention's row maxima too)."""
+    nan = a.attrs.get("propagate_nan")
+    base = ("maximum" if nan else "maximumnum") if a.op is O.MaxOp else ("minimum" if nan else "minimumnum")
+    return _intrinsic(b, f"llvm.{base}.{mangle(x.type)}", x.type, [x, y])
+
+
+def _shl(b, x, y, a):
+    w = ir.Constant(x.type, x.type.width - 1)
+    big = b.icmp_unsigned(">", y, w)
+    return b.select(big, ir.Constant(x.type, 0), b.shl(x, b.select(big, w, y)))
+
+
+def _shr(b, x, y, a):
+    """Amounts are unsigned; >= the width gives 0 (logical) or the sign fill (arithmetic)."""
+    w = ir.Constant(x.type, x.type.width - 1)
+    big = b.icmp_unsigned(">", y, w)
+    if a.et.is_signed:
+        return b.ashr(x, b.select(big, w, y))
+    return b.select(big, ir.Constant(x.type, 0), b.lshr(x, b.select(big, w, y)))
+
+
+def _int_minmax(b, x, y, a):
+    fn = ("s" if a.et.is_signed else "u") + a.op.name
+    return _intrinsic(b, f"llvm.{fn}.{mangle(x.type)}", x.type, [x, y])
+
+
+def _umulhi(b, x, y, a):
+    w = x.type.width
+    wide = ir.IntType(2 * w)
+    p = b.mul(b.zext(x, wide), b.zext(y, wide))
+    return b.trunc(b.lshr(p, ir.Constant(wide, w)), x.type)
+
+
+def _divrem(b, x, y, a):
     """C division/remainder made total like the IR's reference semantics: x / 0 = x % 0 = 0 and
     MIN / -1 wraps (LLVM leaves both undefined)."""
+    div = a.op is O.DivOp
     t = x.type
     zero = ir.Constant(t, 0)
     is_zero = b.icmp_unsigned("==", y, zero)
     safe = b.select(is_zero, ir.Constant(t, 1), y)
-    if signed:
+    if a.et.is_signed:
         minus1 = b.icmp_signed("==", safe, ir.Constant(t, -1))
         safe = b.select(minus1, ir.Constant(t, 1), safe)
-        r = b.sdiv(x, safe) if name == "div" else b.srem(x, safe)
-        r = b.select(minus1, b.neg(x) if name == "div" else zero, r)
+        r = b.sdiv(x, safe) if div else b.srem(x, safe)
+        r = b.select(minus1, b.neg(x) if div else zero, r)
     else:
-        r = b.udiv(x, safe) if name == "div" else b.urem(x, safe)
+        r = b.udiv(x, safe) if div else b.urem(x, safe)
     return b.select(is_zero, zero, r)
 
 
-def unary(b: ir.IRBuilder, name: str, et, x, math=None):
-    if et.is_float:
-        if name == "neg":
-            return b.fneg(x)
-        if name == "abs":
-            return _intrinsic(b, f"llvm.fabs.{mangle(x.type)}", x.type, [x])
-        return math.unary(b, name, x)
-    if name == "neg":
-        return b.neg(x)
-    if name == "not":
-        return b.not_(x)
-    if name == "abs":
-        if not et.is_signed:
-            return x
-        return _intrinsic(b, f"llvm.abs.{mangle(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
-    if name == "popc":
-        return _intrinsic(b, f"llvm.ctpop.{mangle(x.type)}", x.type, [x])
-    if name == "clz":
-        return _intrinsic(b, f"llvm.ctlz.{mangle(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
-    raise BackendError(f"the GPU lowering cannot lower '{name}' on {et}")
+# op class -> fn(builder, x, y, _Operands), for float and for integer (bool, pointer) element types
+FLOAT_BINARY = {
+    O.AddOp: lambda b, x, y, a: b.fadd(x, y, flags=a.flags),
+    O.SubOp: lambda b, x, y, a: b.fsub(x, y, flags=a.flags),
+    O.MulOp: lambda b, x, y, a: b.fmul(x, y, flags=a.flags),
+    O.DivOp: lambda b, x, y, a: b.fdiv(x, y),
+    O.FDivOp: lambda b, x, y, a: b.fdiv(x, y),
+    O.RemOp: lambda b, x, y, a: b.frem(x, y),
+    O.MaxOp: _float_minmax, O.MinOp: _float_minmax,
+    O.PowOp: lambda b, x, y, a: a.math.pow_(b, x, y),
+    O.Atan2Op: lambda b, x, y, a: a.math.atan2(b, x, y),
+}
+INT_BINARY = {
+    O.AddOp: lambda b, x, y, a: b.add(x, y),
+    O.SubOp: lambda b, x, y, a: b.sub(x, y),
+    O.MulOp: lambda b, x, y, a: b.mul(x, y),
+    O.AndOp: lambda b, x, y, a: b.and_(x, y),
+    O.OrOp: lambda b, x, y, a: b.or_(x, y),
+    O.XorOp: lambda b, x, y, a: b.xor(x, y),
+    O.DivOp: _divrem, O.RemOp: _divrem, O.ShlOp: _shl, O.ShrOp: _shr,
+    O.MaxOp: _int_minmax, O.MinOp: _int_minmax, O.UMulHiOp: _umulhi,
+}
+
+
+def binary(b: ir.IRBuilder, op, et, x, y, attrs=None, contract: bool = False, math=None):
+    """``x op y`` for op class ``op`` and tir element type ``et``. ``contract`` lets LLVM fuse a float multiply
+    with the add that consumes it into one fma (Triton's ``enable_fp_fusion``, on by default)."""
+    fn = (FLOAT_BINARY if et.is_float else INT_BINARY).get(op)
+    if fn is None:
+        raise BackendError(f"the GPU lowering cannot lower '{op.name}' on {et}")
+    return fn(b, x, y, _Operands(op, et, attrs or {}, ("contract",) if contract and et.is_float else (), math))
+
+
+def _abs_int(b, x, a):
+    if not a.et.is_signed:
+        return x
+    return _intrinsic(b, f"llvm.abs.{mangle(x.type)}", x.type, [x, ir.Constant(ir.IntType(1), 0)])
+
+
+_U = O.UNARY_OPS
+# op class -> fn(builder, x, _Operands); float ops not listed come from the target's math library by name
+FLOAT_UNARY = {
+    _U["neg"]: lambda b, x, a: b.fneg(x),
+    _U["abs"]: lambda b, x, a: _intrinsic(b, f"llvm.fabs.{mangle(x.type)}", x.type, [x]),
+}
+INT_UNARY = {
+    _U["neg"]: lambda b, x, a: b.neg(x),
+    _U["not"]: lambda b, x, a: b.not_(x),
+    _U["abs"]: _abs_int,
+    _U["popc"]: lambda b, x, a: _intrinsic(b, f"llvm.ctpop.{mangle(x.type)}", x.type, [x]),
+    _U["clz"]: lambda b, x, a: _intrinsic(b, f"llvm.ctlz.{mangle(x.type)}", x.type,
+                                          [x, ir.Constant(ir.IntType(1), 0)]),
+}
+
+
+def _math_library(b, x, a):
+    return a.math.unary(b, a.op.name, x)
+
+
+def unary(b: ir.IRBuilder, op, et, x, math=None):
+    fn = FLOAT_UNARY.get(op, _math_library) if et.is_float else INT_UNARY.get(op)
+    if fn is None:
+        raise BackendError(f"the GPU lowering cannot lower '{op.name}' on {et}")
+    return fn(b, x, _Operands(op, et, {}, (), math))
 
 
 _ICMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}

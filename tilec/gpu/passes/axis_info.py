@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from math import gcd
 
 from ...ir import ops as O
+from ...ir.dispatch import OpTable
+from ..ops import ConvertLayoutOp
 from .common import pointee_bytes
 
 BIG = 1 << 30  # divisibility of zero
@@ -121,7 +123,7 @@ class AxisAnalysis:
             for r in op.results:
                 self.values[r] = AxisInfo.unknown(len(r.type.shape))
             return
-        rule = RULES.get(op.name)
+        rule = RULES.lookup(op)
         if rule is None and op.is_elementwise:
             rule = _elementwise_default
         for r in op.results:
@@ -305,14 +307,17 @@ def _bitcast(an, op):
     return AxisInfo((1,) * len(s.constancy), (1,) * len(s.constancy), s.constancy)
 
 
-RULES = {
-    "constant": _constant, "arange": _arange, "splat": _splat, "broadcast": _broadcast,
-    "expand_dims": _expand_dims, "hint": _hint, "convert_layout": _identity,
-    "add": _add_like(False), "addptr": _add_like(True), "sub": _sub, "mul": _mul, "shl": _shl, "cmp": _cmp,
-    "rem": _rem,
-    "cast": _cast, "bitcast": _bitcast,
-    "inline_asm_sideeffect": lambda an, op: None,  # equal operands need not give equal results: nothing known
-}
+# op class -> transfer rule ``fn(analysis, op) -> AxisInfo or None`` (None: nothing known); elementwise ops
+# without a rule keep their operands' common constancy (``_elementwise_default``)
+RULES = OpTable("axis analysis rule")
+for _cls, _rule in ((O.ConstantOp, _constant), (O.ArangeOp, _arange), (O.SplatOp, _splat),
+                    (O.BroadcastOp, _broadcast), (O.ExpandDimsOp, _expand_dims), (O.HintOp, _hint),
+                    (ConvertLayoutOp, _identity), (O.AddOp, _add_like(False)), (O.AddPtrOp, _add_like(True)),
+                    (O.SubOp, _sub), (O.MulOp, _mul), (O.ShlOp, _shl), (O.CmpOp, _cmp), (O.RemOp, _rem),
+                    (O.CastOp, _cast), (O.BitcastOp, _bitcast),
+                    # equal operands need not give equal results: nothing known
+                    (O.InlineAsmSideEffectOp, lambda an, op: None)):
+    RULES.register(_cls)(_rule)
 
 
 def vector_width(ll, ptr_info: AxisInfo, mask_info: AxisInfo | None, elem_bytes: int) -> int:

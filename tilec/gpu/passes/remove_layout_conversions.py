@@ -35,15 +35,15 @@ from .common import Pass, convert_before, retype_behind_convert
 MAX_REMAT_OPS = 40
 #: layouts a broadcast or expand_dims can produce in place (not slices)
 SPREAD = (BlockedLayout, LinearEncoding, MatrixUnitLayout)
-FREE = ("constant", "splat", "arange")
-REMAT = ("addptr", "cmp", "select", "cast", "hint", "bitcast", "fma", "reshape")
+#: ops whose results may be recomputed in another layout where they are needed (besides pure elementwise ones)
+REMAT = (O.ConstantOp, O.SplatOp, O.ArangeOp, O.HintOp, O.ReshapeOp, O.BroadcastOp, O.ExpandDimsOp,
+         G.ConvertLayoutOp)
 
 
 def _rematerialisable(op, at=None) -> bool:
     if isinstance(op, O.LoadOp):
         return _small_load(op, at)
-    return op.name in FREE or op.name in REMAT or (op.is_elementwise and "pure" in op.traits) \
-        or isinstance(op, (O.BroadcastOp, O.ExpandDimsOp, G.ConvertLayoutOp))
+    return isinstance(op, REMAT) or (op.is_elementwise and "pure" in op.traits)
 
 
 def _small_load(op, at) -> bool:

@@ -9,8 +9,6 @@ through them stay vector loads instead of gathers from a buffer of pointers.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from ...codegen import llvm_types as LT
 from ...codegen.blocks import enter_loop
 from ...errors import BackendError
@@ -122,8 +120,8 @@ def _uniform_step(op, i):
 def _advanced(L, init, offset, t):
     """Lazy ``init + splat(offset)`` of tile type ``t``."""
     st = t.with_element(T.i64 if t.is_ptr else t.element)
-    sp = Lazy(SimpleNamespace(name="splat", attrs={}), [offset], st, 0)
-    op = SimpleNamespace(name="addptr" if t.is_ptr else "add", attrs={})
+    sp = Lazy(O.stand_in(O.SplatOp), [offset], st, 0)
+    op = O.stand_in(O.AddPtrOp if t.is_ptr else O.AddOp)
     return Lazy(op, [init, sp], t, stride_of(op, [init, sp], t))
 
 

@@ -10,7 +10,6 @@ of A and issues MR*NV FMAs. When the accumulator is a buffer used only by this d
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 from ...codegen import llvm_types as LT
 from ...codegen.intrinsics import call as icall
@@ -21,8 +20,15 @@ from .nodes import EMIT, Buf, Lazy, Point, ev, splat
 from ...ir import ops as O
 from .registry import lowers
 
-_CAST = SimpleNamespace(name="cast", attrs={"rounding": "rtne"})
-_TF32 = SimpleNamespace(name="round_tf32", attrs={})
+_CAST = O.stand_in(O.CastOp)
+
+
+class _RoundTf32:
+    """The lazy node kind that rounds f32 lanes to tf32 (no IR op: only the CPU dot's operand packing)."""
+    name, attrs, loc = "round_tf32", {}, None
+
+
+_TF32 = _RoundTf32()
 
 
 def _as(L, node, elem):
@@ -60,7 +66,7 @@ def _emit_tf32(L, n, pt, w):
     return b.select(b.fcmp_unordered("uno", x, x), x, b.bitcast(r, x.type))
 
 
-EMIT["round_tf32"] = _emit_tf32
+EMIT.register(_RoundTf32)(_emit_tf32)
 
 
 @lowers(O.DotOp)

@@ -89,6 +89,6 @@ def _consecutive(L, base, ks, ety, w, step, lanes):
     return L.mem.two_way(ok, vector, lanes)
 
 
-EMIT["gather"] = _emit_gather
+EMIT.register(O.GatherOp)(_emit_gather)
 
 __all__ = ["op_gather"]

@@ -202,7 +202,7 @@ class Lowering:
             other = args[2] if len(args) > 2 else None
             r = self.mem.load_scalar(args[0], t, mask, other)
         else:
-            r = emit_op(self.b, op.name, op.attrs, args, [v.type for v in op.operands], t)
+            r = emit_op(self.b, type(op), op.attrs, args, [v.type for v in op.operands], t)
         self.vals[op.results[0]] = r
 
     def op_load(self, op):

@@ -18,12 +18,15 @@ from ...codegen import casts
 from ...codegen import llvm_types as LT
 from ...codegen.elementwise import emit_op
 from ...ir import ops as O
+from ...ir.dispatch import OpTable
 
-# cost of recomputing one element; decides whether a value used twice is materialised
-_COST = {"exp": 8, "exp2": 8, "log": 12, "log2": 12, "sin": 12, "cos": 12, "tan": 16, "tanh": 16, "erf": 16,
-         "log1p": 16, "expm1": 16, "pow": 20, "atan2": 20, "sigmoid": 10, "div": 4, "rem": 4, "fdiv": 4,
-         "sqrt": 4, "rsqrt": 5, "load": 4, "gather": 4}
-_FREE = {"constant", "splat", "arange", "broadcast", "expand_dims", "hint"}
+# cost of recomputing one element, by op class (others: 1); decides whether a value used twice is materialised
+_U = O.UNARY_OPS
+_COST = {_U["exp"]: 8, _U["exp2"]: 8, _U["log"]: 12, _U["log2"]: 12, _U["sin"]: 12, _U["cos"]: 12, _U["tan"]: 16,
+         _U["tanh"]: 16, _U["erf"]: 16, _U["log1p"]: 16, _U["expm1"]: 16, O.PowOp: 20, O.Atan2Op: 20,
+         _U["sigmoid"]: 10, O.DivOp: 4, O.RemOp: 4, O.FDivOp: 4, _U["sqrt"]: 4, _U["rsqrt"]: 5, O.LoadOp: 4,
+         O.GatherOp: 4}
+_FREE = (O.ConstantOp, O.SplatOp, O.ArangeOp, O.BroadcastOp, O.ExpandDimsOp, O.HintOp)
 
 
 class Point:
@@ -56,13 +59,13 @@ class Lazy(Node):
         self.op, self.args, self.type, self.shape = op, args, type, type.shape
         self.stride, self.const = stride, const
         kids = [a for a in args if isinstance(a, Node)]
-        own = 0 if op.name in _FREE else _COST.get(op.name, 1)
+        own = 0 if isinstance(op, _FREE) else _COST.get(op.__class__, 1)
         self.cost = own + sum(k.cost for k in kids)
         self.reads = frozenset().union(*(k.reads for k in kids)) if kids else frozenset()
         self.loads = isinstance(op, O.LoadOp) or any(k.loads for k in kids)
 
     def emit(self, L, pt, w):
-        return EMIT.get(self.op.name, _emit_elementwise)(L, self, pt, w)
+        return (EMIT.lookup(self.op) or _emit_elementwise)(L, self, pt, w)
 
 
 class Buf(Node):
@@ -229,11 +232,15 @@ def _emit_load(L, n, pt, w):
 def _emit_elementwise(L, n, pt, w):
     """Every other op, cast and bitcast included."""
     args = [ev(L, a, pt, w) for a in n.args]
-    return emit_op(L.b, n.op.name, n.op.attrs, args, [a.type for a in n.args], n.type, w)
+    return emit_op(L.b, type(n.op), n.op.attrs, args, [a.type for a in n.args], n.type, w)
 
 
-EMIT = {"constant": _emit_constant, "splat": _emit_splat, "arange": _emit_arange, "broadcast": _emit_broadcast,
-        "expand_dims": _emit_expand_dims, "hint": _emit_hint, "addptr": _emit_addptr, "load": _emit_load}
+# how a lazy node of each op class computes its lanes; other ops are elementwise (``_emit_elementwise``)
+EMIT = OpTable("CPU lazy tile")
+for _cls, _fn in ((O.ConstantOp, _emit_constant), (O.SplatOp, _emit_splat), (O.ArangeOp, _emit_arange),
+                  (O.BroadcastOp, _emit_broadcast), (O.ExpandDimsOp, _emit_expand_dims), (O.HintOp, _emit_hint),
+                  (O.AddPtrOp, _emit_addptr), (O.LoadOp, _emit_load)):
+    EMIT.register(_cls)(_fn)
 
 
 # -- stride rules ----------------------------------------------------------------------------------------------
@@ -243,25 +250,24 @@ def _s(a):
 
 def stride_of(op, args, result_type):
     """Stride along the innermost dimension of ``op``'s tile result, from its operands' strides."""
-    name = op.name
     ss = [_s(a) for a in args]
-    if name in ("constant", "splat"):
+    if isinstance(op, (O.ConstantOp, O.SplatOp)):
         return 0
-    if name == "arange":
+    if isinstance(op, O.ArangeOp):
         return 1
-    if name == "broadcast":
+    if isinstance(op, O.BroadcastOp):
         src = args[0]
         return 0 if src.shape[-1] == 1 and result_type.shape[-1] != 1 else ss[0]
-    if name == "expand_dims":
+    if isinstance(op, O.ExpandDimsOp):
         return 0 if op.attrs["axis"] == len(result_type.shape) - 1 else ss[0]
-    if name in ("hint", "bitcast") or (name == "cast" and result_type.is_int and args[0].type.is_int
-                                      and result_type.element.bits > 1):
+    if isinstance(op, (O.HintOp, O.BitcastOp)) or (isinstance(op, O.CastOp) and result_type.is_int
+                                                   and args[0].type.is_int and result_type.element.bits > 1):
         return ss[0]
-    if name in ("add", "addptr") and None not in ss and result_type.is_int | result_type.is_ptr:
+    if isinstance(op, (O.AddOp, O.AddPtrOp)) and None not in ss and result_type.is_int | result_type.is_ptr:
         return ss[0] + ss[1]
-    if name == "sub" and None not in ss and result_type.is_int:
+    if isinstance(op, O.SubOp) and None not in ss and result_type.is_int:
         return ss[0] - ss[1]
-    if name == "mul" and result_type.is_int:
+    if isinstance(op, O.MulOp) and result_type.is_int:
         a, b = args
         if ss == [0, 0]:
             return 0

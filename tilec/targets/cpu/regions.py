@@ -30,7 +30,7 @@ def combine(L, block, inputs, w):
         if isinstance(op, O.ConstantOp):
             r = LT.const_of(t, op.attrs["value"], w)  # bf16/fp8 constants as their codes
         elif op.is_elementwise:
-            r = emit_op(L.b, op.name, op.attrs, args, [v.type for v in op.operands], t, w)
+            r = emit_op(L.b, type(op), op.attrs, args, [v.type for v in op.operands], t, w)
         else:
             raise BackendError(f"'{op.name}' is not supported inside a reduce/scan combine region on CPU")
         env[op.results[0]] = r
