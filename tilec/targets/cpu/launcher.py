@@ -13,7 +13,6 @@ KeyboardInterrupt go on. A grid whose inline run outlasts its slice goes on with
 to its end."""
 from __future__ import annotations
 
-import collections
 import ctypes
 import functools
 import os
@@ -26,7 +25,7 @@ import numpy as np
 from ...errors import LaunchError
 from ..arguments import GETTERS, _addressof, _char_from_buffer, array_words, device_of, pointer_getter
 from ..params import PARAM_KINDS_KEY, bf16_bits
-from . import runtime
+from . import pool, runtime
 from .entry import entries
 from .jit import Engine
 from .resources import scratch_per_program
@@ -82,6 +81,13 @@ def _worth_helpers(inline_s: float, n: int) -> bool:
     return False
 
 
+def threads_for(work_s: float, total: int, most: int) -> int:
+    """How many threads (at least two: ``_worth_helpers`` said helpers pay) run a grid of ``total`` programs
+    estimated at ``work_s`` seconds on one thread: no more than give each a share of the work above the
+    hand-off's cost, so a short grid wakes a helper or two, not the whole pool, and a long one uses every core."""
+    return max(2, min(most, total, int(work_s / _handoff["s"])))
+
+
 def report_faults():
     """A kernel that faults (an unmasked access far outside its arrays, without a debug build's checks) takes
     the process down; before it goes, Python's ``faulthandler`` prints every thread's Python traceback, the
@@ -103,38 +109,7 @@ def num_threads() -> int:
     return max(1, int(os.environ.get("TILEC_NUM_THREADS", 0)) or (os.cpu_count() or 1))
 
 
-class _Helper(threading.Thread):
-    """A daemon thread that runs one job each time its ``go`` lock is released, then releases ``done``."""
-
-    def __init__(self):
-        super().__init__(daemon=True, name="tilec-cpu")
-        self.go, self.done = threading.Lock(), threading.Lock()
-        self.go.acquire()
-        self.done.acquire()
-        self.job = None
-        self.error = None
-        self.start()
-
-    def run(self):
-        while True:
-            self.go.acquire()
-            try:
-                self.job()
-            except BaseException as e:  # pragma: no cover - the worker is native code
-                self.error = e
-            self.done.release()
-
-
-_helpers: list = []
-_helpers_lock = threading.Lock()
 _busy = threading.Lock()   # one multi-threaded launch at a time; a concurrent one runs inline
-
-
-def _get_helpers(n):
-    with _helpers_lock:
-        while len(_helpers) < n:
-            _helpers.append(_Helper())
-        return _helpers[:n]
 
 
 def host_pointer(v) -> int:
@@ -227,6 +202,7 @@ class Launcher:
         # assertion-failure list. Without them a single program's launch needs no lock (``entry.py``).
         self.shares_state = self.asserts or int(metadata.get("scratch_size", 0)) > 0
         self.per_program = None   # measured seconds of one program on one thread (running average)
+        self.cold = False         # per_program is the first launch's alone
         self.launches = 0         # every RETRY_EVERY-th runs on one thread, to measure per_program again
         # grids of at most this many programs run inline without asking (``entry.py``): those the estimate keeps
         # on one thread by a clear margin (``_worth_helpers`` neither takes them nor is close to it); set by each
@@ -277,6 +253,8 @@ class Launcher:
             per = self.per_program
             if per is None:  # measure one thread first (a big grid only once it has been seen on many)
                 inline = total <= FIRST_INLINE_MAX
+            elif self.cold:  # the first measure ran cold (fresh output pages, caches): measure again
+                inline = per * total < 5 * SLICE_S
             else:
                 self.launches += 1
                 # now and then measure one thread again: grids short enough that one thread is no great loss
@@ -288,12 +266,13 @@ class Launcher:
                 ran = self.run(self.argp)
                 if ran < total:  # its slice ran out: a long grid after all, the rest interruptibly on every thread
                     self._parallel(g0, g1, g2, total, self.nthreads, ran)
-                elif per is None or total * per >= 2e-6:  # nothing to learn from timing a trivial grid
+                elif per is None or self.cold or total * per >= 2e-6:  # nothing to learn from a trivial grid
                     dt = (time.perf_counter() - t0) / total
-                    self.per_program = dt if per is None else 0.5 * (per + dt)
+                    self.per_program = dt if per is None or self.cold else 0.5 * (per + dt)
+                    self.cold = per is None
             else:
                 self._pack(g0, g1, g2, 0, values)
-                self._parallel(g0, g1, g2, total, self.nthreads)
+                self._parallel(g0, g1, g2, total, threads_for(per * total, total, self.nthreads))
             self.inline_max = self._inline_max()
             if len(failures) > before:
                 self._raise_failures(failures, before)
@@ -343,33 +322,34 @@ class Launcher:
     def _parallel(self, g0, g1, g2, total, threads, start=0):
         """Programs ``start`` on of the grid on up to ``threads`` threads (the caller's included), claiming them
         from one counter; the caller's share in slices of about SLICE_S, so that Ctrl-C stops the launch (see the
-        module's note)."""
+        module's note). Helpers that have not begun when the caller runs out of programs are not waited for
+        (``pool.py``)."""
         counter = ctypes.c_int64(start)
         argp, cp = self.params_p, ctypes.addressof(counter)
         n = max(1, min(threads, total - start))
         busy = n > 1 and _busy.acquire(blocking=False)
+        stop = functools.partial(setattr, counter, "value", STOP)  # the helpers stop after their current program
         try:
-            if not busy:
-                n = 1
+            helpers = pool.idle_helpers(n - 1, self.nthreads - 1) if busy else []
+            n = 1 + len(helpers)
             chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
-            helpers = _get_helpers(n - 1) if n > 1 else []
             for i, h in enumerate(helpers, 1):
                 h.job = functools.partial(self.fn, argp, cp, total, g0, g1, g2, self.scratch_ptrs[i], chunk, 0)
-            dones = [h.done for h in helpers]
             started = threading.Lock()
             started.acquire()
             t0 = time.perf_counter()
             try:
-                # every helper started, then ``started`` released, in one C call: a KeyboardInterrupt comes
-                # before all of it or after, and ``started`` tells which
-                _drain(map(_RELEASE, [h.go for h in helpers] + [started]))
+                # every helper woken, then ``started`` released, in one C call: a KeyboardInterrupt comes before
+                # all of it or after, and ``started`` tells which
+                pool.post(helpers, started)
                 self._own_share(counter, total, g0, g1, g2, chunk)
             except BaseException:
-                counter.value = STOP  # the helpers stop after the program each is running
+                stop()
                 if not started.locked():
-                    _wait_all(dones, counter)
+                    pool.wait_all(pool.take_back(helpers), stop)
                 raise
-            _wait_all(dones, counter)
+            running = pool.take_back(helpers)
+            pool.wait_all(running, stop)
         finally:
             if busy:
                 _busy.release()
@@ -381,9 +361,11 @@ class Launcher:
         if n == 1:
             return
         elapsed = time.perf_counter() - t0
-        if self.per_program is None:  # a first estimate; inline launches refine it
-            self.per_program = elapsed * n / (total - start)
-        elif start == 0:
+        # the threads that ran programs, each busy for at most the whole launch: a bound on one program's time
+        bound = elapsed * (1 + len(running)) / (total - start)
+        if self.per_program is None or bound < self.per_program:
+            self.per_program = bound
+        if start == 0:
             _observe_handoff(elapsed - self.per_program * total / n)
 
     def _own_share(self, counter, total, g0, g1, g2, chunk):
@@ -392,30 +374,3 @@ class Launcher:
             self.slice
         while counter.value < total:
             fn(argp, cp, total, g0, g1, g2, scratch, chunk, slice_)
-
-
-_drain = collections.deque(maxlen=0).extend   # consumes an iterator in C: no signal is handled halfway
-_RELEASE = type(threading.Lock()).release
-_ACQUIRE = type(threading.Lock()).acquire
-
-
-def _wait_all(locks, counter):
-    """Acquire each of ``locks`` (the helpers' ``done``). A KeyboardInterrupt meanwhile stops the helpers
-    (``counter`` set to STOP) and is raised once every one has finished, so none is left running a launch that
-    has returned. The acquisitions run in one C call ending with a fresh lock's: after an interrupt, what is left
-    of the iterator says which locks are still to take."""
-    interrupt = None
-    pending = list(locks)
-    while pending:
-        items = pending + [threading.Lock()]
-        it = iter(items)
-        try:
-            _drain(map(_ACQUIRE, it))
-            pending = []
-        except KeyboardInterrupt as e:
-            rest = list(it)
-            pending = items[len(items) - len(rest) - 1:-1] if rest else []
-            interrupt = interrupt or e
-            counter.value = STOP
-    if interrupt is not None:
-        raise interrupt
