@@ -325,44 +325,36 @@ class Launcher:
         module's note). Helpers that have not begun when the caller runs out of programs are not waited for
         (``pool.py``)."""
         counter = ctypes.c_int64(start)
-        argp, cp = self.params_p, ctypes.addressof(counter)
+        cp = ctypes.addressof(counter)
         n = max(1, min(threads, total - start))
         busy = n > 1 and _busy.acquire(blocking=False)
-        stop = functools.partial(setattr, counter, "value", STOP)  # the helpers stop after their current program
+        helpers = pool.helpers(n - 1, pool.spin_ticks(self.slice, SLICE_S)) if busy else []
+        n = 1 + len(helpers)
+        chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
+        before = [h.gen for h in helpers]
+        ran = 0
+        t0 = time.perf_counter()
         try:
-            helpers = pool.idle_helpers(n - 1, self.nthreads - 1) if busy else []
-            n = 1 + len(helpers)
-            chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
-            for i, h in enumerate(helpers, 1):
-                h.job = functools.partial(self.fn, argp, cp, total, g0, g1, g2, self.scratch_ptrs[i], chunk, 0)
-            started = threading.Lock()
-            started.acquire()
-            t0 = time.perf_counter()
             try:
-                # every helper woken, then ``started`` released, in one C call: a KeyboardInterrupt comes before
-                # all of it or after, and ``started`` tells which
-                pool.post(helpers, started)
+                for i, h in enumerate(helpers, 1):
+                    h.post((self.engine.address, self.params_p, cp, total, g0, g1, g2, self.scratch_ptrs[i], chunk,
+                            0))
                 self._own_share(counter, total, g0, g1, g2, chunk)
             except BaseException:
-                stop()
-                if not started.locked():
-                    pool.wait_all(pool.take_back(helpers), stop)
+                counter.value = STOP  # the helpers stop after the program each is running
                 raise
-            running = pool.take_back(helpers)
-            pool.wait_all(running, stop)
+            finally:  # every job posted (up to an interrupt) is taken back or finished before the launch returns
+                for h, b in zip(helpers, before):
+                    if h.gen != b:
+                        ran += h.resolve(h.gen)
         finally:
             if busy:
                 _busy.release()
-        errors = [h.error for h in helpers if h.error is not None]
-        for h in helpers:
-            h.error = None
-        if errors:
-            raise LaunchError(f"a CPU worker thread failed: {errors[0]!r}") from errors[0]
         if n == 1:
             return
         elapsed = time.perf_counter() - t0
         # the threads that ran programs, each busy for at most the whole launch: a bound on one program's time
-        bound = elapsed * (1 + len(running)) / (total - start)
+        bound = elapsed * (1 + ran) / (total - start)
         if self.per_program is None or bound < self.per_program:
             self.per_program = bound
         if start == 0:

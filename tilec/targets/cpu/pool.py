@@ -1,101 +1,104 @@
-"""The CPU launcher's helper threads: persistent daemon threads, each woken for one job of a launch by a bare lock
-(cheaper than futures), that a launch never waits for unless they have begun its work.
+"""The CPU launcher's helper threads: persistent daemon threads that take jobs from their slot (``spin.py``),
+and that a launch never waits for unless they have begun its work.
 
 Why: waking a sleeping thread costs from a few microseconds (an idle core) to a scheduler's time slice (a core
-that another process holds). A launch whose own thread has run every program before a helper got going would
-otherwise wait out that helper's wake-up to learn it has nothing to do. So each job is *claimed*: a helper runs
-its job only if it takes the job's ``claim`` lock first; the launching thread, done with its share, takes the
-claims that are left, and waits only for helpers whose claim it could not take (they are running programs). A
-helper that wakes after its claim was taken back goes back to sleep without touching the launch, and is left out
-of launches until it has woken (its ``go`` lock still released).
+that another process holds), and a Python thread then needs the GIL. So a helper that finishes a job spins in
+native code for :data:`SPIN_S`, watching its slot, before it sleeps on its ``go`` lock: a loop of launches
+finds it awake. And each job is claimed once, by the helper or by the launching thread: a launch whose own
+thread has run every program takes back the jobs no helper has begun, rather than wait out a slow wake-up to
+learn there was nothing left to do; a helper whose job was taken back leaves it alone.
 
-Each step that hands locks over runs as one C call (``_drain``: a ``map`` of lock methods consumed in C), so a
-KeyboardInterrupt comes before or after it, never halfway, and the launcher always knows which helpers it must
-wait for."""
+The posting thread writes the job's words, publishes the generation (a release store), and releases ``go``
+where the helper may be asleep on it; posting, taking back and waiting run in native code, so a
+KeyboardInterrupt comes between them, and the launcher then stops the helpers (its counter set to ``STOP``)
+and resolves every job it posted before the interrupt goes on."""
 from __future__ import annotations
 
-import collections
-import itertools
-import operator
+import ctypes
 import threading
 
-_drain = collections.deque(maxlen=0).extend   # consumes an iterator in C: no signal is handled halfway
-_RELEASE = type(threading.Lock()).release
-_ACQUIRE = type(threading.Lock()).acquire
-_LOCKED = type(threading.Lock()).locked
+from .spin import SLOTS, native
+
+SPIN_S = 200e-6   # how long a helper stays awake after a job, watching for the next
+_spin_ticks = {"n": None}
+
+
+def spin_ticks(slice_ticks: int, slice_s: float) -> int:
+    """SPIN_S in the clock's ticks (``slice_ticks`` for ``slice_s`` seconds; 0: no clock, counted in spins)."""
+    if _spin_ticks["n"] is None:
+        _spin_ticks["n"] = int(slice_ticks * SPIN_S / slice_s) if slice_ticks else 20000
+    return _spin_ticks["n"]
 
 
 class Helper(threading.Thread):
-    """A daemon thread that, each time its ``go`` lock is released, runs ``job`` if it can take ``claim``, then
-    releases ``done``. At rest ``go``, ``claim`` and ``done`` are all held."""
+    """A daemon thread running its slot's jobs; ``gen``: the generation posted to it last."""
 
-    def __init__(self):
+    def __init__(self, ticks: int):
         super().__init__(daemon=True, name="tilec-cpu")
-        self.go, self.claim, self.done = threading.Lock(), threading.Lock(), threading.Lock()
+        self.slot = (ctypes.c_int64 * SLOTS)()
+        self.addr = ctypes.addressof(self.slot)
+        self.go = threading.Lock()
         self.go.acquire()
-        self.claim.acquire()
-        self.done.acquire()
-        self.job = None
-        self.error = None
+        self.gen = 0
+        self.ticks = ticks
         self.start()
 
     def run(self):
-        go, claim, done = self.go, self.claim, self.done
+        spin_run, addr, go, ticks = native().spin_run, self.addr, self.go, self.ticks
+        last = 0
         while True:
-            go.acquire()
-            if claim.acquire(False):  # else the launch took its job back: nothing to do, nothing to report
-                try:
-                    self.job()
-                except BaseException as e:  # pragma: no cover - the worker is native code
-                    self.error = e
-                done.release()
+            seen = spin_run(addr, last, ticks)
+            if seen == last:  # nothing posted while it spun: sleep until a launch releases ``go``
+                go.acquire()
+            last = seen
+
+    def post(self, words):
+        """Post a job (``words``: the worker's address and its nine arguments); returns its generation."""
+        self.slot[3:13] = words
+        self.gen += 1
+        _N.publish(self.addr, self.gen)
+        if self.go.locked():  # asleep, or about to be: wake it (if it spins, it comes back to this once more)
+            self.go.release()
+        return self.gen
+
+    def resolve(self, gen: int) -> bool:
+        """Once the launch needs no more help: take the job back (False), or wait until the helper has finished
+        it (True)."""
+        if _N.take_back(self.addr, gen):
+            return False
+        _N.wait_done(self.addr, gen)
+        return True
 
 
+class _Natives:
+    """The native entry points the posting thread calls, declared to keep the GIL (each is short, and a helper
+    that has claimed a job runs it without the GIL)."""
+
+    def __init__(self):
+        n = native()
+        i64, p = ctypes.c_int64, ctypes.c_void_p
+        self.publish = ctypes.PYFUNCTYPE(None, p, i64)(ctypes.cast(n.publish, p).value)
+        self.take_back = ctypes.PYFUNCTYPE(i64, p, i64)(ctypes.cast(n.take_back, p).value)
+        self.wait_done = ctypes.PYFUNCTYPE(None, p, i64)(ctypes.cast(n.wait_done, p).value)
+
+
+class _Lazy:
+    def __getattr__(self, name):
+        global _N
+        _N = _Natives()
+        return getattr(_N, name)
+
+
+_N = _Lazy()
 _helpers: list = []
 _helpers_lock = threading.Lock()
 
 
-def idle_helpers(n: int, most: int) -> list:
-    """Up to ``n`` helpers asleep and ready for a job (one still waking from a launch that finished without it
-    is left out), starting new ones while the pool has fewer than ``most``."""
+def helpers(n: int, ticks: int) -> list:
+    """``n`` helpers (started the first time they are asked for)."""
     with _helpers_lock:
-        ready = list(itertools.compress(_helpers, map(_LOCKED, [h.go for h in _helpers])))[:n]
-        while len(ready) < n and len(_helpers) < most:
-            h = Helper()
-            _helpers.append(h)
-            ready.append(h)
-        return ready
-
-
-def post(helpers: list, started):
-    """Hand each helper its job (``job`` set beforehand), then release ``started``: one C call."""
-    _drain(map(_RELEASE, [h.claim for h in helpers] + [h.go for h in helpers] + [started]))
-
-
-def take_back(helpers: list) -> list:
-    """Take back the jobs no helper has begun (one C call); the ``done`` locks of those that have, to wait for."""
-    return list(itertools.compress([h.done for h in helpers],
-                                   map(operator.not_, map(_ACQUIRE, [h.claim for h in helpers],
-                                                          itertools.repeat(False)))))
-
-
-def wait_all(locks, on_interrupt):
-    """Acquire each of ``locks`` (the running helpers' ``done``). A KeyboardInterrupt meanwhile calls
-    ``on_interrupt()`` (which stops the helpers) and is raised once every one has finished, so none is left
-    running a launch that has returned. The acquisitions run in one C call ending with a fresh lock's: after an
-    interrupt, what is left of the iterator says which locks are still to take."""
-    interrupt = None
-    pending = list(locks)
-    while pending:
-        items = pending + [threading.Lock()]
-        it = iter(items)
-        try:
-            _drain(map(_ACQUIRE, it))
-            pending = []
-        except KeyboardInterrupt as e:
-            rest = list(it)
-            pending = items[len(items) - len(rest) - 1:-1] if rest else []
-            interrupt = interrupt or e
-            on_interrupt()
-    if interrupt is not None:
-        raise interrupt
+        if n > len(_helpers):
+            _N.publish  # the native entry points, made before any helper needs them
+        while len(_helpers) < n:
+            _helpers.append(Helper(ticks))
+        return _helpers[:n]

@@ -1,0 +1,168 @@
+"""The native half of the helper threads' hand-off (``pool.py``), JIT-compiled once per process: a job is posted
+into a helper's slot array and taken there without Python, so a helper that is already awake starts a launch's
+work within a microsecond, holding no GIL.
+
+Why native: a helper asleep on a lock wakes through the kernel's scheduler (microseconds on an idle core, more on
+a busy or power-saving one) and then needs the GIL before it can call the worker. A helper that has just finished
+a job instead spins here for a short while (``pool.SPIN_S``), watching its slot, so back-to-back launches find it
+running; a job that comes later finds it asleep on its lock, which the launcher releases too.
+
+A slot is ``SLOTS`` 64-bit words: [0] the generation posted last, [1] the generation claimed last, [2] the
+generation finished last, [3] the worker's address, [4:13] the worker's nine arguments. Each generation is
+claimed once, by the helper (which then runs it and stores [2]) or by the launcher taking it back (the helper
+then never starts it): both compare-and-swap [1] from the generation before to this one.
+
+    tilec_spin_run(slot, last, ticks) -> the generation seen: spins until one after ``last`` is posted (or
+        ``ticks`` of the clock pass: returns ``last``), claims it and runs it if it can
+    tilec_take_back(slot, gen) -> 1 when the launcher claimed ``gen`` first (no helper will run it)
+    tilec_wait_done(slot, gen): until the helper that claimed ``gen`` has finished it
+    tilec_publish(slot, gen): posts ``gen`` once the job's words are written (a release store)
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+
+from ...codegen import llvm_types as LT
+from .wrapper import ticks, worker_type
+
+SLOTS = 16
+_YIELD_EVERY = 4096   # pauses between two sched_yield calls while waiting for a helper that has the CPU no more
+
+
+def _pause(b: ir.IRBuilder):
+    arch = llvm.get_process_triple().split("-")[0]
+    if arch in ("x86_64", "amd64", "i686", "i386"):
+        b.call(b.module.declare_intrinsic("llvm.x86.sse2.pause", fnty=ir.FunctionType(LT.VOID, [])), [])
+    elif arch in ("aarch64", "arm64"):  # hint #1: yield
+        hint = b.module.declare_intrinsic("llvm.aarch64.hint", fnty=ir.FunctionType(LT.VOID, [LT.I32]))
+        b.call(hint, [LT.const(LT.I32, 1)])
+
+
+def _word(b, slot, i):
+    return b.gep(slot, [LT.const(LT.I64, 8 * i)], source_etype=LT.I8)
+
+
+def _store_release(b, ptr, value):
+    b.atomic_rmw("xchg", ptr, value, "release")  # (llvmlite writes no atomic store through an opaque pointer)
+
+
+def _claim(b, slot, gen):
+    """Compare-and-swap the claimed generation from ``gen - 1`` to ``gen``: an i1, true where this caller won."""
+    pair = b.cmpxchg(_word(b, slot, 1), b.sub(gen, LT.const(LT.I64, 1)), gen, "acq_rel", "acquire")
+    return b.extract_value(pair, 1)
+
+
+def _spin_run(m: ir.Module):
+    i64 = LT.I64
+    fn = ir.Function(m, ir.FunctionType(i64, [LT.PTR, i64, i64]), "tilec_spin_run")
+    slot, last, limit = fn.args
+    entry, loop, wait, got, run = (fn.append_basic_block(n) for n in ("entry", "loop", "wait", "got", "run"))
+    b = ir.IRBuilder(entry)
+    t0 = ticks(b)
+    b.branch(loop)
+    b.position_at_end(loop)
+    spins = b.phi(i64)
+    spins.add_incoming(LT.const(i64, 0), entry)
+    gen = b.load_atomic(_word(b, slot, 0), "acquire", align=8, typ=i64)
+    b.cbranch(b.icmp_unsigned("!=", gen, last), got, wait)
+    b.position_at_end(wait)
+    # without a clock, ``limit`` counts spins
+    spent = b.sub(ticks(b), t0) if t0 is not None else spins
+    out = fn.append_basic_block("out")
+    more = fn.append_basic_block("more")
+    b.cbranch(b.icmp_signed(">=", spent, limit), out, more)
+    b.position_at_end(out)
+    b.ret(last)
+    b.position_at_end(more)
+    _pause(b)
+    spins.add_incoming(b.add(spins, LT.const(i64, 1)), more)
+    b.branch(loop)
+    b.position_at_end(got)
+    skip = fn.append_basic_block("skip")
+    b.cbranch(_claim(b, slot, gen), run, skip)
+    b.position_at_end(skip)
+    b.ret(gen)
+    b.position_at_end(run)
+    worker = b.inttoptr(b.load(_word(b, slot, 3), typ=i64, align=8), worker_type().as_pointer())
+    ptr = [worker] + [b.inttoptr(b.load(_word(b, slot, i), typ=i64, align=8), LT.PTR) for i in (4, 5, 10)]
+    word = [b.load(_word(b, slot, i), typ=i64, align=8) for i in range(4, 13)]
+    args = [ptr[1], ptr[2], word[2], b.trunc(word[3], LT.I32), b.trunc(word[4], LT.I32), b.trunc(word[5], LT.I32),
+            ptr[3], word[7], word[8]]
+    b.call(ptr[0], args)
+    _store_release(b, _word(b, slot, 2), gen)
+    b.ret(gen)
+
+
+def _take_back(m: ir.Module):
+    fn = ir.Function(m, ir.FunctionType(LT.I64, [LT.PTR, LT.I64]), "tilec_take_back")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b.ret(b.zext(_claim(b, *fn.args), LT.I64))
+
+
+def _wait_done(m: ir.Module):
+    i64 = LT.I64
+    sched_yield = ir.Function(m, ir.FunctionType(LT.I32, []), "sched_yield")
+    fn = ir.Function(m, ir.FunctionType(LT.VOID, [LT.PTR, i64]), "tilec_wait_done")
+    slot, gen = fn.args
+    entry, loop, more, rest, done = (fn.append_basic_block(n) for n in ("entry", "loop", "more", "rest", "done"))
+    b = ir.IRBuilder(entry)
+    b.branch(loop)
+    b.position_at_end(loop)
+    spins = b.phi(i64)
+    spins.add_incoming(LT.const(i64, 0), entry)
+    seen = b.load_atomic(_word(b, slot, 2), "acquire", align=8, typ=i64)
+    b.cbranch(b.icmp_unsigned("==", seen, gen), done, more)
+    b.position_at_end(more)
+    _pause(b)
+    nxt = b.add(spins, LT.const(i64, 1))
+    give = fn.append_basic_block("give")
+    b.cbranch(b.icmp_unsigned("==", b.urem(nxt, LT.const(i64, _YIELD_EVERY)), LT.const(i64, 0)), give, rest)
+    b.position_at_end(give)
+    b.call(sched_yield, [])
+    b.branch(rest)
+    b.position_at_end(rest)
+    spins.add_incoming(nxt, rest)
+    b.branch(loop)
+    b.position_at_end(done)
+    b.ret_void()
+
+
+def _publish(m: ir.Module):
+    fn = ir.Function(m, ir.FunctionType(LT.VOID, [LT.PTR, LT.I64]), "tilec_publish")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    slot, gen = fn.args
+    _store_release(b, _word(b, slot, 0), gen)
+    b.ret_void()
+
+
+class Native:
+    """The four entry points, as ctypes functions."""
+
+    def __init__(self):
+        from .jit import Engine
+        m = ir.Module("tilec_pool")
+        m.triple = llvm.get_process_triple()
+        for build in (_spin_run, _take_back, _wait_done, _publish):
+            build(m)
+        self.engine = Engine(str(m), "tilec_spin_run", "tilec_take_back", "tilec_wait_done", "tilec_publish")
+        i64, p = ctypes.c_int64, ctypes.c_void_p
+        self.spin_run = ctypes.CFUNCTYPE(i64, p, i64, i64)(self.engine.address)
+        take, wait, publish = self.engine.addresses
+        self.take_back = ctypes.CFUNCTYPE(i64, p, i64)(take)
+        self.wait_done = ctypes.CFUNCTYPE(None, p, i64)(wait)
+        self.publish = ctypes.CFUNCTYPE(None, p, i64)(publish)
+
+
+_native = []
+_lock = threading.Lock()
+
+
+def native() -> Native:
+    with _lock:
+        if not _native:
+            _native.append(Native())
+        return _native[0]
