@@ -1,9 +1,11 @@
 """Runs a grid: packs the arguments into one struct per launch, then calls the JIT-compiled worker from the
-calling thread plus persistent helper threads (ctypes releases the GIL for the call), each with its own scratch
-area. Helpers are started and joined with bare locks (cheaper than futures). A grid whose measured work is too
-small to pay for waking helpers (``_worth_helpers``: the hand-off's cost is measured too) runs inline on the
-calling thread, with one single-argument call. The launch binder's cached single-program launches skip
-``Launcher.__call__``: they go through the entries generated for the kernel (``entry.py``).
+calling thread plus persistent helper threads (``pool.py``: jobs posted natively, taken back when no helper began
+them), each with its own scratch area. How many threads a launch uses follows from its work: the programs'
+measured time times their number, against the measured cost of handing work to helpers (``_worth_helpers``,
+``threads_for``). A grid too small to pay for one helper runs inline on the calling thread, with one
+single-argument call; a bigger one wakes as many helpers as each get a share worth their hand-off. The launch
+binder's cached single-program launches skip ``Launcher.__call__``: they go through the entries generated for the
+kernel (``entry.py``).
 
 Ctrl-C: the calling thread never runs programs for much more than :data:`SLICE_S` without coming back to Python
 (``wrapper.py``: a worker given a slice returns when it has run out, timed by the CPU's own clock), so a SIGINT
@@ -66,7 +68,9 @@ def slice_ticks(read) -> int:
 
 
 def _observe_handoff(seconds: float):
-    _handoff["s"] = 0.75 * _handoff["s"] + 0.25 * max(seconds, 1e-6)
+    """One launch's hand-off cost into the running average; one launch that the scheduler held up moves it at
+    most to 1.75 times what it was, so a moment's load does not keep every launch on one thread."""
+    _handoff["s"] = 0.75 * _handoff["s"] + 0.25 * min(max(seconds, 1e-6), 4 * _handoff["s"])
 
 
 def _worth_helpers(inline_s: float, n: int) -> bool:
@@ -106,7 +110,13 @@ def report_faults():
 
 
 def num_threads() -> int:
-    return max(1, int(os.environ.get("TILEC_NUM_THREADS", 0)) or (os.cpu_count() or 1))
+    """TILEC_NUM_THREADS, else the cores this process may run on (a container's or ``taskset``'s, not the
+    machine's: threads beyond them only take turns)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, int(os.environ.get("TILEC_NUM_THREADS", 0)) or cores)
 
 
 _busy = threading.Lock()   # one multi-threaded launch at a time; a concurrent one runs inline
@@ -355,8 +365,8 @@ class Launcher:
         elapsed = time.perf_counter() - t0
         # the threads that ran programs, each busy for at most the whole launch: a bound on one program's time
         bound = elapsed * (1 + ran) / (total - start)
-        if self.per_program is None or bound < self.per_program:
-            self.per_program = bound
+        if self.per_program is None or self.cold or bound < self.per_program:
+            self.per_program, self.cold = bound, False
         if start == 0:
             _observe_handoff(elapsed - self.per_program * total / n)
 
