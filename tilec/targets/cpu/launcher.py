@@ -208,6 +208,9 @@ class Launcher:
         self.scratch_ptrs = [base + i * self.scratch_size for i in range(self.nthreads)]
         self.scratch0 = self.scratch_ptrs[0]
         self.lock = threading.Lock()
+        self.counter = ctypes.c_int64(0)   # a multi-threaded launch's next program (held by ``lock``)
+        self.counter_p = ctypes.addressof(self.counter)
+        self.spin = pool.spin_ticks(self.slice, SLICE_S)
         # what concurrent launches of this kernel would share besides the argument block: scratch buffers, the
         # assertion-failure list. Without them a single program's launch needs no lock (``entry.py``).
         self.shares_state = self.asserts or int(metadata.get("scratch_size", 0)) > 0
@@ -334,11 +337,11 @@ class Launcher:
         from one counter; the caller's share in slices of about SLICE_S, so that Ctrl-C stops the launch (see the
         module's note). Helpers that have not begun when the caller runs out of programs are not waited for
         (``pool.py``)."""
-        counter = ctypes.c_int64(start)
-        cp = ctypes.addressof(counter)
+        counter, cp = self.counter, self.counter_p   # (launches of one kernel take turns: ``self.lock``)
+        counter.value = start
         n = max(1, min(threads, total - start))
         busy = n > 1 and _busy.acquire(blocking=False)
-        helpers = pool.helpers(n - 1, pool.spin_ticks(self.slice, SLICE_S)) if busy else []
+        helpers = pool.helpers(n - 1, self.spin) if busy else ()
         n = 1 + len(helpers)
         chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
         before = [h.gen for h in helpers]
@@ -372,7 +375,6 @@ class Launcher:
 
     def _own_share(self, counter, total, g0, g1, g2, chunk):
         """The calling thread's programs, in slices of about SLICE_S; Python looks at signals between two."""
-        fn, argp, cp, scratch, slice_ = self.fn, self.params_p, ctypes.addressof(counter), self.scratch_ptrs[0], \
-            self.slice
+        fn, argp, cp, scratch, slice_ = self.fn, self.params_p, self.counter_p, self.scratch_ptrs[0], self.slice
         while counter.value < total:
             fn(argp, cp, total, g0, g1, g2, scratch, chunk, slice_)
