@@ -47,10 +47,8 @@ class Helper(threading.Thread):
         spin_run, addr, go, ticks = native().spin_run, self.addr, self.go, self.ticks
         last = 0
         while True:
-            seen = spin_run(addr, last, ticks)
-            if seen == last:  # nothing posted while it spun: sleep until a launch releases ``go``
-                go.acquire()
-            last = seen
+            last = spin_run(addr, last, ticks)   # jobs, as they come, until none has come for a while
+            go.acquire()                          # then sleep until a launch releases ``go``
 
     def post(self, words):
         """Post a job (``words``: the worker's address and its nine arguments); returns its generation."""

@@ -12,8 +12,8 @@ generation finished last, [3] the worker's address, [4:13] the worker's nine arg
 claimed once, by the helper (which then runs it and stores [2]) or by the launcher taking it back (the helper
 then never starts it): both compare-and-swap [1] from the generation before to this one.
 
-    tilec_spin_run(slot, last, ticks) -> the generation seen: spins until one after ``last`` is posted (or
-        ``ticks`` of the clock pass: returns ``last``), claims it and runs it if it can
+    tilec_spin_run(slot, last, ticks) -> the generation seen last: runs each generation posted after ``last``
+        that it can claim, until none has come for ``ticks`` of the clock
     tilec_take_back(slot, gen) -> 1 when the launcher claimed ``gen`` first (no helper will run it)
     tilec_wait_done(slot, gen): until the helper that claimed ``gen`` has finished it
     tilec_publish(slot, gen): posts ``gen`` once the job's words are written (a release store)
@@ -57,23 +57,28 @@ def _claim(b, slot, gen):
 
 
 def _spin_run(m: ir.Module):
+    """Runs the jobs posted after ``last`` as they come, each claimed first; returns the last generation seen once
+    none has come for ``limit`` ticks (spins, without a clock). Between jobs it stays here: a helper that went
+    back to Python between two launches would need the GIL, and the launching thread would then wait for it."""
     i64 = LT.I64
     fn = ir.Function(m, ir.FunctionType(i64, [LT.PTR, i64, i64]), "tilec_spin_run")
-    slot, last, limit = fn.args
-    entry, loop, wait, got, run = (fn.append_basic_block(n) for n in ("entry", "loop", "wait", "got", "run"))
+    slot, first, limit = fn.args
+    entry, start, loop, wait, got, run, out, more, skip = (
+        fn.append_basic_block(n) for n in ("entry", "start", "loop", "wait", "got", "run", "out", "more", "skip"))
     b = ir.IRBuilder(entry)
+    b.branch(start)
+    b.position_at_end(start)  # a fresh spin after each job
+    last = b.phi(i64)
+    last.add_incoming(first, entry)
     t0 = ticks(b)
     b.branch(loop)
     b.position_at_end(loop)
     spins = b.phi(i64)
-    spins.add_incoming(LT.const(i64, 0), entry)
+    spins.add_incoming(LT.const(i64, 0), start)
     gen = b.load_atomic(_word(b, slot, 0), "acquire", align=8, typ=i64)
     b.cbranch(b.icmp_unsigned("!=", gen, last), got, wait)
     b.position_at_end(wait)
-    # without a clock, ``limit`` counts spins
     spent = b.sub(ticks(b), t0) if t0 is not None else spins
-    out = fn.append_basic_block("out")
-    more = fn.append_basic_block("more")
     b.cbranch(b.icmp_signed(">=", spent, limit), out, more)
     b.position_at_end(out)
     b.ret(last)
@@ -82,19 +87,18 @@ def _spin_run(m: ir.Module):
     spins.add_incoming(b.add(spins, LT.const(i64, 1)), more)
     b.branch(loop)
     b.position_at_end(got)
-    skip = fn.append_basic_block("skip")
-    b.cbranch(_claim(b, slot, gen), run, skip)
-    b.position_at_end(skip)
-    b.ret(gen)
+    b.cbranch(_claim(b, slot, gen), run, skip)  # else the launch took it back
     b.position_at_end(run)
     worker = b.inttoptr(b.load(_word(b, slot, 3), typ=i64, align=8), worker_type().as_pointer())
-    ptr = [worker] + [b.inttoptr(b.load(_word(b, slot, i), typ=i64, align=8), LT.PTR) for i in (4, 5, 10)]
+    ptr = [b.inttoptr(b.load(_word(b, slot, i), typ=i64, align=8), LT.PTR) for i in (4, 5, 10)]
     word = [b.load(_word(b, slot, i), typ=i64, align=8) for i in range(4, 13)]
-    args = [ptr[1], ptr[2], word[2], b.trunc(word[3], LT.I32), b.trunc(word[4], LT.I32), b.trunc(word[5], LT.I32),
-            ptr[3], word[7], word[8]]
-    b.call(ptr[0], args)
+    b.call(worker, [ptr[0], ptr[1], word[2], b.trunc(word[3], LT.I32), b.trunc(word[4], LT.I32),
+                    b.trunc(word[5], LT.I32), ptr[2], word[7], word[8]])
     _store_release(b, _word(b, slot, 2), gen)
-    b.ret(gen)
+    b.branch(skip)
+    b.position_at_end(skip)
+    last.add_incoming(gen, skip)
+    b.branch(start)
 
 
 def _take_back(m: ir.Module):
