@@ -68,9 +68,7 @@ def slice_ticks(read) -> int:
 
 
 def _observe_handoff(seconds: float):
-    """One launch's hand-off cost into the running average; one launch that the scheduler held up moves it at
-    most to 1.75 times what it was, so a moment's load does not keep every launch on one thread."""
-    _handoff["s"] = 0.75 * _handoff["s"] + 0.25 * min(max(seconds, 1e-6), 4 * _handoff["s"])
+    _handoff["s"] = 0.75 * _handoff["s"] + 0.25 * max(seconds, 1e-6)
 
 
 def _worth_helpers(inline_s: float, n: int) -> bool:

@@ -19,7 +19,7 @@ import threading
 
 from .spin import SLOTS, native
 
-SPIN_S = 200e-6   # how long a helper stays awake after a job, watching for the next
+SPIN_S = 100e-6   # how long a helper stays awake after a job, watching for the next
 _spin_ticks = {"n": None}
 
 
