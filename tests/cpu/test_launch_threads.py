@@ -129,3 +129,14 @@ def test_the_first_launch_measure_is_replaced(monkeypatch):
     lau.per_program = 1.0   # as if the first launch had been very slow
     lau((97, 1, 1), [x, out, x.size])
     assert not lau.cold and lau.per_program < 1e-2
+
+
+def test_a_big_grid_seen_first_runs_on_every_thread():
+    programs = CL.FIRST_INLINE_MAX + 1
+    x = np.arange(programs * 16, dtype=np.float32)
+    out = np.zeros_like(x)
+    lau = _launcher(_add, x, out, x.size, BLOCK=16, grid=(programs,))
+    lau.per_program, lau.cold = None, False
+    lau((programs, 1, 1), [x, out, x.size])
+    assert lau.per_program is not None
+    np.testing.assert_array_equal(out, x + 1)

@@ -283,7 +283,9 @@ class Launcher:
                     self.cold = per is None
             else:
                 self._pack(g0, g1, g2, 0, values)
-                self._parallel(g0, g1, g2, total, threads_for(per * total, total, self.nthreads))
+                # a big grid seen first runs on every thread, which measures it
+                threads = self.nthreads if per is None else threads_for(per * total, total, self.nthreads)
+                self._parallel(g0, g1, g2, total, threads)
             self.inline_max = self._inline_max()
             if len(failures) > before:
                 self._raise_failures(failures, before)
