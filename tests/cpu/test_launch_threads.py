@@ -93,7 +93,7 @@ def test_a_long_grid_runs_on_several_threads(monkeypatch):
     out = np.zeros_like(x)
     ran = []
     resolve = pool.Helper.resolve
-    monkeypatch.setattr(pool.Helper, "resolve", lambda self, gen: (ran.append(resolve(self, gen)), ran[-1])[1])
+    monkeypatch.setattr(pool.Helper, "resolve", lambda self, gen, stop: (ran.append(resolve(self, gen, stop)), ran[-1])[1])
     for _ in range(3):  # about 30 ms each: a helper has long enough to wake, however busy the machine
         _slow[(programs,)](x, out, 20_001, BLOCK=16)
     assert any(ran), "no helper ran any program of a long grid"
@@ -114,9 +114,9 @@ def test_a_job_no_helper_began_is_taken_back_not_waited_for():
     h.join()
     pool.native()
     gen = h.post((0,) * 10)   # a worker at address 0: running it would crash the process
-    assert h.resolve(gen) is False
+    assert h.resolve(gen, None) is False
     gen = h.post((0,) * 10)
-    assert h.resolve(gen) is False
+    assert h.resolve(gen, None) is False
 
 
 def test_the_first_launch_measure_is_replaced(monkeypatch):

@@ -354,12 +354,18 @@ class Launcher:
                             0))
                 self._own_share(counter, total, g0, g1, g2, chunk)
             except BaseException:
-                counter.value = STOP  # the helpers stop after the program each is running
+                self._stop()
                 raise
             finally:  # every job posted (up to an interrupt) is taken back or finished before the launch returns
+                interrupt = None
                 for h, b in zip(helpers, before):
                     if h.gen != b:
-                        ran += h.resolve(h.gen)
+                        try:
+                            ran += h.resolve(h.gen, self._stop)
+                        except KeyboardInterrupt as e:  # (its helper has finished all the same)
+                            interrupt = interrupt or e
+                if interrupt is not None:
+                    raise interrupt
         finally:
             if busy:
                 _busy.release()
@@ -372,6 +378,9 @@ class Launcher:
             self.per_program, self.cold = bound, False
         if start == 0:
             _observe_handoff(elapsed - self.per_program * total / n)
+
+    def _stop(self):
+        self.counter.value = STOP  # the helpers stop after the program each is running
 
     def _own_share(self, counter, total, g0, g1, g2, chunk):
         """The calling thread's programs, in slices of about SLICE_S; Python looks at signals between two."""

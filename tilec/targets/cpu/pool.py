@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import time
 
 from .spin import SLOTS, native
 
 SPIN_S = 100e-6   # how long a helper stays awake after a job, watching for the next
+WAIT_SLEEP_S = 20e-6   # between two short spins of a launch waiting for a helper (which may be waiting for a core)
 _spin_ticks = {"n": None}
 
 
@@ -59,12 +61,21 @@ class Helper(threading.Thread):
             self.go.release()
         return self.gen
 
-    def resolve(self, gen: int) -> bool:
+    def resolve(self, gen: int, stop) -> bool:
         """Once the launch needs no more help: take the job back (False), or wait until the helper has finished
-        it (True)."""
+        it (True). A KeyboardInterrupt meanwhile calls ``stop()`` (the helper stops after its current program)
+        and is raised once the helper has finished."""
         if _N.take_back(self.addr, gen):
             return False
-        _N.wait_done(self.addr, gen)
+        interrupt = None
+        while not _N.wait_done(self.addr, gen, self.ticks >> 3):  # spins an eighth of SPIN_S, then sleeps
+            try:
+                time.sleep(WAIT_SLEEP_S)
+            except KeyboardInterrupt as e:
+                interrupt = interrupt or e
+                stop()
+        if interrupt is not None:
+            raise interrupt
         return True
 
 
@@ -77,7 +88,7 @@ class _Natives:
         i64, p = ctypes.c_int64, ctypes.c_void_p
         self.publish = ctypes.PYFUNCTYPE(None, p, i64)(ctypes.cast(n.publish, p).value)
         self.take_back = ctypes.PYFUNCTYPE(i64, p, i64)(ctypes.cast(n.take_back, p).value)
-        self.wait_done = ctypes.PYFUNCTYPE(None, p, i64)(ctypes.cast(n.wait_done, p).value)
+        self.wait_done = ctypes.PYFUNCTYPE(i64, p, i64, i64)(ctypes.cast(n.wait_done, p).value)
 
 
 class _Lazy:

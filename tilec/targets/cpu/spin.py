@@ -15,7 +15,8 @@ then never starts it): both compare-and-swap [1] from the generation before to t
     tilec_spin_run(slot, last, ticks) -> the generation seen last: runs each generation posted after ``last``
         that it can claim, until none has come for ``ticks`` of the clock
     tilec_take_back(slot, gen) -> 1 when the launcher claimed ``gen`` first (no helper will run it)
-    tilec_wait_done(slot, gen): until the helper that claimed ``gen`` has finished it
+    tilec_wait_done(slot, gen, ticks) -> 1 once the helper that claimed ``gen`` has finished it, 0 if ``ticks``
+        of the clock pass first
     tilec_publish(slot, gen): posts ``gen`` once the job's words are written (a release store)
 """
 from __future__ import annotations
@@ -30,7 +31,6 @@ from ...codegen import llvm_types as LT
 from .wrapper import ticks, worker_type
 
 SLOTS = 16
-_YIELD_EVERY = 4096   # pauses between two sched_yield calls while waiting for a helper that has the CPU no more
 
 
 def _pause(b: ir.IRBuilder):
@@ -108,31 +108,33 @@ def _take_back(m: ir.Module):
 
 
 def _wait_done(m: ir.Module):
+    """1 once the helper has finished ``gen``; 0 when ``limit`` ticks (spins, without a clock) have passed first:
+    the caller then sleeps before it asks again, leaving the core to the helper on a machine with more threads
+    than cores."""
     i64 = LT.I64
-    sched_yield = ir.Function(m, ir.FunctionType(LT.I32, []), "sched_yield")
-    fn = ir.Function(m, ir.FunctionType(LT.VOID, [LT.PTR, i64]), "tilec_wait_done")
-    slot, gen = fn.args
-    entry, loop, more, rest, done = (fn.append_basic_block(n) for n in ("entry", "loop", "more", "rest", "done"))
+    fn = ir.Function(m, ir.FunctionType(i64, [LT.PTR, i64, i64]), "tilec_wait_done")
+    slot, gen, limit = fn.args
+    entry, loop, wait, more, done, out = (fn.append_basic_block(n)
+                                          for n in ("entry", "loop", "wait", "more", "done", "out"))
     b = ir.IRBuilder(entry)
+    t0 = ticks(b)
     b.branch(loop)
     b.position_at_end(loop)
     spins = b.phi(i64)
     spins.add_incoming(LT.const(i64, 0), entry)
     seen = b.load_atomic(_word(b, slot, 2), "acquire", align=8, typ=i64)
-    b.cbranch(b.icmp_unsigned("==", seen, gen), done, more)
+    b.cbranch(b.icmp_unsigned("==", seen, gen), done, wait)
+    b.position_at_end(wait)
+    spent = b.sub(ticks(b), t0) if t0 is not None else spins
+    b.cbranch(b.icmp_signed(">=", spent, limit), out, more)
     b.position_at_end(more)
     _pause(b)
-    nxt = b.add(spins, LT.const(i64, 1))
-    give = fn.append_basic_block("give")
-    b.cbranch(b.icmp_unsigned("==", b.urem(nxt, LT.const(i64, _YIELD_EVERY)), LT.const(i64, 0)), give, rest)
-    b.position_at_end(give)
-    b.call(sched_yield, [])
-    b.branch(rest)
-    b.position_at_end(rest)
-    spins.add_incoming(nxt, rest)
+    spins.add_incoming(b.add(spins, LT.const(i64, 1)), more)
     b.branch(loop)
     b.position_at_end(done)
-    b.ret_void()
+    b.ret(LT.const(i64, 1))
+    b.position_at_end(out)
+    b.ret(LT.const(i64, 0))
 
 
 def _publish(m: ir.Module):
@@ -157,7 +159,7 @@ class Native:
         self.spin_run = ctypes.CFUNCTYPE(i64, p, i64, i64)(self.engine.address)
         take, wait, publish = self.engine.addresses
         self.take_back = ctypes.CFUNCTYPE(i64, p, i64)(take)
-        self.wait_done = ctypes.CFUNCTYPE(None, p, i64)(wait)
+        self.wait_done = ctypes.CFUNCTYPE(i64, p, i64, i64)(wait)
         self.publish = ctypes.CFUNCTYPE(None, p, i64)(publish)
 
 
