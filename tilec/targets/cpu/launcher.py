@@ -16,7 +16,6 @@ to its end."""
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import struct
 import threading
@@ -341,13 +340,13 @@ class Launcher:
         counter.value = start
         n = max(1, min(threads, total - start))
         busy = n > 1 and _busy.acquire(blocking=False)
-        helpers = pool.helpers(n - 1, self.spin) if busy else ()
-        n = 1 + len(helpers)
-        chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
-        before = [h.gen for h in helpers]
-        ran = 0
-        t0 = time.perf_counter()
+        helpers, ran = (), 0
         try:
+            helpers = pool.helpers(n - 1, self.spin) if busy else ()
+            n = 1 + len(helpers)
+            chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
+            before = [h.gen for h in helpers]
+            t0 = time.perf_counter()
             try:
                 for i, h in enumerate(helpers, 1):
                     h.post((self.engine.address, self.params_p, cp, total, g0, g1, g2, self.scratch_ptrs[i], chunk,

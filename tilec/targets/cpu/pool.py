@@ -37,6 +37,7 @@ class Helper(threading.Thread):
 
     def __init__(self, ticks: int):
         super().__init__(daemon=True, name="tilec-cpu")
+        _natives()   # made before the thread needs them
         self.slot = (ctypes.c_int64 * SLOTS)()
         self.addr = ctypes.addressof(self.slot)
         self.go = threading.Lock()
@@ -91,14 +92,16 @@ class _Natives:
         self.wait_done = ctypes.PYFUNCTYPE(i64, p, i64, i64)(ctypes.cast(n.wait_done, p).value)
 
 
-class _Lazy:
-    def __getattr__(self, name):
-        global _N
+_N = None
+
+
+def _natives() -> _Natives:
+    global _N
+    if _N is None:
         _N = _Natives()
-        return getattr(_N, name)
+    return _N
 
 
-_N = _Lazy()
 _helpers: list = []
 _helpers_lock = threading.Lock()
 
@@ -106,8 +109,6 @@ _helpers_lock = threading.Lock()
 def helpers(n: int, ticks: int) -> list:
     """``n`` helpers (started the first time they are asked for)."""
     with _helpers_lock:
-        if n > len(_helpers):
-            _N.publish  # the native entry points, made before any helper needs them
         while len(_helpers) < n:
             _helpers.append(Helper(ticks))
         return _helpers[:n]

@@ -25,7 +25,7 @@ import ctypes
 import threading
 
 import llvmlite.binding as llvm
-import llvmlite.ir as ir
+from llvmlite import ir
 
 from ...codegen import llvm_types as LT
 from .wrapper import ticks, worker_type
