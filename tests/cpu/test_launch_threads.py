@@ -140,3 +140,23 @@ def test_a_big_grid_seen_first_runs_on_every_thread():
     lau((programs, 1, 1), [x, out, x.size])
     assert lau.per_program is not None
     np.testing.assert_array_equal(out, x + 1)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork")
+def test_a_forked_child_starts_its_own_helpers():
+    import os
+    programs = 2000
+    x = np.random.default_rng(1).random(programs * 16).astype(np.float32)
+    out = np.zeros_like(x)
+    _slow[(programs,)](x, out, 20_001, BLOCK=16)   # the parent's helpers exist
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        ok = False
+        try:
+            out[:] = 0
+            _slow[(programs,)](x, out, 20_001, BLOCK=16)
+            ok = bool(np.allclose(out, 2 * x, rtol=1e-5)) and all(h.is_alive() for h in pool._helpers)
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0

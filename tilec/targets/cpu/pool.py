@@ -15,6 +15,7 @@ and resolves every job it posted before the interrupt goes on."""
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import time
 
@@ -104,6 +105,18 @@ def _natives() -> _Natives:
 
 _helpers: list = []
 _helpers_lock = threading.Lock()
+
+
+def _forget_helpers():
+    """In a forked child: its helpers' threads stayed in the parent (posting to them would only have every job
+    taken back); the child starts its own when it needs them."""
+    global _helpers_lock
+    _helpers.clear()
+    _helpers_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_helpers)
 
 
 def helpers(n: int, ticks: int) -> list:
