@@ -9,9 +9,11 @@ thread has run every program takes back the jobs no helper has begun, rather tha
 learn there was nothing left to do; a helper whose job was taken back leaves it alone.
 
 The posting thread writes the job's words, publishes the generation (a release store), and releases ``go``
-where the helper may be asleep on it; posting, taking back and waiting run in native code, so a
-KeyboardInterrupt comes between them, and the launcher then stops the helpers (its counter set to ``STOP``)
-and resolves every job it posted before the interrupt goes on."""
+where the helper may be asleep on it. Publishing and taking back are single native calls, so a KeyboardInterrupt
+comes between them; a launch waiting for a running helper spins briefly, then sleeps between looks (on a machine
+with more threads than cores the helper needs that core), and an interrupt meanwhile stops the helpers (the
+launch's counter set to ``STOP``) and is raised once they have finished: no helper runs a launch that has
+returned."""
 from __future__ import annotations
 
 import ctypes
