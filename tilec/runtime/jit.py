@@ -149,9 +149,11 @@ class JITFunction(KernelFunction):
 
     # -- launching ------------------------------------------------------------------------------------------------
     def __getitem__(self, grid):
-        # a loop launching with the same grid object gets the same launcher back, unbuilt
+        # a loop launching with the same grid object gets the same launcher back, unbuilt; so does one that builds
+        # an equal one-int grid each time (``k[(cdiv(n, B),)]``: checking and binding it again costs microseconds)
         last = self._last_launcher
-        if last is not None and last[0] is grid:
+        if last is not None and (last[0] is grid or type(grid) is tuple and len(grid) == 1
+                                 and type(grid[0]) is int and last[0] == grid):
             return last[1]
         if self._binder is not None and not self.interpret:  # the binder itself, no Python frame in between
             launcher = functools.partial(self._binder, checked_grid(grid))

@@ -1,9 +1,11 @@
 """Runs a grid: packs the arguments into one struct per launch, then calls the JIT-compiled worker from the
-calling thread plus persistent helper threads (ctypes releases the GIL for the call), each with its own scratch
-area. Helpers are started and joined with bare locks (cheaper than futures). A grid whose measured work is too
-small to pay for waking helpers (``_worth_helpers``: the hand-off's cost is measured too) runs inline on the
-calling thread, with one single-argument call. The launch binder's cached single-program launches skip
-``Launcher.__call__``: they go through the entries generated for the kernel (``entry.py``).
+calling thread plus persistent helper threads (``pool.py``: jobs posted natively, taken back when no helper began
+them), each with its own scratch area. How many threads a launch uses follows from its work: the programs'
+measured time times their number, against the measured cost of handing work to helpers (``_worth_helpers``,
+``threads_for``). A grid too small to pay for one helper runs inline on the calling thread, with one
+single-argument call; a bigger one wakes as many helpers as each get a share worth their hand-off. The launch
+binder's cached single-program launches skip ``Launcher.__call__``: they go through the entries generated for the
+kernel (``entry.py``).
 
 Ctrl-C: the calling thread never runs programs for much more than :data:`SLICE_S` without coming back to Python
 (``wrapper.py``: a worker given a slice returns when it has run out, timed by the CPU's own clock), so a SIGINT
@@ -13,9 +15,7 @@ KeyboardInterrupt go on. A grid whose inline run outlasts its slice goes on with
 to its end."""
 from __future__ import annotations
 
-import collections
 import ctypes
-import functools
 import os
 import struct
 import threading
@@ -26,7 +26,7 @@ import numpy as np
 from ...errors import LaunchError
 from ..arguments import GETTERS, _addressof, _char_from_buffer, array_words, device_of, pointer_getter
 from ..params import PARAM_KINDS_KEY, bf16_bits
-from . import runtime
+from . import pool, runtime
 from .entry import entries
 from .jit import Engine
 from .resources import scratch_per_program
@@ -82,6 +82,13 @@ def _worth_helpers(inline_s: float, n: int) -> bool:
     return False
 
 
+def threads_for(work_s: float, total: int, most: int) -> int:
+    """How many threads (at least two: ``_worth_helpers`` said helpers pay) run a grid of ``total`` programs
+    estimated at ``work_s`` seconds on one thread: no more than give each a share of the work above the
+    hand-off's cost, so a short grid wakes a helper or two, not the whole pool, and a long one uses every core."""
+    return max(2, min(most, total, int(work_s / _handoff["s"])))
+
+
 def report_faults():
     """A kernel that faults (an unmasked access far outside its arrays, without a debug build's checks) takes
     the process down; before it goes, Python's ``faulthandler`` prints every thread's Python traceback, the
@@ -100,41 +107,16 @@ def report_faults():
 
 
 def num_threads() -> int:
-    return max(1, int(os.environ.get("TILEC_NUM_THREADS", 0)) or (os.cpu_count() or 1))
+    """TILEC_NUM_THREADS, else the cores this process may run on (a container's or ``taskset``'s, not the
+    machine's: threads beyond them only take turns)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, int(os.environ.get("TILEC_NUM_THREADS", 0)) or cores)
 
 
-class _Helper(threading.Thread):
-    """A daemon thread that runs one job each time its ``go`` lock is released, then releases ``done``."""
-
-    def __init__(self):
-        super().__init__(daemon=True, name="tilec-cpu")
-        self.go, self.done = threading.Lock(), threading.Lock()
-        self.go.acquire()
-        self.done.acquire()
-        self.job = None
-        self.error = None
-        self.start()
-
-    def run(self):
-        while True:
-            self.go.acquire()
-            try:
-                self.job()
-            except BaseException as e:  # pragma: no cover - the worker is native code
-                self.error = e
-            self.done.release()
-
-
-_helpers: list = []
-_helpers_lock = threading.Lock()
 _busy = threading.Lock()   # one multi-threaded launch at a time; a concurrent one runs inline
-
-
-def _get_helpers(n):
-    with _helpers_lock:
-        while len(_helpers) < n:
-            _helpers.append(_Helper())
-        return _helpers[:n]
 
 
 def host_pointer(v) -> int:
@@ -223,10 +205,14 @@ class Launcher:
         self.scratch_ptrs = [base + i * self.scratch_size for i in range(self.nthreads)]
         self.scratch0 = self.scratch_ptrs[0]
         self.lock = threading.Lock()
+        self.counter = ctypes.c_int64(0)   # a multi-threaded launch's next program (held by ``lock``)
+        self.counter_p = ctypes.addressof(self.counter)
+        self.spin = pool.spin_ticks(self.slice, SLICE_S)
         # what concurrent launches of this kernel would share besides the argument block: scratch buffers, the
         # assertion-failure list. Without them a single program's launch needs no lock (``entry.py``).
         self.shares_state = self.asserts or int(metadata.get("scratch_size", 0)) > 0
         self.per_program = None   # measured seconds of one program on one thread (running average)
+        self.cold = False         # per_program is the first launch's alone
         self.launches = 0         # every RETRY_EVERY-th runs on one thread, to measure per_program again
         # grids of at most this many programs run inline without asking (``entry.py``): those the estimate keeps
         # on one thread by a clear margin (``_worth_helpers`` neither takes them nor is close to it); set by each
@@ -277,6 +263,8 @@ class Launcher:
             per = self.per_program
             if per is None:  # measure one thread first (a big grid only once it has been seen on many)
                 inline = total <= FIRST_INLINE_MAX
+            elif self.cold:  # the first measure ran cold (fresh output pages, caches): measure again
+                inline = per * total < 5 * SLICE_S
             else:
                 self.launches += 1
                 # now and then measure one thread again: grids short enough that one thread is no great loss
@@ -288,12 +276,15 @@ class Launcher:
                 ran = self.run(self.argp)
                 if ran < total:  # its slice ran out: a long grid after all, the rest interruptibly on every thread
                     self._parallel(g0, g1, g2, total, self.nthreads, ran)
-                elif per is None or total * per >= 2e-6:  # nothing to learn from timing a trivial grid
+                elif per is None or self.cold or total * per >= 2e-6:  # nothing to learn from a trivial grid
                     dt = (time.perf_counter() - t0) / total
-                    self.per_program = dt if per is None else 0.5 * (per + dt)
+                    self.per_program = dt if per is None or self.cold else 0.5 * (per + dt)
+                    self.cold = per is None
             else:
                 self._pack(g0, g1, g2, 0, values)
-                self._parallel(g0, g1, g2, total, self.nthreads)
+                # a big grid seen first runs on every thread, which measures it
+                threads = self.nthreads if per is None else threads_for(per * total, total, self.nthreads)
+                self._parallel(g0, g1, g2, total, threads)
             self.inline_max = self._inline_max()
             if len(failures) > before:
                 self._raise_failures(failures, before)
@@ -343,79 +334,55 @@ class Launcher:
     def _parallel(self, g0, g1, g2, total, threads, start=0):
         """Programs ``start`` on of the grid on up to ``threads`` threads (the caller's included), claiming them
         from one counter; the caller's share in slices of about SLICE_S, so that Ctrl-C stops the launch (see the
-        module's note)."""
-        counter = ctypes.c_int64(start)
-        argp, cp = self.params_p, ctypes.addressof(counter)
+        module's note). Helpers that have not begun when the caller runs out of programs are not waited for
+        (``pool.py``)."""
+        counter, cp = self.counter, self.counter_p   # (launches of one kernel take turns: ``self.lock``)
+        counter.value = start
         n = max(1, min(threads, total - start))
         busy = n > 1 and _busy.acquire(blocking=False)
+        helpers, ran = (), 0
         try:
-            if not busy:
-                n = 1
+            helpers = pool.helpers(n - 1, self.spin) if busy else ()
+            n = 1 + len(helpers)
             chunk = 4 * n   # guided: each claim takes (programs left) / (4 n)
-            helpers = _get_helpers(n - 1) if n > 1 else []
-            for i, h in enumerate(helpers, 1):
-                h.job = functools.partial(self.fn, argp, cp, total, g0, g1, g2, self.scratch_ptrs[i], chunk, 0)
-            dones = [h.done for h in helpers]
-            started = threading.Lock()
-            started.acquire()
+            before = [h.gen for h in helpers]
             t0 = time.perf_counter()
             try:
-                # every helper started, then ``started`` released, in one C call: a KeyboardInterrupt comes
-                # before all of it or after, and ``started`` tells which
-                _drain(map(_RELEASE, [h.go for h in helpers] + [started]))
+                for i, h in enumerate(helpers, 1):
+                    h.post((self.engine.address, self.params_p, cp, total, g0, g1, g2, self.scratch_ptrs[i], chunk,
+                            0))
                 self._own_share(counter, total, g0, g1, g2, chunk)
             except BaseException:
-                counter.value = STOP  # the helpers stop after the program each is running
-                if not started.locked():
-                    _wait_all(dones, counter)
+                self._stop()
                 raise
-            _wait_all(dones, counter)
+            finally:  # every job posted (up to an interrupt) is taken back or finished before the launch returns
+                interrupt = None
+                for h, b in zip(helpers, before):
+                    if h.gen != b:
+                        try:
+                            ran += h.resolve(h.gen, self._stop)
+                        except KeyboardInterrupt as e:  # (its helper has finished all the same)
+                            interrupt = interrupt or e
+                if interrupt is not None:
+                    raise interrupt
         finally:
             if busy:
                 _busy.release()
-        errors = [h.error for h in helpers if h.error is not None]
-        for h in helpers:
-            h.error = None
-        if errors:
-            raise LaunchError(f"a CPU worker thread failed: {errors[0]!r}") from errors[0]
         if n == 1:
             return
         elapsed = time.perf_counter() - t0
-        if self.per_program is None:  # a first estimate; inline launches refine it
-            self.per_program = elapsed * n / (total - start)
-        elif start == 0:
+        # the threads that ran programs, each busy for at most the whole launch: a bound on one program's time
+        bound = elapsed * (1 + ran) / (total - start)
+        if self.per_program is None or self.cold or bound < self.per_program:
+            self.per_program, self.cold = bound, False
+        if start == 0:
             _observe_handoff(elapsed - self.per_program * total / n)
+
+    def _stop(self):
+        self.counter.value = STOP  # the helpers stop after the program each is running
 
     def _own_share(self, counter, total, g0, g1, g2, chunk):
         """The calling thread's programs, in slices of about SLICE_S; Python looks at signals between two."""
-        fn, argp, cp, scratch, slice_ = self.fn, self.params_p, ctypes.addressof(counter), self.scratch_ptrs[0], \
-            self.slice
+        fn, argp, cp, scratch, slice_ = self.fn, self.params_p, self.counter_p, self.scratch_ptrs[0], self.slice
         while counter.value < total:
             fn(argp, cp, total, g0, g1, g2, scratch, chunk, slice_)
-
-
-_drain = collections.deque(maxlen=0).extend   # consumes an iterator in C: no signal is handled halfway
-_RELEASE = type(threading.Lock()).release
-_ACQUIRE = type(threading.Lock()).acquire
-
-
-def _wait_all(locks, counter):
-    """Acquire each of ``locks`` (the helpers' ``done``). A KeyboardInterrupt meanwhile stops the helpers
-    (``counter`` set to STOP) and is raised once every one has finished, so none is left running a launch that
-    has returned. The acquisitions run in one C call ending with a fresh lock's: after an interrupt, what is left
-    of the iterator says which locks are still to take."""
-    interrupt = None
-    pending = list(locks)
-    while pending:
-        items = pending + [threading.Lock()]
-        it = iter(items)
-        try:
-            _drain(map(_ACQUIRE, it))
-            pending = []
-        except KeyboardInterrupt as e:
-            rest = list(it)
-            pending = items[len(items) - len(rest) - 1:-1] if rest else []
-            interrupt = interrupt or e
-            counter.value = STOP
-    if interrupt is not None:
-        raise interrupt
