@@ -3,11 +3,12 @@
 A tile's registers are lowered one scalar per element. Carried around a loop, 8-bit elements would then each
 take a phi of its own: a tile loaded an iteration ahead (a pipelined load that goes through registers, such as
 an 8-bit operand transposed on its way into shared memory) would hold every byte in a 32-bit register of its
-own, and unpacking and repacking them costs an instruction per element each iteration (int8 ``A @ B`` on
-sm_90: 206 registers and 251 loop instructions, 153 and 192 packed). Carried as ``<4 x i8>`` vectors instead,
-four consecutive registers of one tile are one 32-bit register across the back edge, which is what the vector
-load produced and what a byte permute wants. 16-bit elements stay scalars: packed the same way, the gfx1100
-bench matmul (fp16 operands carried through registers) took 20 more VGPRs.
+own, and unpacking and repacking them costs an instruction per element each iteration (an int8 ``A @ B`` with
+B stored n-contiguous: 206 registers and 251 loop instructions, 153 and 192 packed). Carried as ``<4 x i8>``
+vectors instead, four consecutive registers of one tile are one 32-bit register across the back edge, which is
+what the vector load produced and what a byte permute wants. 16-bit elements stay scalars: packed the same
+way, a wave32 matrix-core target's bench matmul (fp16 operands carried through registers) took 20 more
+registers a lane.
 """
 from __future__ import annotations
 
