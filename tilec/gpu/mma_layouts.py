@@ -43,11 +43,11 @@ class MatrixUnitOperandLayout(OperandLayout):
 
 @dataclass(frozen=True, repr=False)
 class MmaLayout(MatrixUnitLayout):
-    """Accumulator of the ``m16n8k*`` matrix-unit instructions (arch 80+): per warp a 16x8 tile where lane ``4g + t`` holds rows g and
-    g+8, columns 2t and 2t+1; ``warps_per_cta`` tile warps over (rows, columns); the pattern repeats in
-    registers over larger shapes. ``version`` 3: the same registers computed by warpgroup instructions (four
-    consecutive warps, 64 rows, operands read from shared memory); only warps along rows. Three entries in
-    ``warps_per_cta`` make it the layout of batched dots, warps first along the batch."""
+    """Accumulator of the ``m16n8k*`` matrix-unit instructions (arch 80+): per warp a 16x8 tile where lane
+    ``4g + t`` holds rows g and g+8, columns 2t and 2t+1; ``warps_per_cta`` tile warps over (rows, columns); the
+    pattern repeats in registers over larger shapes. ``version`` 3: the same registers computed by warpgroup
+    instructions (four consecutive warps, 64 rows, operands read from shared memory); only warps along rows.
+    Three entries in ``warps_per_cta`` make it the layout of batched dots, warps first along the batch."""
     warps_per_cta: tuple
     version: int = 2
     name = "mma"
