@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .linear_layouts import (DerivedLayout, Layout, LinearLayout, OperandLayout, _fmt, _linear_checked, _log2,
-                             _product, _repeat_bases)
+from .linear_layouts import (DerivedLayout, Layout, LinearLayout, OperandLayout, WarpGridLayout, _fmt,
+                             _linear_checked, _log2, _product, _repeat_bases)
 
 
 @dataclass(frozen=True, repr=False)
-class BlockedLayout(Layout):
+class BlockedLayout(WarpGridLayout):
     """Each thread holds ``size_per_thread`` contiguous elements; ``threads_per_warp`` lanes and
     ``warps_per_cta`` warps tile the shape, fastest dimension first as given by ``order``; the pattern repeats
     in registers where the shape is larger and broadcasts where it is smaller. Shape-independent, so one
@@ -28,14 +28,6 @@ class BlockedLayout(Layout):
             raise ValueError("blocked layout: parameters must have one entry per dimension")
         if sorted(self.order) != list(range(r)):
             raise ValueError(f"blocked layout: bad order {self.order}")
-
-    @property
-    def rank(self):
-        return len(self.order)
-
-    @property
-    def num_warps(self):
-        return _product(self.warps_per_cta)
 
     @property
     def warp_size(self):

@@ -23,12 +23,12 @@ from .blocked_layouts import BlockedLayout, DotOperandLayout, LinearEncoding, Sl
 from .layout_conversions import (GATHER_SELECT_MAX, RegisterGather, gather_registers, register_moves,
                                  reshape_coords, transpose_coords)
 from .layout_text import parse_layout, register_layout
-from .linear_layouts import DerivedLayout, Layout, LinearLayout, OperandLayout, holds_copies
+from .linear_layouts import DerivedLayout, Layout, LinearLayout, OperandLayout, WarpGridLayout, holds_copies
 from .mma_layouts import MatrixUnitLayout, MatrixUnitOperandLayout, MmaLayout, MmaOperandLayout
 from .shared_layouts import SharedLayout, shared_for_operand, swizzle_bytes
 
 __all__ = ["GATHER_SELECT_MAX", "BlockedLayout", "DerivedLayout", "DotOperandLayout", "Layout", "LinearEncoding",
-           "LinearLayout", "MatrixUnitLayout", "MatrixUnitOperandLayout", "MmaLayout",
-           "MmaOperandLayout", "OperandLayout", "RegisterGather", "SharedLayout", "SliceLayout", "default_blocked",
+           "LinearLayout", "MatrixUnitLayout", "MatrixUnitOperandLayout", "MmaLayout", "MmaOperandLayout",
+           "OperandLayout", "RegisterGather", "SharedLayout", "SliceLayout", "WarpGridLayout", "default_blocked",
            "gather_registers", "holds_copies", "parse_layout", "register_layout", "register_moves", "reshape_coords",
            "shared_for_operand", "swizzle_bytes", "transpose_coords"]

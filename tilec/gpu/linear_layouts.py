@@ -169,6 +169,18 @@ def _fmt(xs):
     return "[" + ", ".join(map(str, xs)) + "]"
 
 
+class WarpGridLayout(Layout):
+    """An encoding whose warps tile the shape as a grid of ``warps_per_cta`` (one entry per dimension)."""
+
+    @property
+    def rank(self):
+        return len(self.warps_per_cta)
+
+    @property
+    def num_warps(self):
+        return _product(self.warps_per_cta)
+
+
 class DerivedLayout(Layout):
     """An encoding defined from another, ``parent`` (a slice of it, an operand of a dot into it): it has the
     parent's rank and spans the parent's warps unless it says otherwise."""

@@ -6,28 +6,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .linear_layouts import Layout, OperandLayout, _fmt, _linear_checked, _log2, _log_bases, _product, _repeat_bases
+from .linear_layouts import OperandLayout, WarpGridLayout, _fmt, _linear_checked, _log2, _log_bases, _repeat_bases
 
 
-class MatrixUnitLayout(Layout):
+class MatrixUnitLayout(WarpGridLayout):
     """Base of the accumulator layouts of matrix-unit dots (each vendor's instruction family is one subclass):
     the generic passes treat any of them alike (a dot's result stays there, the math after it sinks into it);
     only the target that chose it lowers the dot itself. Two questions stage-operands asks of the instructions
     behind a layout: whether they read operand ``op_idx`` from shared memory themselves, and which placement
-    order they need there for an element type (None: any; e.g. (1, 0) for A [M, K]: k contiguous). Every one
-    has a ``warps_per_cta`` grid, one entry per dimension."""
+    order they need there for an element type (None: any; e.g. (1, 0) for A [M, K]: k contiguous)."""
 
     #: whether a dot operand computed before the loop around the dot (attention's ``q``) is kept in shared
     #: memory rather than in registers through the loop: worth it where registers are the scarcer resource
     invariant_operands_in_shared = True
-
-    @property
-    def rank(self):
-        return len(self.warps_per_cta)
-
-    @property
-    def num_warps(self):
-        return _product(self.warps_per_cta)
 
     def operand_in_shared(self, op_idx: int, element=None) -> bool:
         return False
