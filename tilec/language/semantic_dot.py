@@ -12,7 +12,6 @@ class DotRules:
     """Matrix products, for :class:`~tilec.language.semantic.Semantic`."""
 
     MIN_DOT_SIZE = 16  # compiled dots tile by 16 (the interpreter takes any size)
-
     INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee")
 
     def dot(self, a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,

@@ -13,9 +13,7 @@ class MemoryRules:
     """Pointer loads, stores and atomics, for :class:`~tilec.language.semantic.Semantic`."""
 
     LOAD_CACHE = ("", ".ca", ".cg", ".cv")
-
     STORE_CACHE = ("", ".wb", ".cg", ".cs", ".wt")
-
     EVICTION = ("", "evict_normal", "evict_first", "evict_last")
 
     def _as_element(self, v, elt: dtype) -> tensor:
@@ -116,7 +114,6 @@ class MemoryRules:
         self.b.create("store", operands, None, cache=cache, eviction=evict)
 
     ATOMIC_SEM = ("acq_rel", "acquire", "release", "relaxed")
-
     ATOMIC_SCOPE = ("gpu", "cta", "sys")
 
     def atomic_rmw(self, kind, ptr, val, mask=None, sem=None, scope=None) -> tensor:

@@ -51,7 +51,6 @@ def _fits(value, ty) -> bool:
     return lo <= value <= hi
 
 
-
 class PromotionRules:
     """Binary-operand promotion and casts, for :class:`~tilec.language.semantic.Semantic`."""
 

@@ -15,7 +15,6 @@ def is_pow2(n) -> bool:
     return isinstance(n, int) and n > 0 and n & (n - 1) == 0
 
 
-
 class ShapeRules:
     """Broadcasting, reshaping and tile creation, for :class:`~tilec.language.semantic.Semantic`."""
 
