@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .layouts import (MatrixUnitLayout, MatrixUnitOperandLayout, _fmt, _linear_checked, _log2, _log_bases,
-                      _repeat_bases, register_layout)
+from .layout_text import register_layout
+from .linear_layouts import _fmt, _linear_checked, _log2, _log_bases, _repeat_bases
+from .mma_layouts import MatrixUnitLayout, MatrixUnitOperandLayout
 
 
 def _unit(dim, v):
@@ -80,14 +81,6 @@ class MfmaLayout(MatrixUnitLayout):
             raise ValueError(f"mfma layout: m_dim must be 16 or 32, not {self.m_dim}")
 
     @property
-    def rank(self):
-        return 2
-
-    @property
-    def num_warps(self):
-        return self.warps_per_cta[0] * self.warps_per_cta[1]
-
-    @property
     def k_lane_bits(self) -> int:
         """Lane bits along k in the operands: the lanes a row leaves over (64 / m_dim groups)."""
         return 6 - _log2(self.m_dim)
@@ -114,19 +107,11 @@ class MfmaOperandLayout(MatrixUnitOperandLayout):
     name = "mfma_op"
 
     @property
-    def rank(self):
-        return 2
-
-    @property
-    def num_warps(self):
-        return self.parent.num_warps
-
-    @property
     def k_per_instruction(self) -> int:
         return self.k_width << self.parent.k_lane_bits
 
-    def _body(self):
-        return f"idx = {self.op_idx}, parent = {self.parent}, kw = {self.k_width}"
+    def _options(self):
+        return f", kw = {self.k_width}"
 
     def _linear(self, shape):
         p = self.parent
@@ -143,14 +128,6 @@ class WmmaLayout(MatrixUnitLayout):
     warps_per_cta: tuple
     name = "wmma"
     m_dim = 16
-
-    @property
-    def rank(self):
-        return 2
-
-    @property
-    def num_warps(self):
-        return self.warps_per_cta[0] * self.warps_per_cta[1]
 
     def _body(self):
         return f"wpc = {_fmt(self.warps_per_cta)}"
@@ -169,17 +146,6 @@ class WmmaOperandLayout(MatrixUnitOperandLayout):
     name = "wmma_op"
     k_width = 16
     k_per_instruction = 16
-
-    @property
-    def rank(self):
-        return 2
-
-    @property
-    def num_warps(self):
-        return self.parent.num_warps
-
-    def _body(self):
-        return f"idx = {self.op_idx}, parent = {self.parent}"
 
     def _linear(self, shape):
         return _operand_linear(shape, self.op_idx, 16, 16, 1, self.parent.warps_per_cta, k_lane_step=0)

@@ -22,6 +22,15 @@ INPUT_DTYPES = [("float32", 30), ("float16", 12), ("float64", 6), ("int32", 14),
                 ("int64", 6), ("uint8", 6), ("uint16", 4), ("uint32", 6), ("uint64", 5)]
 
 
+def _is_int(t: Ty) -> bool:
+    return is_int(t.dtype)
+
+
+def _exact(t: Ty) -> bool:
+    """The value is computed exactly (no rounding error to track), so comparisons of it are stable."""
+    return t.err == 0
+
+
 class _Gen:
     def __init__(self, rng: random.Random, k: Kernel, features):
         self.r, self.k, self.features = rng, k, features
@@ -111,11 +120,15 @@ class _Gen:
         return None
 
     def _expr(self, env, depth):
-        r, k = self.r, self.k
-        o = lambda pred=None, lit=None: self.operand(env, depth, pred, lit)  # noqa: E731
-        isint = lambda t: is_int(t.dtype)  # noqa: E731
-        isflt = lambda t: is_float(t.dtype)  # noqa: E731
-        exact = lambda t: t.err == 0  # noqa: E731
+        """One random expression of a kind drawn by weight from those the kernel's features allow (None when the
+        drawn kind finds nothing to apply to)."""
+        choices = self._expr_kinds()
+        kind = self.r.choices([c for c, _ in choices], [w for _, w in choices])[0]
+        return getattr(self, "_expr_" + kind)(env, depth)
+
+    def _expr_kinds(self):
+        """(kind, weight) of every expression kind the kernel's features and shape allow."""
+        k = self.k
         choices = [("arith", 30), ("div", 6), ("intdiv", 6), ("bitwise", 6), ("shift", 5), ("cmp", 5),
                    ("unary", 6), ("minmax", 5), ("where", 6), ("cast", 12), ("full", 2), ("umulhi", 1), ("fma", 1)]
         if "math" in self.features:
@@ -134,136 +147,181 @@ class _Gen:
                 choices.append(("trans", 2))
                 if "dot" in self.features:
                     choices.append(("dot", 8))
-        kind = r.choices([c for c, _ in choices], [w for _, w in choices])[0]
-        if kind == "arith":
-            return Op(r.choice(["add", "sub", "mul"]), [o(), o(lit=r.choice(["int", "float"]))])
-        if kind == "div":
-            return Op("truediv", [o(), o(lit="float")])
-        if kind == "intdiv":
-            a = o(isint)
-            at = self.typeof(a, env)
-            if not is_int(at.dtype):
+        return choices
+
+    def _operands(self, env, depth):
+        """``o(pred, lit)``: :meth:`operand` over ``env`` at ``depth``."""
+        return lambda pred=None, lit=None: self.operand(env, depth, pred, lit)
+
+    def _expr_arith(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        return Op(r.choice(["add", "sub", "mul"]), [o(), o(lit=r.choice(["int", "float"]))])
+
+    def _expr_div(self, env, depth):
+        o = self._operands(env, depth)
+        return Op("truediv", [o(), o(lit="float")])
+
+    def _expr_intdiv(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        a = o(_is_int)
+        at = self.typeof(a, env)
+        if not is_int(at.dtype):
+            return None
+        same = lambda t: is_int(t.dtype) and is_signed(t.dtype) == is_signed(at.dtype)  # noqa: E731
+        b = Lit(r.randint(1, 9)) if self.chance(0.4) else Op("posdiv", [o(same)])
+        if self.chance(0.15) and is_float(at.dtype) is False:
+            return Op("mod", [a, b])
+        return Op(r.choice(["floordiv", "mod"]), [a, b])
+
+    def _expr_bitwise(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        if self.chance(0.3):
+            isb = lambda t: t.dtype == "int1"  # noqa: E731
+            return Op(r.choice(["and", "or", "xor"]), [o(isb), o(isb)])
+        return Op(r.choice(["and", "or", "xor"]), [o(_is_int), o(_is_int, lit="int")])
+
+    def _expr_shift(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        a = o(_is_int)
+        at = self.typeof(a, env)
+        if not is_int(at.dtype):
+            return None
+        if self.chance(0.5):
+            return Op(r.choice(["shl", "shr"]), [a, Lit(r.randrange(bits(at.dtype)))])
+        b = o(_is_int)
+        bt = self.typeof(b, env)
+        if not is_int(bt.dtype):
+            return None
+        m = max(bits(at.dtype), bits(bt.dtype)) - 1
+        return Op(r.choice(["shl", "shr"]), [a, Op("shamt", [b], {"m": m})])
+
+    def _expr_cmp(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        a = o(lambda t: _exact(t) and t.dtype != "int1")
+        at = self.typeof(a, env)
+        lit = "float" if is_float(at.dtype) else "int"
+        same_kind = lambda t: _exact(t) and is_float(t.dtype) == is_float(at.dtype)  # noqa: E731
+        return Op(r.choice(["lt", "le", "gt", "ge", "eq", "ne"]), [a, o(same_kind, lit=lit)])
+
+    def _expr_unary(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        name = r.choice(["neg", "abs", "invert"])
+        return Op(name, [o(_is_int if name == "invert" else None)])
+
+    def _expr_math(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        name = r.choice(list(TRANSCENDENTAL) + ["sqrt", "floor", "ceil", "sqrt"])
+        a = o()
+        if self.typeof(a, env).dtype not in ("float32", "float64"):
+            a = Op("cast", [a], {"dtype": "float32"})
+        if name in ("log", "sqrt", "rsqrt", "log2") and self.chance(0.6):
+            a = Op("abs", [a])
+        return Op(name, [a])
+
+    def _expr_minmax(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        return Op(r.choice(["maximum", "minimum"]), [o(), o(lit=r.choice(["int", "float"]))])
+
+    def _expr_where(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        c = o(lambda t: t.dtype == "int1" and _exact(t))
+        if self.typeof(c, env).dtype != "int1":
+            c = self.compare_of(env, depth)
+            if c is None:
                 return None
-            same = lambda t: is_int(t.dtype) and is_signed(t.dtype) == is_signed(at.dtype)  # noqa: E731
-            b = Lit(r.randint(1, 9)) if self.chance(0.4) else Op("posdiv", [o(same)])
-            if self.chance(0.15) and is_float(at.dtype) is False:
-                return Op("mod", [a, b])
-            return Op(r.choice(["floordiv", "mod"]), [a, b])
-        if kind == "bitwise":
-            if self.chance(0.3):
-                isb = lambda t: t.dtype == "int1"  # noqa: E731
-                return Op(r.choice(["and", "or", "xor"]), [o(isb), o(isb)])
-            return Op(r.choice(["and", "or", "xor"]), [o(isint), o(isint, lit="int")])
-        if kind == "shift":
-            a = o(isint)
-            at = self.typeof(a, env)
-            if not is_int(at.dtype):
-                return None
-            if self.chance(0.5):
-                return Op(r.choice(["shl", "shr"]), [a, Lit(r.randrange(bits(at.dtype)))])
-            b = o(isint)
-            bt = self.typeof(b, env)
-            if not is_int(bt.dtype):
-                return None
-            m = max(bits(at.dtype), bits(bt.dtype)) - 1
-            return Op(r.choice(["shl", "shr"]), [a, Op("shamt", [b], {"m": m})])
-        if kind == "cmp":
-            a = o(lambda t: exact(t) and t.dtype != "int1")
-            at = self.typeof(a, env)
-            lit = "float" if is_float(at.dtype) else "int"
-            same_kind = lambda t: exact(t) and is_float(t.dtype) == is_float(at.dtype)  # noqa: E731
-            return Op(r.choice(["lt", "le", "gt", "ge", "eq", "ne"]), [a, o(same_kind, lit=lit)])
-        if kind == "unary":
-            name = r.choice(["neg", "abs", "invert"])
-            return Op(name, [o(isint if name == "invert" else None)])
-        if kind == "math":
-            name = r.choice(list(TRANSCENDENTAL) + ["sqrt", "floor", "ceil", "sqrt"])
-            a = o()
-            if self.typeof(a, env).dtype not in ("float32", "float64"):
-                a = Op("cast", [a], {"dtype": "float32"})
-            if name in ("log", "sqrt", "rsqrt", "log2") and self.chance(0.6):
-                a = Op("abs", [a])
-            return Op(name, [a])
-        if kind == "minmax":
-            return Op(r.choice(["maximum", "minimum"]), [o(), o(lit=r.choice(["int", "float"]))])
-        if kind == "where":
-            c = o(lambda t: t.dtype == "int1" and exact(t))
-            if self.typeof(c, env).dtype != "int1":
-                c = self.compare_of(env, depth)
-                if c is None:
-                    return None
-            return Op("where", [c, o(), o(lit=r.choice(["int", "float"]))])
-        if kind == "cast":
-            a = o()
-            at = self.typeof(a, env)
-            if at.weak:
-                return None
-            pool = self.float_types() + self.int_types() + ["int1"]
-            return Op("cast", [a], {"dtype": r.choice([t for t in pool if t != at.dtype])})
-        if kind == "bitcast":
-            a = o(lambda t: exact(t) and t.dtype != "int1")
-            at = self.typeof(a, env)
-            pool = [t for t in self.float_types() + self.int_types() if bits(t) == bits(at.dtype) and t != at.dtype]
-            if not pool:
-                return None
-            return Op("bitcast", [a], {"dtype": r.choice(pool)})
-        if kind == "full":
-            dt = r.choice(self.float_types() + self.int_types())
-            shape = r.choice([F, F, R, C] if k.rank == 2 else [F])
-            v = self.literal("float" if is_float(dt) else "int").value
-            return Op("full", [], {"dtype": dt, "value": v, "shape": shape})
-        if kind == "umulhi":
-            a = o(lambda t: t.dtype in ("int32", "uint32"))
-            at = self.typeof(a, env)
-            return Op("umulhi", [a, o(lambda t: t.dtype == at.dtype)])
-        if kind == "fma":
-            a = o(lambda t: t.dtype == "float32")
-            return Op("fma", [a, o(lambda t: t.dtype == "float32"), o(lambda t: t.dtype == "float32")])
-        if kind == "reduce":
-            a = o(lambda t: t.shape != S)
-            at = self.typeof(a, env)
-            axis = None if self.chance(0.2) else (r.choice([0, 1]) if k.rank == 2 and at.shape == F else 0)
-            if at.dtype in FP8:
-                a = Op("cast", [a], {"dtype": "float32"})
-            return Op(r.choice(["sum", "sum", "max", "min"]), [a], {"axis": axis})
-        if kind == "scan":
-            a = o(lambda t: t.shape != S)
-            at = self.typeof(a, env)
-            axis = r.choice([0, 1]) if k.rank == 2 and at.shape == F else 0
-            if at.dtype in FP8:
-                a = Op("cast", [a], {"dtype": "float32"})
-            return Op("cumsum", [a], {"axis": axis, "reverse": self.chance(0.3)})
-        if kind == "load":
-            p = r.choice(sorted(k.inputs))
-            other = r.choice([0.0, 1.0, -2.5]) if is_float(k.inputs[p]) else r.choice([0, 1, 3])
-            args = []
-            if self.chance(0.6):
-                c = self.compare_of(env, 0)
-                if c is not None:
-                    args.append(c)
-            return Op("load", args, {"param": p, "other": other, "flip": self.chance(0.5)})
-        if kind == "bcast":
-            a = o(lambda t: t.shape in (R, C, S) and not t.weak)
-            return Op("bcast", [a], {"shape": F})
-        if kind == "trans":
-            return Op("trans", [o(lambda t: t.shape == F)])
-        if kind == "dot":
-            dt = r.choice([t for t in DOT_TYPES if t in self.float_types() + ["int8"]])
-            full = lambda t: t.shape == F  # noqa: E731
-            ab = []
-            for _ in range(2):
-                x = o(full)
-                if self.typeof(x, env).dtype != dt:
-                    x = Op("cast", [x], {"dtype": dt})
-                ab.append(x)
-            attrs = {"precision": "ieee"} if dt == "float32" and self.chance(0.7) else {}
-            out = {"int8": "int32", "float64": "float64"}.get(dt, "float32")
-            if self.chance(0.3):
-                acc = self.leaf(env, lambda t: t.dtype == out and t.shape == F)
-                if acc is not None:
-                    ab.append(acc)
-            return Op("dot", ab, attrs)
-        raise AssertionError(kind)
+        return Op("where", [c, o(), o(lit=r.choice(["int", "float"]))])
+
+    def _expr_cast(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        a = o()
+        at = self.typeof(a, env)
+        if at.weak:
+            return None
+        pool = self.float_types() + self.int_types() + ["int1"]
+        return Op("cast", [a], {"dtype": r.choice([t for t in pool if t != at.dtype])})
+
+    def _expr_bitcast(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        a = o(lambda t: _exact(t) and t.dtype != "int1")
+        at = self.typeof(a, env)
+        pool = [t for t in self.float_types() + self.int_types() if bits(t) == bits(at.dtype) and t != at.dtype]
+        if not pool:
+            return None
+        return Op("bitcast", [a], {"dtype": r.choice(pool)})
+
+    def _expr_full(self, env, depth):
+        r, k = self.r, self.k
+        dt = r.choice(self.float_types() + self.int_types())
+        shape = r.choice([F, F, R, C] if k.rank == 2 else [F])
+        v = self.literal("float" if is_float(dt) else "int").value
+        return Op("full", [], {"dtype": dt, "value": v, "shape": shape})
+
+    def _expr_umulhi(self, env, depth):
+        o = self._operands(env, depth)
+        a = o(lambda t: t.dtype in ("int32", "uint32"))
+        at = self.typeof(a, env)
+        return Op("umulhi", [a, o(lambda t: t.dtype == at.dtype)])
+
+    def _expr_fma(self, env, depth):
+        o = self._operands(env, depth)
+        a = o(lambda t: t.dtype == "float32")
+        return Op("fma", [a, o(lambda t: t.dtype == "float32"), o(lambda t: t.dtype == "float32")])
+
+    def _expr_reduce(self, env, depth):
+        r, k, o = self.r, self.k, self._operands(env, depth)
+        a = o(lambda t: t.shape != S)
+        at = self.typeof(a, env)
+        axis = None if self.chance(0.2) else (r.choice([0, 1]) if k.rank == 2 and at.shape == F else 0)
+        if at.dtype in FP8:
+            a = Op("cast", [a], {"dtype": "float32"})
+        return Op(r.choice(["sum", "sum", "max", "min"]), [a], {"axis": axis})
+
+    def _expr_scan(self, env, depth):
+        r, k, o = self.r, self.k, self._operands(env, depth)
+        a = o(lambda t: t.shape != S)
+        at = self.typeof(a, env)
+        axis = r.choice([0, 1]) if k.rank == 2 and at.shape == F else 0
+        if at.dtype in FP8:
+            a = Op("cast", [a], {"dtype": "float32"})
+        return Op("cumsum", [a], {"axis": axis, "reverse": self.chance(0.3)})
+
+    def _expr_load(self, env, depth):
+        r, k = self.r, self.k
+        p = r.choice(sorted(k.inputs))
+        other = r.choice([0.0, 1.0, -2.5]) if is_float(k.inputs[p]) else r.choice([0, 1, 3])
+        args = []
+        if self.chance(0.6):
+            c = self.compare_of(env, 0)
+            if c is not None:
+                args.append(c)
+        return Op("load", args, {"param": p, "other": other, "flip": self.chance(0.5)})
+
+    def _expr_bcast(self, env, depth):
+        o = self._operands(env, depth)
+        a = o(lambda t: t.shape in (R, C, S) and not t.weak)
+        return Op("bcast", [a], {"shape": F})
+
+    def _expr_trans(self, env, depth):
+        o = self._operands(env, depth)
+        return Op("trans", [o(lambda t: t.shape == F)])
+
+    def _expr_dot(self, env, depth):
+        r, o = self.r, self._operands(env, depth)
+        dt = r.choice([t for t in DOT_TYPES if t in self.float_types() + ["int8"]])
+        full = lambda t: t.shape == F  # noqa: E731
+        ab = []
+        for _ in range(2):
+            x = o(full)
+            if self.typeof(x, env).dtype != dt:
+                x = Op("cast", [x], {"dtype": dt})
+            ab.append(x)
+        attrs = {"precision": "ieee"} if dt == "float32" and self.chance(0.7) else {}
+        out = {"int8": "int32", "float64": "float64"}.get(dt, "float32")
+        if self.chance(0.3):
+            acc = self.leaf(env, lambda t: t.dtype == out and t.shape == F)
+            if acc is not None:
+                ab.append(acc)
+        return Op("dot", ab, attrs)
 
     def compare_of(self, env, depth, shape=None):
         for _ in range(10):
