@@ -196,28 +196,40 @@ def lower_warp_group_dot(L, op):
             if chunk:
                 partial.setdefault((mp, nc), []).append(part)
     _asm(b, "wgmma.commit_group.sync.aligned;", "~{memory}", [], ir.VoidType())
-    if chunk:  # every partial sum must be complete before it is added
-        flat = [v for parts in partial.values() for p in parts for v in p]
-        done = iter(wait(b, 0, flat))
-        for (mp, nc), parts in partial.items():
-            regs = [c_idx[(mp * per_pass + 8 * ((i & 3) >> 1), nc * n_inst + 8 * (i >> 2) + (i & 1))]
-                    for i in range(inst.n_out)]
-            for j, p in enumerate(parts):
-                vals = [next(done) for _ in p]
-                for i, v in zip(regs, vals):
-                    # "contract": printed add.f32 as Triton's (nothing here to fuse with)
-                    acc[i] = v if (zero and j == 0) else b.fadd(acc[i], v, flags=("contract",))
-        L.bind(op.result, acc)
-        return
-    pending = op.attrs.get("pending", 0)
-    if pending < 0:  # left running: a later wait retires it
-        pass
-    elif pending:  # the accumulators stay in flight: only the next dot or a warp_group_dot_wait touches them
-        _asm(b, f"wgmma.wait_group.sync.aligned {pending};", "~{memory}", [], ir.VoidType())
+    if chunk:
+        _add_chunks(b, acc, partial, lambda mp, nc: [c_idx[(mp * per_pass + 8 * ((i & 3) >> 1),
+                                                            nc * n_inst + 8 * (i >> 2) + (i & 1))]
+                                                     for i in range(inst.n_out)], zero)
     else:
-        for i, v in zip(touched, wait(b, 0, [acc[i] for i in touched])):
-            acc[i] = v
+        _retire(b, acc, touched, op.attrs.get("pending", 0))
     L.bind(op.result, acc)
+
+
+def _add_chunks(b, acc, partial, regs_of, zero):
+    """The chunks' partial sums (``max_num_imprecise_acc``) added into the f32 accumulator, once every one of
+    them is complete."""
+    flat = [v for parts in partial.values() for p in parts for v in p]
+    done = iter(wait(b, 0, flat))
+    for (mp, nc), parts in partial.items():
+        regs = regs_of(mp, nc)
+        for j, p in enumerate(parts):
+            vals = [next(done) for _ in p]
+            for i, v in zip(regs, vals):
+                # "contract": printed add.f32 as Triton's (nothing here to fuse with)
+                acc[i] = v if (zero and j == 0) else b.fadd(acc[i], v, flags=("contract",))
+
+
+def _retire(b, acc, touched, pending):
+    """The end of a dot's issue: ``pending`` < 0 leaves it running (a later wait retires it); > 0 waits until at
+    most that many groups are in flight (the accumulators stay in flight: only the next dot or a
+    ``warp_group_dot_wait`` touches them); 0 waits for all and passes the accumulators through the wait."""
+    if pending < 0:
+        return
+    if pending:
+        _asm(b, f"wgmma.wait_group.sync.aligned {pending};", "~{memory}", [], ir.VoidType())
+        return
+    for i, v in zip(touched, wait(b, 0, [acc[i] for i in touched])):
+        acc[i] = v
 
 
 def _warpgroup_origin(L, wm, cols):
