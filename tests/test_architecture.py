@@ -89,8 +89,8 @@ def docstring_nodes(tree) -> set:
     return out
 
 
-# "tilec.a.b", "tilec.a.b:Attr", "-m tilec.a.b"
-_MODULE_STRING = re.compile(r"^(?:-m\s+)?(tilec(?:\.[A-Za-z_]\w*)*)(?::[\w.]+)?$")
+# "tilec.a.b", "tilec.a.b:Attr", "-m tilec.a.b" (a bare "tilec" is a name: a folder, a producer)
+_MODULE_STRING = re.compile(r"^(?:-m\s+)?(tilec(?:\.[A-Za-z_]\w*)+)(?::[\w.]+)?$")
 
 
 def imports_of(path: str, root: str = ROOT):

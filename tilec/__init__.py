@@ -7,6 +7,7 @@ import os as _os
 from .version import __version__
 from .errors import BackendError, CompilationError, LaunchError, TilecError, for_user
 from . import language
+from . import gpu  # noqa: F401  (registers the GPU IR with the parser and the GPU passes by name)
 from .language import constexpr
 from .backends import register_backend
 from .compiler import ASTSource, Target, default_target

@@ -10,6 +10,7 @@ from .blocked_layouts import BlockedLayout, DotOperandLayout, LinearEncoding, Sl
 from .linear_layouts import Layout
 from .mma_layouts import MmaLayout, MmaOperandLayout
 from .shared_layouts import SharedLayout
+from ..ir.parser import register_layout_parser
 
 
 _TOKEN = re.compile(r"\s*(#\w+<|\[|\]|>|,|=|-?\d+|\w+)")
@@ -83,7 +84,6 @@ _BUILDERS = {
 def register_layout(name: str, builder) -> None:
     """Make ``#name<...>`` readable (here and in IR text): ``builder(fields)`` builds the encoding from its
     parsed fields (a dict)."""
-    from ..ir.parser import register_layout_parser
     _BUILDERS[name] = builder
     register_layout_parser(name, lambda body: parse_layout(f"#{name}<{body or ''}>"))
 
@@ -108,7 +108,6 @@ def parse_layout(text: str) -> Layout:
 
 
 def _register_with_parser():
-    from ..ir.parser import register_layout_parser
     for n in _BUILDERS:
         register_layout_parser(n, lambda body, n=n: parse_layout(f"#{n}<{body or ''}>"))
 

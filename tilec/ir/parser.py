@@ -9,7 +9,9 @@ Errors are :class:`IRParseError` (an :class:`IRError`) reading ``file:line:col: 
 the offending line and a caret.
 
 Layout encodings in tile types (``tile<16x16xf32, #blocked<...>>``) are parsed by functions registered with
-:func:`register_layout_parser`; the IR core knows nothing about them.
+:func:`register_layout_parser`; the IR core knows nothing about them. A dialect that adds ops and layouts (the
+GPU IR) registers its module with :func:`register_dialect`, and the parser imports it the first time it meets an
+op or layout name it does not know: the core IR never names the layers above it.
 """
 from __future__ import annotations
 
@@ -39,6 +41,26 @@ LAYOUT_PARSERS: dict[str, Callable[[str | None], object]] = {}
 
 def register_layout_parser(name: str, fn: Callable[[str | None], object]):
     LAYOUT_PARSERS[name] = fn
+
+
+# modules that register further ops and layouts when imported, not imported yet
+_DIALECTS: list[str] = []
+
+
+def register_dialect(module: str) -> None:
+    """Have the parser import ``module`` (which registers its ops and layouts) when it first meets a name it
+    does not know."""
+    if module not in _DIALECTS:
+        _DIALECTS.append(module)
+
+
+def _load_dialects() -> bool:
+    """Import the registered dialects not imported yet; whether there were any."""
+    loaded = bool(_DIALECTS)
+    while _DIALECTS:
+        importlib.import_module(_DIALECTS[0])
+        _DIALECTS.pop(0)
+    return loaded
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
@@ -219,8 +241,7 @@ class _Parser:
             body = self.text[self.pos + 1:i]
             self.pos = i + 1
         fn = LAYOUT_PARSERS.get(name)
-        if fn is None:
-            importlib.import_module("tilec.gpu.layouts")  # the GPU encodings register themselves (a plugin: ir does not depend on gpu)
+        if fn is None and _load_dialects():
             fn = LAYOUT_PARSERS.get(name)
         if fn is None:
             raise self.error(f"unknown layout '#{name}' (known: {', '.join(sorted(LAYOUT_PARSERS)) or 'none'})", start)
@@ -373,8 +394,7 @@ class _Parser:
                 raise self.error("'module' has no results", start)
             return self.module_op()
         cls = OP_REGISTRY.get(name)
-        if cls is None:
-            importlib.import_module("tilec.gpu.ops")  # the GPU IR's ops register themselves (a plugin, as layouts)
+        if cls is None and _load_dialects():
             cls = OP_REGISTRY.get(name)
         if cls is None:
             raise self.error(f"unknown op '{name}'", name_pos)

@@ -18,7 +18,7 @@ import numpy as np
 from ..ir.core import IRError, Operation, Value
 from ..ir.ops import BroadcastOp, SplatOp
 from ..ir.types import ScalarType, Type
-from .manager import Pass
+from .base import Pass
 from .rewrite import FunctionPattern, apply_patterns_greedily, pattern
 from .utils import constant_value, defined_outside, is_empty_region_op, remove_results
 from ..ir import ops as O

@@ -13,7 +13,7 @@ from collections import ChainMap
 
 from ..ir.core import Block, Operation
 from ..ir.types import Type
-from .manager import Pass
+from .base import Pass
 
 
 def _attr_key(v):

@@ -11,7 +11,7 @@ region ops are kept or removed whole.
 from __future__ import annotations
 
 from ..ir.core import BlockArgument, Operation, OpResult, Value
-from .manager import Pass
+from .base import Pass
 from .utils import REGION_TERMINATORS, drop_results, has_own_effect, release_operands
 from ..ir import ops as O
 

@@ -24,7 +24,7 @@ from ..ir import ops as O
 from ..ir.builder import Builder
 from ..ir.core import Block, OpResult, Region
 from ..ir.types import FunctionType, PointerType, ScalarType, i1, i32, i64
-from .manager import Pass
+from .base import Pass
 from .pointer_origins import origins
 
 RECORD_WORDS = 16

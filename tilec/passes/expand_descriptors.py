@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..ir import ops as O
 from ..ir.builder import Builder
-from .manager import Pass
+from .base import Pass
 
 
 def expand(op):

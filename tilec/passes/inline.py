@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..ir.core import IRError
 from ..ir.ops import CallOp, FuncOp, ModuleOp
-from .manager import Pass
+from .base import Pass
 from ..ir import ops as O
 
 

@@ -10,7 +10,7 @@ possibly-zero value, or loops that may not terminate.
 from __future__ import annotations
 
 from ..ir.core import Operation
-from .manager import Pass
+from .base import Pass
 from .utils import defined_outside, is_speculatable, values_used_from_outside
 from ..ir import ops as O
 

@@ -1,5 +1,5 @@
-"""Pass infrastructure: the ``Pass`` base, a name registry, and the ``PassManager`` that runs, times, verifies,
-dumps and stops in the debugger.
+"""Pass infrastructure: passes by name (``get_pass``; the ``Pass`` base and its registry are in ``base.py``), the
+default tir pipeline, and the ``PassManager`` that runs, times, verifies, dumps and stops in the debugger.
 
 One manager runs a whole compile: the tir pipeline and then the backend's own passes (the GPU passes for a GPU
 target), numbered continuously. Everything is driven by the environment so it works from any entry point (the JIT,
@@ -30,77 +30,32 @@ on-disk kernel cache (the pipeline says so once): a warm cache never turns them 
 from __future__ import annotations
 
 import atexit
-import importlib
 import os
-import pkgutil
 import re
 import sys
 import time
-from typing import ClassVar
 
 from ..errors import ConfigurationError, TilecError, did_you_mean
 from ..ir.core import IRError, Operation
 from ..ir.printer import print_ir
+from ..ir.verifier import verify
 
-PASS_REGISTRY: dict[str, type["Pass"]] = {}
-
-
-class Pass:
-    """A transformation of a whole module. Subclasses set ``name`` (registering the class) and implement
-    ``run``; ``run`` may return False to report that it changed nothing (None means "unknown")."""
-
-    name: ClassVar[str] = "<pass>"
-    # One line for pass listings; when empty, the first sentence of the pass's module docstring stands in.
-    summary: ClassVar[str] = ""
-    #: the compile's options (a backend's ``tilec.targets.options.Options``), handed over by the PassManager that
-    #: runs the pass; None for a pass run by itself
-    options = None
-
-    def __init_subclass__(cls, **kw):
-        super().__init_subclass__(**kw)
-        if "name" in cls.__dict__:
-            PASS_REGISTRY[cls.name] = cls
-
-    def run(self, module) -> bool | None:
-        raise NotImplementedError
-
-    def __repr__(self):
-        return f"<pass {self.name}>"
-
-
-def _load_builtin_passes():
-    # Importing the pass modules registers them; done lazily so manager.py has no import cycle with them.
-    from . import canonicalize, cse, dce, expand_descriptors, inline, licm  # noqa: F401
-
-
-# Packages whose modules register further passes when imported (found by name on demand).
-PASS_PACKAGES = ["tilec.gpu.passes"]
-
-
-def _load_pass_packages():
-    """Import every module of the pass packages; a module that fails to import raises its own error."""
-    for pkg_name in PASS_PACKAGES:
-        pkg = importlib.import_module(pkg_name)
-        for info in pkgutil.iter_modules(pkg.__path__):
-            mod = f"{pkg.__name__}.{info.name}"
-            try:
-                importlib.import_module(mod)
-            except Exception as e:
-                raise ImportError(f"pass module {mod} failed to import: {type(e).__name__}: {e}") from e
+# the tir passes: importing them registers them (``base.py``); the manager runs them by name
+from . import canonicalize, cse, dce, expand_descriptors, inline, licm  # noqa: F401
+from .base import PASS_PACKAGES, PASS_REGISTRY, Pass, load_pass_packages, register_pass_package  # noqa: F401
 
 
 def load_all_passes():
-    """Register every pass there is: the tir passes and those of the target pass packages (for listings)."""
-    _load_builtin_passes()
-    _load_pass_packages()
+    """Register every pass there is: the tir passes and those of the registered pass packages (for
+    listings)."""
+    load_pass_packages()
 
 
 def get_pass(name: str, **options) -> Pass:
     """An instance of the pass registered as ``name`` (options go to its constructor)."""
-    _load_builtin_passes()
     cls = PASS_REGISTRY.get(name)
     if cls is None:
-        _load_pass_packages()
+        load_pass_packages()
         cls = PASS_REGISTRY.get(name)
     if cls is None:
         raise KeyError(f"unknown pass {name!r}; known: {', '.join(sorted(PASS_REGISTRY))}")
@@ -317,7 +272,6 @@ class PassManager:
         return self.dump or self.dump_dir is not None
 
     def _verify(self, module, after: str, verifier=None):
-        from ..ir.verifier import verify
         try:
             (verifier or verify)(module)
         except IRError as e:

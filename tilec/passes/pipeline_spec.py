@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import TilecError
+from .base import PASS_PACKAGES, package_title
 from .manager import PASS_REGISTRY, Pass, get_pass, load_all_passes
 
 _PLAIN = (bool, int, float, str)
@@ -170,16 +171,15 @@ def describe_passes() -> str:
     groups: dict[str, list[str]] = {}
     for name, cls in sorted(PASS_REGISTRY.items()):
         module = cls.__module__
-        if module.startswith("tilec.passes."):
+        if module.startswith(__package__ + "."):
             group = "tir passes"
-        elif module.startswith("tilec.gpu."):
-            group = "GPU passes"
         else:
-            group = f"passes from {module.rsplit('.', 1)[0]}"
+            group = package_title(module) or f"passes from {module.rsplit('.', 1)[0]}"
         lines = [f"  {name:<27} {summary(cls)}"]
         for opt in pass_options(cls).values():
             default = str(opt.default).lower() if isinstance(opt.default, bool) else opt.default
             lines.append(f"  {'':<27}   {opt.name}={default} ({opt.type.__name__})")
         groups.setdefault(group, []).extend(lines)
-    order = sorted(groups, key=lambda g: (g != "tir passes", g != "GPU passes", g))
+    titles = list(PASS_PACKAGES.values())
+    order = sorted(groups, key=lambda g: (g != "tir passes", titles.index(g) if g in titles else len(titles), g))
     return "\n\n".join(f"{g}:\n" + "\n".join(groups[g]) for g in order) + "\n"

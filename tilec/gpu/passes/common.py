@@ -7,7 +7,7 @@ from ...ir.core import Value
 from ..layouts import Layout
 from ..ops import ConvertLayoutOp
 
-from ...passes.manager import Pass  # noqa: F401 - re-exported for the GPU passes
+from ...passes.base import Pass  # noqa: F401 - re-exported for the GPU passes
 
 
 def layout_of(v: Value):
