@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from .. import cache
-from . import compile_ahead
+from . import compile_ahead, misses
 from ..compiler import default_target
 from ..errors import BackendError, CompilationError, LaunchError
 from ..targets.options import Options
@@ -271,9 +271,9 @@ class Autotuner(KernelInterface):
         """The configs' variants compiled in parallel processes, where that pays (``compile_ahead.py``): a dry run
         of each config's warmup finds what the timing loop would compile. Anything that goes wrong here is left
         to the timing loop, which compiles in this process and handles failures as always."""
-        if compile_ahead.recording() is not None or getattr(self.base_fn, "interpret", False):
+        if misses.recording() is not None or getattr(self.base_fn, "interpret", False):
             return  # an autotuner inside another's dry run, or nothing compiled at all
-        with compile_ahead.collecting() as found:
+        with misses.collecting() as found:
             for config in pruned:
                 try:
                     self._check_conflicts(config, kwargs)

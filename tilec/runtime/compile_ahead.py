@@ -2,7 +2,7 @@
 
 Tuning compiles every config before timing it; one after another, that is most of a first tuning's time. Before
 timing, the autotuner asks here: the variants its configs need are found by a dry run of each config's warmup
-(``collecting``: ``JITFunction._compile`` records the miss instead of compiling), those already in the on-disk
+(``misses.collecting``: ``JITFunction._compile`` records the miss instead of compiling), those already in the on-disk
 cache are dropped, and the rest are compiled into that cache by ``compile_worker`` processes and this one. The
 timing loop then compiles as before and finds each variant there. Nothing else changes: a variant a worker could
 not compile (an error, a kernel the worker cannot import) is compiled in this process, which reports any error
@@ -20,31 +20,14 @@ import pickle
 import subprocess
 import sys
 import tempfile
-import threading
-from contextlib import contextmanager
 
-from .. import cache
+from .. import cache, stage_files
+from ..backends import get_backend
+from ..pipeline import _compile_source, cache_key
+from .compile_batch import claim, write_jobs
+from .misses import collecting, recording  # noqa: F401  (the dry run whose misses are compiled here)
 
 ENV = "TILEC_AUTOTUNE_COMPILE_WORKERS"
-
-_state = threading.local()  # .jobs: the list the current thread's misses are recorded in while collecting
-
-
-def recording():
-    """The list ``JITFunction._compile`` records a miss in instead of compiling, or None (compile as usual)."""
-    return getattr(_state, "jobs", None)
-
-
-@contextmanager
-def collecting():
-    """Within: this thread's compile misses are recorded as (fn, src, target, options), not compiled."""
-    outer = recording()
-    _state.jobs = []
-    try:
-        yield _state.jobs
-    finally:
-        _state.jobs = outer
-
 
 def _cpus() -> int:
     try:
@@ -90,9 +73,6 @@ def reachable(fn) -> bool:
 
 def _job(fn, src, target, options):
     """(cache key, picklable job for a worker), or None when the variant cannot or need not go to a worker."""
-    from ..backends import get_backend
-    from ..pipeline import cache_key
-    from .. import stage_files
     if options.get("ir_override") is not None or not reachable(fn):
         return None
     key = cache_key(src, target, get_backend(target).parse_options(dict(options)))
@@ -119,13 +99,10 @@ def plan(found) -> list:
 def run_batch(batch: list, n: int):
     """Compile ``batch`` ((miss, job) pairs) into the cache with ``n`` worker processes and this one: each job
     goes to whichever claims it first, so this process compiles while the workers start and none waits idle."""
-    from ..pipeline import _compile_source  # the timing loop's cache hit tells the compile observers
-    from .compile_worker import claim
     # a worker starts no workers of its own (importing a kernel's module may tune something)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p or os.getcwd() for p in sys.path), **{ENV: "0"})
     with tempfile.TemporaryDirectory(prefix="tilec-compile-") as folder:
-        with open(os.path.join(folder, "jobs"), "wb") as f:
-            pickle.dump([job for _, job in batch], f)
+        write_jobs(folder, [job for _, job in batch])
         procs = [subprocess.Popen([sys.executable, "-m", "tilec.runtime.compile_worker", folder], env=env,
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                  for _ in range(n)]
@@ -133,6 +110,7 @@ def run_batch(batch: list, n: int):
             for i, ((fn, src, target, options), _) in enumerate(batch):
                 if claim(folder, i):
                     try:
+                        # not compile_source: the timing loop's cache hit tells the compile observers
                         _compile_source(src, target, options)
                     except Exception:  # noqa: BLE001  (compiled again by the timing loop, which reports it)
                         pass

@@ -9,15 +9,17 @@ that variant itself and reports its error exactly as it always does.
 from __future__ import annotations
 
 import importlib
-import os
-import pickle
 import sys
+
+from ..compiler import ASTSource
+from ..pipeline import compile_source
+from .compile_batch import claim, read_jobs
+from .jit import JITFunction
 
 
 def find_kernel(module: str, qualname: str, fn_key: str):
     """The ``JITFunction`` at ``module.qualname`` (through any autotune/heuristics wrappers), or None when it
     cannot be found or its source is not the one the parent compiles (``fn_key``, its ``cache_key``)."""
-    from .jit import JITFunction
     obj = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
@@ -32,8 +34,6 @@ def find_kernel(module: str, qualname: str, fn_key: str):
 
 def compile_job(job) -> bool:
     """Compile one job into the cache; True when it compiled."""
-    from ..compiler import ASTSource
-    from ..pipeline import compile_source
     module, qualname, fn_key, signature, constexprs, attrs, target, options = job
     try:
         fn = find_kernel(module, qualname, fn_key)
@@ -45,20 +45,9 @@ def compile_job(job) -> bool:
         return False
 
 
-def claim(folder: str, i: int) -> bool:
-    """Take job ``i`` of the batch in ``folder`` (each job is compiled by whichever process claims it first)."""
-    try:
-        os.close(os.open(os.path.join(folder, f"claim-{i}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        return True
-    except FileExistsError:
-        return False
-
-
 def main(argv=None):
     folder = (argv or sys.argv[1:])[0]
-    with open(os.path.join(folder, "jobs"), "rb") as f:
-        jobs = pickle.load(f)
-    for i, job in enumerate(jobs):
+    for i, job in enumerate(read_jobs(folder)):
         if claim(folder, i):
             compile_job(job)
 

@@ -24,7 +24,7 @@ from ..frontend.function import PLAIN_PARAMETERS_ONLY, KernelFunction
 from ..frontend.source import replace_source
 from ..language.core import constexpr, dtype
 from ..pipeline import compile_source
-from . import aggregates, compile_ahead, interpreter
+from . import aggregates, interpreter, misses
 from .args import KEYERS, TOO_WIDE, describer, host_value
 from .binder import LAUNCH_OPTIONS, MISSING, make_binder, rebuild_binder
 from .watched_globals import references, watch_of
@@ -363,7 +363,7 @@ class JITFunction(KernelFunction):
         return kernel if kernel is not None else self._compile(values, options, key)
 
     def _compile(self, values, options, okey):
-        found = compile_ahead.recording()
+        found = misses.recording()
         if found is not None:  # the autotuner gathering what its configs need: recorded, compiled later
             _, _, src = self.specialize(values)
             opts = {k: v for k, v in options.items() if k != "target"}
