@@ -21,6 +21,10 @@ import numpy as np
 
 from .. import entry as E
 from ..arguments import array_fields
+from ..params import bf16_bits as _bf16_bits
+from .pointers import host_pointer
+
+RETRY_EVERY = 64   # launches kept inline by the estimate before helpers are tried again (it may have fallen)
 
 
 def _pointer(name: str) -> str:
@@ -33,7 +37,6 @@ def _pointer(name: str) -> str:
 
 def entries(launcher, count: int, keep=None, loose=None, addressed=()):
     """``(single, any)`` for a ``targets/cpu/launcher.Launcher``; see ``targets/entry.py``."""
-    from .launcher import RETRY_EVERY, host_pointer, _bf16_bits
     args = E.kept(count, keep)
     if len(args) != launcher.nargs:  # the launcher names the mismatch
         return E.entries(_Plain(launcher), count, keep, loose)

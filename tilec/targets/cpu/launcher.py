@@ -24,17 +24,16 @@ import time
 import numpy as np
 
 from ...errors import LaunchError
-from ..arguments import GETTERS, _addressof, _char_from_buffer, array_words, device_of, pointer_getter
 from ..params import PARAM_KINDS_KEY, bf16_bits
 from . import pool, runtime
-from .entry import entries
+from .entry import RETRY_EVERY, entries
 from .jit import Engine
+from .pointers import host_pointer
 from .resources import scratch_per_program
 from .wrapper import RUN, RUN_HEADER, STOP, TICKS, WORKER
 
 _WORKER_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32,
                              ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-_words, _DATA = array_words[:2] if array_words is not None else (None, 0)
 
 _RUN_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 # the same entry point without declared argument types: called with the argument block's ctypes buffer, which
@@ -47,7 +46,6 @@ _TICKS_T = ctypes.CFUNCTYPE(ctypes.c_int64)
 # What waking helper threads costs, measured: a parallel launch's time beyond its share of the work. Shared by all
 # kernels (it is the machine's, and it rises when other processes hold the cores). Starts at a guess.
 _handoff = {"s": 30e-6, "skipped": 0}
-RETRY_EVERY = 64   # launches kept inline by the estimate before helpers are tried again (it may have fallen)
 FIRST_INLINE_MAX = 4096   # programs a first launch runs on one thread to measure them
 SLICE_S = 0.02            # about the longest the calling thread runs programs before it looks at signals again
 _slice = {"ticks": None}  # SLICE_S in the clock ticks the workers read (``wrapper.ticks``), 0 without a clock
@@ -119,24 +117,6 @@ def num_threads() -> int:
 _busy = threading.Lock()   # one multi-threaded launch at a time; a concurrent one runs inline
 
 
-def host_pointer(v) -> int:
-    """The address behind a pointer argument (host arrays of any kind, raw ints, None); LaunchError for arrays
-    in device memory."""
-    if type(v) is int:  # an address (the launch binder resolves numpy arrays to theirs)
-        return v
-    if type(v) is np.ndarray:  # the common case, without the getter table
-        if _words is not None:
-            return _words[(id(v) >> 3) + _DATA]
-        try:
-            return _addressof(_char_from_buffer(v))
-        except (TypeError, ValueError, BufferError):
-            return v.__array_interface__["data"][0]
-    g = GETTERS.get(type(v)) or pointer_getter(v)
-    address, device, _ = g(v)
-    if device is not None and device >= 0:
-        raise LaunchError(f"a {device_of(v)} array was passed to a CPU kernel; copy it to host memory first")
-    return address
-
 
 
 # How each parameter kind (``tilec.targets.params``) is packed into its 8-byte slot of the argument block.
@@ -147,7 +127,7 @@ _FMT = {"ptr": "Q", "i1": "q", "i8": "q", "i16": "q", "i32": "q", "i64": "q", "u
 _FMT_CHECK = {k: "<" + f[0] for k, f in _FMT.items()}
 
 
-_bf16_bits = bf16_bits  # (the name cpu/entry.py imports)
+_bf16_bits = bf16_bits
 
 
 def _converter(kind):
