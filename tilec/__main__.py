@@ -12,6 +12,7 @@ import sys
 import traceback
 
 from .version import TRITON_API_VERSION, __version__
+from . import compat
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,7 +34,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def run(target=None, args=(), module=None) -> None:
     """Run a script path (or a module by name) as ``__main__`` with the Triton compatibility layer installed."""
-    from . import compat
     compat.install()
     if module is not None:
         sys.argv = [module, *args]

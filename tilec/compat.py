@@ -26,6 +26,7 @@ from .targets.cuda import driver as cu
 from .testing import do_bench
 
 from .version import TRITON_API_VERSION as TRITON_VERSION  # noqa: E402
+from .language.reinterpret import TensorWrapper, reinterpret
 
 
 # -- driver.active: where tensors should live and what the device looks like --------------------------------------
@@ -148,7 +149,6 @@ def _libdevice() -> dict:
 
 
 def _triton_package() -> dict:
-    from .language.reinterpret import TensorWrapper, reinterpret
     return {"jit": tilec.jit, "JITFunction": tilec.JITFunction, "cdiv": tilec.cdiv,
             "next_power_of_2": tilec.next_power_of_2, "autotune": autotuner.autotune, "heuristics": autotuner.heuristics,
             "Config": autotuner.Config, "KernelInterface": autotuner.KernelInterface,

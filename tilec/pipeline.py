@@ -17,6 +17,13 @@ from .targets.grid import SINGLE, CheckedGrid, checked_grid, normalize_grid
 from .targets.options import as_dict
 from .compiler import ASTSource, Target, get_backend
 from .version import __version__
+from .targets.debug_record import CheckedLauncher
+from .ir.printer import print_ir
+from .ir.parser import IRParseError, parse_module
+from .ir.verifier import verify
+from .passes.manager import debug_variables_set
+from .passes import PassManager, tir_pipeline
+from .passes.debug_checks import DebugChecks
 
 
 class Metadata(dict):
@@ -121,7 +128,6 @@ class CompiledKernel:
         if self._launcher is None:
             self._launcher = self._backend.load(self.asm, self.metadata)
             if "debug_checks" in self.metadata:
-                from .targets.debug_record import CheckedLauncher
                 self._launcher = CheckedLauncher(self._launcher, self.metadata)
         return self._launcher
 
@@ -175,13 +181,10 @@ def _text(artifact):
         return artifact
     if hasattr(artifact, "stage_text"):  # an artifact that is not IR says what its stage shows
         return artifact.stage_text()
-    from .ir.printer import print_ir
     return print_ir(artifact)
 
 
 def _parse_stage(text: str, stage: str, overrides):
-    from .ir.parser import IRParseError, parse_module
-    from .ir.verifier import verify
     try:
         module = parse_module(text, f"<{stage} override of {overrides.kernel}>")
         if stage == "tir":
@@ -200,7 +203,6 @@ _said_debugging: set = set()
 def _debugging() -> bool:
     """A debug variable is set (``passes/manager.py: DEBUG_VARIABLES``): compiles skip the on-disk cache, so that
     what the variable asks for happens; said once per set of variables."""
-    from .passes.manager import debug_variables_set
     names = debug_variables_set()
     if not names:
         return False
@@ -253,7 +255,6 @@ def _compile_source(src: ASTSource, target: Target, options: dict) -> CompiledKe
 def _build(src: ASTSource, target: Target, backend, opts, key: str, ir_override, use_cache: bool):
     """Compile a variant that no cache level had (stored there when ``use_cache``). ``opts``: what the backend's
     ``parse_options`` made; the frontend and the metadata get it as a dict, the passes and stages as it is."""
-    from .passes import PassManager, tir_pipeline
     variant = key[:12]
     t0 = time.perf_counter()
     fields = as_dict(opts)
@@ -277,7 +278,6 @@ def _build(src: ASTSource, target: Target, backend, opts, key: str, ir_override,
     # after inlining, so every access is traced to the kernel's own arguments; ``bounds_checks=False`` keeps a debug
     # build's asserts in their plain form, for callers that pass no extents (the AOT C entry points)
     if fields.get("debug") and fields.get("bounds_checks", True):
-        from .passes.debug_checks import DebugChecks
         checks = DebugChecks()
         passes.insert(1, checks)
     pm.run(module, passes)

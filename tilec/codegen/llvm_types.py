@@ -10,6 +10,7 @@ import llvmlite.ir as ir
 
 from ..errors import BackendError
 from ..ir import types as T
+from ..ir.numerics import encode, round_to
 
 
 class BFloatType(ir.types._BaseFloatType):
@@ -89,7 +90,6 @@ def const_of(t: T.Type, value, w: int = 1):
     """A constant of tir type ``t``'s element (fp8 values become their codes)."""
     e = t.element
     if not isinstance(e, T.PointerType) and e.name in CODES:
-        from ..ir.numerics import encode, round_to
         value = int(encode(round_to(float(value), e), e))
     return const(scalar_type(t), value, w)
 

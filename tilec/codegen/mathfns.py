@@ -7,6 +7,7 @@ import llvmlite.ir as ir
 
 from . import llvm_types as LT
 from .intrinsics import call as icall
+from .intrinsics import declare
 
 
 def _intr(name):
@@ -32,7 +33,6 @@ def _libm(name32, name64):
         args = (x,) + rest
 
         def one(vals):
-            from .intrinsics import declare
             fn = declare(b.module, name, ety, [ety] * len(vals))
             return b.call(fn, list(vals))
         if w == 1:

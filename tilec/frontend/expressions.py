@@ -7,6 +7,7 @@ import types
 
 from ..language.core import dtype, scalar_tensor_attribute, tensor
 from .scope import is_tensor, normalize
+from .scope import allowed_global
 
 # ast operator -> (Semantic method, Python function for compile-time values)
 BINOPS = {
@@ -60,7 +61,6 @@ class ExprGen:
                 v = getattr(base, node.attr)
             except AttributeError:
                 raise AttributeError(f"module '{base.__name__}' has no attribute '{node.attr}'") from None
-            from .scope import allowed_global
             if not allowed_global(v):
                 raise TypeError(f"cannot use {base.__name__}.{node.attr} ({type(v).__name__}) inside a kernel")
             return normalize(v)

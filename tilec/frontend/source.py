@@ -9,6 +9,7 @@ import textwrap
 
 from ..errors import CompilationError
 from ..ir.core import Location
+from ..language.core import signature_name
 
 
 class Source:
@@ -96,7 +97,6 @@ def kernel_name(jitfn, runtime, constexprs) -> str:
     make = getattr(jitfn, "repr", None)
     if make is None:
         return jitfn.__name__
-    from ..language.core import signature_name
     signature = {n: signature_name(t) for n, t, _, _ in runtime}
     constants = dict(constexprs)
     constants.update({n: 1 for n, _, _, eq1 in runtime if eq1})

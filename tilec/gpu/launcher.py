@@ -33,6 +33,8 @@ from ..errors import ArgumentError, KernelFault, LaunchError
 from ..ir.types import scalar
 from ..targets.arguments import GETTERS, is_torch_tensor, pointer_getter
 from ..targets.params import bf16_bits, f16_bits
+from ..ir.numerics import quantize
+from ..targets.grid import normalize_grid
 
 # -- how a parameter kind travels: the ctypes cell of the kernel's parameter, and what a value becomes first -----
 # The cells follow the GPU register model (gpu/lowering/types.py): f16 is a 16-bit parameter (its bits); bf16 and
@@ -46,7 +48,6 @@ def bf16_value(v) -> float:
 
 
 def _fp8(name):
-    from ..ir.numerics import quantize
     t = scalar(name)
     return lambda v: float(quantize(float(v), t))
 
@@ -224,7 +225,6 @@ class GpuLauncher:
         try:
             gx, gy, gz = grid
         except (TypeError, ValueError):
-            from ..targets.grid import normalize_grid
             grid = normalize_grid(grid, self.name)
             if grid is None:
                 return

@@ -11,6 +11,7 @@ from ..ir.core import Operation
 from ..ir.evaluator import identity, register_impl
 from ..ir.ops import PURE, _check
 from ..ir.types import PointerType, SharedBufferType, i1, i32, i64
+from ..ir.core import OpResult
 
 # ---------------------------------------------------------------------------------------------------------------
 # gir (GPU) ops
@@ -322,7 +323,6 @@ class MBarrierInvalOp(Operation):
 def buffer_root(v):
     """The ``local_alloc`` whose bytes shared-buffer value ``v`` views (through ``local_index`` and
     ``local_trans``), or None (a block argument, say)."""
-    from ..ir.core import OpResult
     while isinstance(v, OpResult) and "view" in v.op.traits:
         v = v.op.operands[0]
     return v.op if isinstance(v, OpResult) and isinstance(v.op, LocalAllocOp) else None

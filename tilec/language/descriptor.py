@@ -10,6 +10,7 @@ pointer tile and mask as a block pointer with every dimension checked for the ot
 from __future__ import annotations
 
 from .core import Shape, builtin, current, tensor, _unwrap
+from . import core as tlc
 
 
 class tensor_descriptor:
@@ -36,7 +37,6 @@ class tensor_descriptor:
     def _dims(self, s):
         """Shape and strides as the i64 scalars the descriptor ops take (a host descriptor's may arrive as Python
         ints: a stride of 1 is specialised to the constant, as any ``== 1`` argument)."""
-        from . import core as tlc
         return ([s.cast(s.to_tensor(_unwrap(v)), tlc.int64) for v in self.shape],
                 [s.cast(s.to_tensor(_unwrap(v)), tlc.int64) for v in self.strides])
 
@@ -96,7 +96,6 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     padding = _unwrap(padding_option) or "zero"
     if padding not in ("zero", "nan"):
         raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding!r}")
-    from . import core as tlc
     shape = [s.cast(s.to_tensor(_unwrap(v)), tlc.int64) for v in shape]
     strides = [s.cast(s.to_tensor(_unwrap(v)), tlc.int64) for v in strides]
     return tensor_descriptor(base, shape, strides, block_shape, padding)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import core as tlc
 from .core import builtin, current, tensor, _unwrap
+from .composite import join
 
 GROUP = 32
 FORMATS = ("e2m1", "e4m3", "e5m2", "bf16", "fp16")
@@ -53,7 +54,6 @@ def _unpack_fp4(s, x, axis) -> tensor:
     x = s.cast(s.cast(x, tlc.uint8, bitcast=True), tlc.int32)
     lo = _decode_minifloat(s, s.and_(x, 15), 2, 1, False)
     hi = _decode_minifloat(s, s.shr(x, 4), 2, 1, False)
-    from .composite import join
     j = join(s, lo, hi)                                    # (..., 2)
     if axis == 1:
         return s.reshape(j, (x.shape[0], x.shape[1] * 2))

@@ -33,6 +33,9 @@ from ..passes.inline import InlineAll
 from ..passes.pointer_origins import written_params
 from ..targets.extent import byte_extent
 from . import aggregates, interp_bounds
+from ..language.reinterpret import TensorWrapper
+from ..ir.numerics import as_value
+from ..language import standard
 
 
 class Value:
@@ -159,7 +162,6 @@ def _register_pointer(v, memory: Memory) -> int:
     """The address a pointer argument passes, with the bytes its view can reach made addressable: numpy arrays
     and views of any stride, torch tensors of any dtype and stride (their storage is shared, so stores land in the
     caller's tensor), ``reinterpret`` wrappers and anything with ``__array_interface__``."""
-    from ..language.reinterpret import TensorWrapper
     if isinstance(v, TensorWrapper):
         v = v.base
     if type(v).__module__.startswith("torch") and hasattr(v, "data_ptr"):
@@ -189,7 +191,6 @@ def _arg_tensor(sig: str, v, memory: Memory, tb: TirBuilder, name: str = "?"):
         addr = _register_pointer(v, memory)
         origin = (interp_bounds.Origin(name, addr, *byte_extent(v)),)
         return tensor(Value(np.asarray(addr, dtype=np.uint64), it, origin), t)
-    from ..ir.numerics import as_value
     return tensor(Value(as_value(v, it), it), t)
 
 
@@ -229,7 +230,6 @@ class _RuntimeLoops(ast.NodeTransformer):
 def loop_values(fn, *args, **kwargs):
     """What ``for`` iterates over for ``fn(*args, **kwargs)``: a runtime range yields scalar tensors typed as
     the compiled loop's induction variable (int64 when a bound is a 64-bit integer, else int32)."""
-    from ..language import standard
     if fn is range:
         fn = standard.range
     it = fn(*args, **kwargs)

@@ -20,6 +20,9 @@ import sys
 from ..errors import TilecError
 from .aot.spec import AOTError, KernelSpec, c_type, load_kernel, parse_grid, parse_signature
 from .targets import parse_target
+from ..compiler import ASTSource, Target
+from ..errors import CompilationError, for_user
+from ..pipeline import compile_source
 from ..targets.options import Options
 
 
@@ -44,9 +47,6 @@ def _parser():
 
 def build(a) -> list[str]:
     """Compile as ``a`` (parsed arguments) asks; the paths written."""
-    from ..compiler import ASTSource, Target
-    from ..errors import CompilationError, for_user
-    from ..pipeline import compile_source
     try:
         target, backend = parse_target(a.target)
     except ValueError as e:

@@ -40,6 +40,8 @@ from .. import ops as G
 from ..layouts import SharedLayout, swizzle_bytes
 from .common import Pass, elem_bytes
 from ...targets.options import Options
+from .stage_operands import register_order
+from .allocate_shared import buffer_bytes, scratch_bytes
 
 
 # -- match ------------------------------------------------------------------------------------------------------
@@ -107,7 +109,6 @@ def transposing(ld, alloc) -> bool:
     """Whether ``alloc``'s placement keeps a different dimension contiguous than ``ld``'s tile does in
     registers (and in memory): an 8-bit or tf32 operand that must be k-contiguous but is stored the other way.
     Asynchronous copies move contiguous bytes, so such a tile has to go through registers."""
-    from .stage_operands import register_order
     return alloc.result.type.layout.order[0] != register_order(ld.ptr.type)[0]
 
 
@@ -213,7 +214,6 @@ def reserved_bytes(loop, staged) -> int:
     """Shared memory the loop needs besides its rings: buffers allocated outside it that it reads (a staged
     loop-invariant operand), buffers staged inside it that the pipeliner does not take, and the largest scratch
     space of one of its ops (they come and go, one at a time)."""
-    from .allocate_shared import buffer_bytes, scratch_bytes
     taken = {id(s.alloc) for s in staged}
     outside, inside, scratch = set(), 0, 0
     for op in loop.walk():

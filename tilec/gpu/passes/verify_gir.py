@@ -15,6 +15,7 @@ from ...ir.parser import parse_module
 from ...ir.printer import print_ir
 from ...ir import ops as O
 from .. import ops as G
+from ...ir.verifier import verify
 
 SAME_LAYOUT = (O.LoadOp, O.StoreOp, O.AtomicRMWOp, O.AtomicCASOp, O.SelectOp, O.CastOp, O.BitcastOp, O.AddPtrOp,
                O.HintOp, O.CmpOp, O.FmaOp, O.SplatOp, O.ConstantOp, O.ArangeOp)
@@ -80,6 +81,5 @@ def strip_layouts(module):
 
 def verify_gir(module):
     """Raise IRError when ``module`` is not valid gir."""
-    from ...ir.verifier import verify
     check_layouts(module)
     verify(strip_layouts(module))

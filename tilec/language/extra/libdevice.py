@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ..core import builtin, current, _unwrap
+from .. import core as tlc
 
 
 def _unary(op):
@@ -157,7 +158,6 @@ def isinf(x):
 def signbit(x):
     s = current()
     x = s.to_tensor(_unwrap(x))
-    from .. import core as tlc
     it = tlc.int32 if x.dtype.primitive_bitwidth == 32 else tlc.int64
     return s.compare("lt", s.cast(x, it, bitcast=True), 0)
 

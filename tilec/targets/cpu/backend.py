@@ -13,6 +13,9 @@ from .options import CPUOptions
 from .plan import LoweringPlan, render
 from .resources import resources, scratch_per_program
 from .wrapper import build_run, build_worker
+from ...passes.expand_descriptors import ExpandDescriptors
+from ...passes.manager import cleanup_passes
+from .launcher import Launcher
 
 
 class CPUBackend:
@@ -35,8 +38,6 @@ class CPUBackend:
     def passes(self, options):
         """``expand-descriptors`` and the cleanups after it: otherwise the CPU lowering works on tir as the tir
         pipeline leaves it."""
-        from ...passes.expand_descriptors import ExpandDescriptors
-        from ...passes.manager import cleanup_passes
         return [ExpandDescriptors()] + cleanup_passes()
 
     def stages(self, options: CPUOptions):
@@ -45,7 +46,6 @@ class CPUBackend:
                 ("asm", lambda llir, md: make_asm(llir, md))]
 
     def load(self, asm: dict, metadata: dict):
-        from .launcher import Launcher
         return Launcher(asm["llir"], metadata, metadata.get("name", "kernel"))
 
 

@@ -17,6 +17,8 @@ import sys
 import threading
 
 from ...errors import BackendError, LaunchError, TilecError
+from ...gpu.launcher import fault_error
+from ...errors import OutOfResources
 
 _lock = threading.Lock()
 _state = {"driver": None, "init": False, "contexts": {}, "libcuda": True}
@@ -145,7 +147,6 @@ def check(result, what: str, exc=BackendError):
     err = result[0]
     if int(err) != 0:
         if fault_code(err):
-            from ...gpu.launcher import fault_error
             try:
                 device = current_device()
             except TilecError:
@@ -387,7 +388,6 @@ def set_dynamic_shared(fn, nbytes: int, device: int = 0, kernel: str = "kernel")
     d = driver()
     limit = device_attribute("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", device)
     if nbytes > limit:
-        from ...errors import OutOfResources
         raise OutOfResources(f"out of resources: kernel '{kernel}' needs {nbytes} bytes of shared memory, device "
                              f"{device} allows {limit} per block (use smaller blocks or fewer num_stages)",
                              nbytes, limit, "shared memory")

@@ -22,6 +22,8 @@ from ..arguments import device_of
 from ..grid import MAX_GRID
 from ..params import PARAM_KINDS_KEY
 from . import driver as drv
+from ..allocator import get_allocator
+from .array import empty
 
 MAX_STATIC_SMEM = 48 * 1024  # bytes of shared memory a launch gets without opting in
 
@@ -82,7 +84,6 @@ class Launcher(GpuLauncher):
     def _scratch(self, device, stream, nbytes: int) -> int:
         """Address of ``nbytes`` of global scratch for this launch: from ``tilec.set_allocator``'s allocator
         when one is set, else a buffer of the launcher's own per device and stream (reused, grown)."""
-        from ..allocator import get_allocator
         alloc = get_allocator()
         if alloc is not None:
             buf = alloc(nbytes, 128, stream)
@@ -96,7 +97,6 @@ class Launcher(GpuLauncher):
         buf = self.scratch_bufs.get(key)
         if buf is None or buf.size < nbytes:
             import numpy as np
-            from .array import empty
             buf = self.scratch_bufs[key] = empty((max(nbytes, 1 << 16),), np.uint8, device)
         return buf.ptr
 

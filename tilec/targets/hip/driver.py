@@ -14,6 +14,7 @@ import sys
 import threading
 
 from ...errors import BackendError, LaunchError
+from ...gpu.launcher import fault_error
 
 _lock = threading.Lock()
 _state: dict = {"hip": None, "archs": {}}
@@ -75,7 +76,6 @@ def check(result, what: str, exc=BackendError):
     failure (a kernel fault: :class:`KernelFault` naming the kernel it comes from)."""
     if _code(result) != 0:
         if fault_code(result):
-            from ...gpu.launcher import fault_error
             current = runtime().hipGetDevice()
             device = int(current[1]) if _code(current) == 0 else "?"
             raise fault_error(sys.modules[__name__], what, error_text(result), device)

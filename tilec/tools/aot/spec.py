@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass, field
 
 from ...errors import TilecError
+from ...runtime.jit import JITFunction
+from ...language.core import type_from_signature
 
 
 class AOTError(TilecError):
@@ -94,7 +96,6 @@ def load_kernel(path: str, name: str):
     """The @jit function ``name`` defined in the Python file ``path`` (through @autotune/@heuristics wrappers).
     The file is imported with ``import triton`` resolving to tilec, so Triton kernels load unchanged."""
     from ... import compat
-    from ...runtime.jit import JITFunction
     if not os.path.isfile(path):
         raise AOTError(f"no such file: {path}")
     had_compat = compat.installed()
@@ -128,7 +129,6 @@ def _constexpr_value(text: str, pname: str):
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         pass
-    from ...language.core import type_from_signature
     try:
         return type_from_signature(text)
     except ValueError:
@@ -137,7 +137,6 @@ def _constexpr_value(text: str, pname: str):
 
 def parse_signature(fn, text: str):
     """(runtime Params, constexpr values) from ``-s``: one entry per kernel parameter, in order."""
-    from ...language.core import type_from_signature
     entries = [e.strip() for e in text.split(",")]
     if entries == [""] or any(not e for e in entries):
         raise AOTError(f"signature {text!r} has an empty entry")

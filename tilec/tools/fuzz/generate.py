@@ -13,6 +13,7 @@ from .dtypes import FP8, INTS, Invalid, STORABLE, bits, is_float, is_int, is_sig
 from .infer import PROLOGUE, _Checker, infer
 from .program import C, F, R, S, Assign, Atomic, For, If, Kernel, Lit, Op, Store, Ty, Var
 from .rules import ATOMIC_ADD_TYPES, DOT_TYPES, TRANSCENDENTAL
+from .infer import prologue_env
 
 #: every feature the generator can use; ``generate(features=...)`` takes a subset
 FEATURES = frozenset({"bf16", "fp8", "f64", "dot", "reduce", "scan", "math", "loops", "ifs", "atomics",
@@ -548,7 +549,6 @@ class _Gen:
     def kernel(self, n_stmts):
         r, k = self.r, self.k
         env = {}
-        from .infer import prologue_env
         env = prologue_env(k)
         body = k.body
         for i in range(r.randint(1, 3)):

@@ -22,6 +22,7 @@ from .dtypes import is_float
 from .infer import Info, infer
 from .program import Kernel
 from .render import render
+from ...runtime.jit import jit
 
 _DIR = None
 _COUNTER = itertools.count()
@@ -66,13 +67,11 @@ def load_kernel(source: str, name: str = "kernel"):
 
 # -- backends ----------------------------------------------------------------------------------------------------
 def _launch_host(jitfn, interpret, grid, args, cx):
-    from ...runtime.jit import jit  # not ``import tilec``: the package imports the tools (TILEC_DUMP_HTML)
     kern = jit(jitfn.fn, interpret=interpret)
     kern[grid](*args, **cx)
 
 
 def _launch_cuda(jitfn, grid, args, cx):
-    from ...runtime.jit import jit
     from ...targets.cuda import array as cuda_array
     dev = [cuda_array.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
     # without fusing a multiply into the add after it (Triton's default fusion rounds once where the
