@@ -17,7 +17,7 @@ from .runtime.autotuner import Config, autotune, heuristics
 from .targets.allocator import set_allocator
 from .runtime.tensor_descriptor import TensorDescriptor
 from . import testing
-from .targets.cuda import array as cuda
+from .backends import arrays_module as _arrays_module
 
 
 def compile(src: ASTSource, target: Target | None = None, options: dict | None = None) -> CompiledKernel:
@@ -26,6 +26,16 @@ def compile(src: ASTSource, target: Target | None = None, options: dict | None =
         return compile_source(src, target or default_target(), dict(options or {}))
     except CompilationError as e:
         raise for_user(e)
+
+
+def __getattr__(name: str):
+    """A backend's own device arrays under the backend's name (``tilec.cuda.from_numpy``), loaded when first
+    asked for (``backends.py``: the registry entry's ``arrays``)."""
+    arrays = _arrays_module(name)
+    if arrays is None:
+        raise AttributeError(f"module 'tilec' has no attribute {name!r}")
+    globals()[name] = arrays
+    return arrays
 
 
 def cdiv(x: int, y: int) -> int:

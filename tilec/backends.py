@@ -8,6 +8,9 @@ CPU — and the first that owns any argument compiles the launch; ``TILEC_BACKEN
 A backend object provides ``parse_options(dict) -> options`` (an ``Options`` subclass of its own,
 ``targets/options.py``, or a plain dict), ``stages(options) -> [(name, fn)]`` and ``load(asm, metadata) ->
 launcher`` (see ``pipeline.py``).
+Its registry entry says what the rest of tilec may ask without loading the backend: ``synchronize`` (wait for its
+launches, on a device that runs them asynchronously) and ``arrays`` (its own device arrays, a module:
+``tilec.cuda``), so no target-independent code names a vendor.
 """
 from __future__ import annotations
 
@@ -18,20 +21,24 @@ from .targets.arguments import device_of
 
 class BackendEntry(NamedTuple):
     name: str
-    factory: Callable       # target -> backend object
-    owns: Callable | None   # launch argument -> bool; None: chosen only by name
+    factory: Callable               # target -> backend object
+    owns: Callable | None           # launch argument -> bool; None: chosen only by name
+    synchronize: Callable | None = None   # () -> None: waits for this backend's launches; None: they are synchronous
+    arrays: Callable | None = None  # () -> the module of the backend's own device arrays; None: it has none
 
 
 _REGISTRY: list = []
 
 
-def register_backend(name: str, factory: Callable, *, owns: Callable | None = None, before: str | None = None):
+def register_backend(name: str, factory: Callable, *, owns: Callable | None = None, before: str | None = None,
+                     synchronize: Callable | None = None, arrays: Callable | None = None):
     """Register (or replace) backend ``name``. ``factory(target)`` makes the backend object; ``owns(value)`` says
     whether a launch argument is this backend's (when omitted, ``factory.owns`` if it has one). The backend is
-    asked after those registered earlier, or just ahead of backend ``before``."""
+    asked after those registered earlier, or just ahead of backend ``before``. ``synchronize()`` waits for the
+    backend's launches in flight; ``arrays()`` gives the module of its own device arrays."""
     if owns is None:
         owns = getattr(factory, "owns", None)
-    entry = BackendEntry(name, factory, owns)
+    entry = BackendEntry(name, factory, owns, synchronize, arrays)
     unregister_backend(name)
     names = [e.name for e in _REGISTRY]
     _REGISTRY.insert(names.index(before) if before in names else len(_REGISTRY), entry)
@@ -55,6 +62,26 @@ def get_backend(target):
     raise ValueError(f"unknown backend {target.backend!r} (registered: {', '.join(backend_names())})")
 
 
+def _entry(name: str) -> BackendEntry | None:
+    return next((e for e in _REGISTRY if e.name == name), None)
+
+
+def synchronizer(name: str) -> Callable:
+    """What waits for backend ``name``'s launches in flight (a no-op where launches are synchronous)."""
+    e = _entry(name)
+    return e.synchronize if e is not None and e.synchronize is not None else _synchronous
+
+
+def _synchronous():
+    return None
+
+
+def arrays_module(name: str):
+    """The module of backend ``name``'s own device arrays, or None."""
+    e = _entry(name)
+    return e.arrays() if e is not None and e.arrays is not None else None
+
+
 def owner_of(values) -> str | None:
     """The first backend, in order, that owns one of ``values``; None when none does (no arrays, say)."""
     for e in _REGISTRY:
@@ -75,12 +102,23 @@ def _hip(target):
     return make_backend(target)
 
 
+def _cuda_synchronize():
+    from .targets.cuda.driver import synchronize  # loaded when first asked, as the backend is
+    synchronize()
+
+
+def _cuda_arrays():
+    from .targets.cuda import array  # loaded when first asked, as the backend is
+    return array
+
+
 def _cpu(target):
     from .targets.cpu.backend import CPUBackend  # loaded on first use: llvmlite
     return CPUBackend(target)
 
 
-register_backend("cuda", _cuda, owns=lambda v: device_of(v) == "cuda")
+register_backend("cuda", _cuda, owns=lambda v: device_of(v) == "cuda", synchronize=_cuda_synchronize,
+                 arrays=_cuda_arrays)
 register_backend("cpu", _cpu, owns=lambda v: device_of(v) == "cpu")
 # torch tensors on ROCm (device.type "cuda" there, told apart by torch.version.hip) and DLPack ROCm tensors
 register_backend("hip", _hip, owns=lambda v: device_of(v) == "hip", before="cpu")

@@ -15,6 +15,9 @@ import time
 
 import numpy as np
 
+from .backends import synchronizer
+from .compiler import default_target
+
 _RETURN_MODES = ("min", "max", "mean", "median", "all")
 
 
@@ -76,16 +79,13 @@ class _CudaEventTimer:
 def _timer(device):
     if _cuda_active(device):
         return _CudaEventTimer(_torch() or __import__("torch"))
-    return _WallTimer(_tilec_cuda_sync())
+    return _WallTimer(_launch_sync())
 
 
-def _tilec_cuda_sync():
-    """tilec's own CUDA launches (no torch) are asynchronous: wait on its driver when that backend is in use."""
-    from .compiler import default_target
-    if default_target().backend != "cuda":
-        return lambda: None
-    from .targets.cuda.driver import synchronize
-    return synchronize
+def _launch_sync():
+    """tilec's own launches (no torch) may return before the kernel ends, on a device that runs them
+    asynchronously: wait as the backend in use says."""
+    return synchronizer(default_target().backend)
 
 
 def _summarize(times, quantiles, return_mode):

@@ -281,6 +281,7 @@ class Operation:
         """Modules and functions show their IR text (``p module`` / ``print(module)`` at a ``TILEC_BREAK_BEFORE``
         stop); other ops a short ``<name types>``."""
         if "isolated" in self.traits:
+            # when shown, not with this module: the printer is built on this module's classes
             from .printer import print_ir
             return print_ir(self)
         return f"<{self.name} {', '.join(str(r.type) for r in self.results)}>"

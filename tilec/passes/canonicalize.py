@@ -24,6 +24,7 @@ from .utils import constant_value, defined_outside, is_empty_region_op, remove_r
 from ..ir import ops as O
 from ..ir.core import OP_REGISTRY
 from ..ir.ops.identities import int_zero
+from ..ir.evaluator import fold
 
 SHAPE_OP_CLASSES = (O.SplatOp, O.BroadcastOp, O.ExpandDimsOp, O.ReshapeOp, O.TransOp)
 
@@ -61,10 +62,6 @@ def _is(v: Value, pred) -> bool:
 
 # -- folding --------------------------------------------------------------------------------------------------
 def _evaluator_fold():
-    try:
-        from ..ir.evaluator import fold
-    except ImportError:  # the evaluator is optional for the rest of the pass
-        return None
     return fold
 
 

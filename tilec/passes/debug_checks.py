@@ -26,6 +26,7 @@ from ..ir.core import Block, OpResult, Region
 from ..ir.types import FunctionType, PointerType, ScalarType, i1, i32, i64
 from .base import Pass
 from .pointer_origins import origins
+from .expand_descriptors import expand
 
 RECORD_WORDS = 16
 SCRATCH_WORD = 8
@@ -52,7 +53,6 @@ class DebugChecks(Pass):
     def run(self, module):
         # tensor descriptor accesses become the pointer accesses they mean, so they are checked like any other
         # (a descriptor may describe more than its array holds); debug builds give up the copy engine for it
-        from .expand_descriptors import expand
         for op in [o for o in module.walk() if isinstance(o, (O.DescriptorLoadOp, O.DescriptorStoreOp))]:
             expand(op)
         for f in module.funcs:

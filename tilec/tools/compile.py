@@ -62,7 +62,7 @@ def build(a) -> list[str]:
         raise AOTError(f"out name {out_name!r} is not a C identifier (give -on)")
     arch = getattr(backend, "arch", None)
     if target.backend == "hip":
-        from .aot.hip_c import arch_name
+        from .aot.hip_c import arch_name  # each backend's C generator only when asked for
         arch = arch_name(backend)
     spec = KernelSpec(fn, fn.__name__, runtime, constexprs, grid, a.num_warps, a.num_stages, target.backend,
                       arch, out_name, {"debug": True} if a.debug else {})
@@ -83,16 +83,16 @@ def build(a) -> list[str]:
         os.makedirs(os.path.dirname(base), exist_ok=True)
     written = {}
     if target.backend == "cpu":
-        from .aot import cpu_object
+        from .aot import cpu_object  # each backend's generator only when asked for (this one needs llvmlite)
         written[base + ".o"] = cpu_object.object_code(spec, compiled)
         written[base + ".h"] = cpu_object.header(spec, record)
     elif target.backend == "hip":
-        from .aot import hip_c
+        from .aot import hip_c  # each backend's generator only when asked for
         image = hip_c.image_of(compiled)
         written[base + ".h"] = hip_c.header(spec, record, compiled)
         written[base + ".c"] = hip_c.source(spec, compiled, image)
     else:
-        from .aot import cuda_c
+        from .aot import cuda_c  # each backend's generator only when asked for
         image, kind = cuda_c.image_of(compiled)
         written[base + ".h"] = cuda_c.header(spec, record, kind)
         written[base + ".c"] = cuda_c.source(spec, compiled, image, kind)

@@ -17,6 +17,7 @@ import traceback
 
 import tilec
 import tilec.language as tl
+from ..targets.hip import driver
 
 
 @tilec.jit
@@ -63,7 +64,6 @@ def _environment(torch, backend):
             lines.append(f"hip-python {version('hip-python')}")
         except Exception as e:  # noqa: BLE001 - reported, not fatal here
             lines.append(f"hip-python: {e}")
-        from ..targets.hip import driver
         lines.append(f"device {torch.cuda.get_device_name()}, architecture {driver.current_arch()}")
     else:
         lines.append(f"device {torch.cuda.get_device_name()}, compute capability "

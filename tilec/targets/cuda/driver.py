@@ -16,9 +16,8 @@ import ctypes
 import sys
 import threading
 
-from ...errors import BackendError, LaunchError, TilecError
+from ...errors import BackendError, LaunchError, OutOfResources, TilecError
 from ...gpu.launcher import fault_error
-from ...errors import OutOfResources
 
 _lock = threading.Lock()
 _state = {"driver": None, "init": False, "contexts": {}, "libcuda": True}

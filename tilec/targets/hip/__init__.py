@@ -5,5 +5,5 @@ from __future__ import annotations
 
 
 def make_backend(target):
-    from .backend import HIPBackend
+    from .backend import HIPBackend  # loaded on first use: the AMDGPU lowering, the ELF linker (llvmlite)
     return HIPBackend(target)

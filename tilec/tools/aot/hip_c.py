@@ -15,6 +15,7 @@ from __future__ import annotations
 from . import driver_c
 from .driver_c import DriverApi
 from .spec import KernelSpec
+from ...targets.hip.launcher import kernarg_layout
 
 #: the runtime header, for AMD: a plain C compiler defines neither platform macro, which the header requires
 INCLUDE = """#if !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_PLATFORM_NVIDIA__)
@@ -34,7 +35,6 @@ def arch_name(backend) -> str:
 def image_of(compiled) -> bytes:
     """The linked code object, checked against the parameters the C side passes: one explicit kernel argument
     per runtime parameter, of its kind and size (``kernelParams`` is read by that metadata)."""
-    from ...targets.hip.launcher import kernarg_layout
     image = bytes(compiled.asm["hsaco"])
     kernarg_layout(image, compiled.metadata["name"], compiled.metadata["param_kinds"])
     return image

@@ -95,6 +95,7 @@ class KernelSpec:
 def load_kernel(path: str, name: str):
     """The @jit function ``name`` defined in the Python file ``path`` (through @autotune/@heuristics wrappers).
     The file is imported with ``import triton`` resolving to tilec, so Triton kernels load unchanged."""
+    # compat offers these tools under Triton's names: imported here, not with the module
     from ... import compat
     if not os.path.isfile(path):
         raise AOTError(f"no such file: {path}")

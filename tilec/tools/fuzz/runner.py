@@ -23,6 +23,7 @@ from .infer import Info, infer
 from .program import Kernel
 from .render import render
 from ...runtime.jit import jit
+from ...targets.cuda import array as cuda_array
 
 _DIR = None
 _COUNTER = itertools.count()
@@ -72,7 +73,6 @@ def _launch_host(jitfn, interpret, grid, args, cx):
 
 
 def _launch_cuda(jitfn, grid, args, cx):
-    from ...targets.cuda import array as cuda_array
     dev = [cuda_array.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
     # without fusing a multiply into the add after it (Triton's default fusion rounds once where the
     # interpreter rounds twice): the generator's exact values stay exact

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ... import pipeline
 from ...ir.printer import print_ir
 from ...passes import manager
+from .page import write_pages
 
 
 @dataclass
@@ -79,7 +80,6 @@ def install_at_exit(out_dir: str):
 
     def write():
         cm.__exit__(None, None, None)
-        from .page import write_pages
         import sys
         paths = write_pages(rec.complete(), out_dir)
         if paths:
