@@ -1,7 +1,7 @@
 """Target-independent tir passes: the pass manager, the pattern-rewriting driver and one file per pass.
 
-- ``manager.py``: ``Pass`` (subclasses register by ``name``), ``get_pass``, ``tir_pipeline()`` (the default order
-  and why), ``PassManager`` (timing, verification between passes, ``TILEC_DUMP_IR`` / ``TILEC_DUMP_DIR`` /
+- ``base.py``: ``Pass`` (subclasses register by ``name``) and the registered pass packages of higher layers;
+  ``manager.py``: ``get_pass``, ``tir_pipeline()`` (the default order and why), ``PassManager`` (timing, verification between passes, ``TILEC_DUMP_IR`` / ``TILEC_DUMP_DIR`` /
   ``TILEC_DEBUG``).
 - ``pipeline_spec.py``: ``parse_pipeline`` (pipelines from text, ``"cse,convert-to-gir{num-warps=8}"``) and the
   options each pass takes, read from its constructor; ``cli.py``: the command line over both.
@@ -10,9 +10,9 @@
 - ``inline.py`` (with symbol DCE), ``canonicalize.py`` (folding + pattern table), ``cse.py``, ``dce.py``,
   ``licm.py``; ``utils.py`` holds the effect queries (pure / removable / speculatable) they share.
 
-A new pass is a ``Pass`` subclass with a ``name`` in its own file, imported in ``manager._load_builtin_passes``
-(target packages such as ``gpu/passes`` are found by name on demand). ``python -m tilec.passes`` runs passes
-over a ``.tir`` file.
+A new pass is a ``Pass`` subclass (``base.py``) with a ``name`` in its own file, imported at the top of
+``manager.py`` (the passes of a higher layer, such as ``gpu/passes``, come as a registered pass package, found by
+name on demand). ``python -m tilec.passes`` runs passes over a ``.tir`` file.
 """
 from .manager import PASS_REGISTRY, Pass, PassFailure, PassManager, get_pass, tir_pipeline
 from .pipeline_spec import PipelineError, parse_pipeline
