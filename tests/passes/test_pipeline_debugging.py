@@ -110,7 +110,7 @@ def test_a_broken_pass_module_raises_its_own_error(monkeypatch, tmp_path):
     (pkg / "__init__.py").write_text("")
     (pkg / "bad.py").write_text("import not_a_module_anywhere\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(manager, "PASS_PACKAGES", manager.PASS_PACKAGES + ["brokenpasses"])
+    monkeypatch.setitem(manager.PASS_PACKAGES, "brokenpasses", "broken passes")  # as register_pass_package
     with pytest.raises(ImportError, match="brokenpasses.bad failed to import: ModuleNotFoundError") as ei:
         manager.get_pass("no-such-pass")
     assert isinstance(ei.value.__cause__, ModuleNotFoundError)
