@@ -137,9 +137,6 @@ def _own(target: str) -> bool:
 # Loops that remain only through a deferred (function-local) import, each with the reason it cannot go:
 # {(importing module, imported module): reason}. The import itself carries the same reason as a comment.
 DEFERRED_LOOPS = {
-    ("tilec.ir.core", "tilec.ir.printer"):
-        "an op that fails verification is shown in its error message, printed by the printer, which prints "
-        "core's own classes",
     ("tilec.tools.aot.spec", "tilec.compat"):
         "a kernel file is imported with Triton's names installed (compat), and compat offers the ahead-of-time "
         "tools under Triton's names (triton.tools.compile, .link), by name only",

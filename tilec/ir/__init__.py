@@ -5,3 +5,4 @@ from .core import IRError, Location, Value, OpResult, BlockArgument, Operation, 
 from .ops import *  # noqa: F401,F403
 from .ops import FuncOp, ModuleOp
 from .builder import Builder
+from . import printer  # noqa: F401  (modules and functions show their IR text: core.show_ir_with)

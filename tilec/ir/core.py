@@ -82,6 +82,16 @@ class BlockArgument(Value):
 
 OP_REGISTRY: dict[str, type["Operation"]] = {}
 
+# how modules and functions show themselves (their IR text): the printer, built on this module's classes,
+# installs its ``print_ir`` here when imported (``tilec/ir/__init__.py`` imports it)
+_ir_text = None
+
+
+def show_ir_with(fn) -> None:
+    """Have modules and functions show themselves as ``fn(op)`` (their IR text)."""
+    global _ir_text
+    _ir_text = fn
+
 
 class Operation:
     """A generic operation. Subclasses declare:
@@ -280,10 +290,8 @@ class Operation:
     def __repr__(self):
         """Modules and functions show their IR text (``p module`` / ``print(module)`` at a ``TILEC_BREAK_BEFORE``
         stop); other ops a short ``<name types>``."""
-        if "isolated" in self.traits:
-            # when shown, not with this module: the printer is built on this module's classes
-            from .printer import print_ir
-            return print_ir(self)
+        if "isolated" in self.traits and _ir_text is not None:
+            return _ir_text(self)
         return f"<{self.name} {', '.join(str(r.type) for r in self.results)}>"
 
 

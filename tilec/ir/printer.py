@@ -24,7 +24,7 @@ import math
 import os
 import re
 
-from .core import Block, Operation, Value
+from .core import Block, Operation, Value, show_ir_with
 from .ops import FuncOp, ModuleOp
 from .types import Type
 
@@ -150,3 +150,6 @@ def print_ir(op: Operation, locations: bool | None = None) -> str:
     p = Printer(locations)
     p.op(op)
     return "\n".join(p.lines) + "\n"
+
+
+show_ir_with(print_ir)  # how modules and functions show themselves (``Operation.__repr__``)
