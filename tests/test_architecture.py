@@ -1,6 +1,6 @@
 """The package structure: tilec's modules import each other without a loop, and its layers stay in order.
 
-Dependencies are read from the source with ``ast``, three ways:
+Dependencies are read from the source with ``ast``, two ways:
 
 - import statements, at module level or inside a function (a function-local import that dodges a loop is still
   a dependency);
@@ -8,15 +8,15 @@ Dependencies are read from the source with ``ast``, three ways:
   or ``"tilec.cache.redis_backend:RedisBackend"`` (optionally after ``-m``), counts as an import of that module.
   Such strings are what ``importlib.import_module``, ``__import__``, ``python -m`` and the registries that load
   modules by name (backends, remote caches, the Triton compatibility table) are given, so a lower layer cannot
-  reach a higher one by naming it; a name built at run time (an f-string) is not seen;
-- nothing else: an import inside ``if TYPE_CHECKING:`` is still read, there are none.
+  reach a higher one by naming it. A name built at run time (an f-string, ``__name__ + ".x"``) is not seen: the
+  registration points take whole literals so that it is.
 
 Two graphs are built from them. The *file graph* has one node per module (``tilec`` is the package's
 ``__init__``) and every dependency as an edge: it must have no loop, except for the deferred imports listed in
 ``DEFERRED_LOOPS``. The *unit graph* merges modules into the units of the layering (``tilec.ir``,
 ``tilec.passes``, ``tilec.language``, ``tilec.frontend``, ``tilec.runtime``, ``tilec.gpu``, ``tilec.codegen``,
-``tilec.targets.<t>``, each module of ``tilec.tools`` and each other top-level module or package): it must have no loop
-either (the deferred imports aside), and ``ABOVE`` says which units a unit must not depend on at all.
+``tilec.targets.<t>``, each module of ``tilec.tools`` and each other top-level module or package): it must have
+no loop either (the deferred imports aside), and ``ABOVE`` says which units a unit must not depend on at all.
 
 A function-local import of a tilec module carries its reason as a ``#`` comment on the import's line or the line
 above (a backend loaded only when used, a loop it breaks and why that loop cannot go). Target-independent
