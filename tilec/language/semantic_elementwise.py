@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import core as tlc
 from .core import _unwrap, block_type, tensor
 from .semantic_promotion import scalar_type_of
+from ..ir.asm_operands import check_counts, check_packing, parse_constraints
 
 
 class ElementwiseRules:
@@ -182,7 +183,6 @@ class ElementwiseRules:
         """``tl.inline_asm_elementwise``: the arguments broadcast to one shape (no type promotion, as in Triton),
         the results take that shape; the constraint string must name every operand the packing gives
         (``ir/asm_operands.py``). Returns one tensor per dtype."""
-        from ..ir.asm_operands import check_counts, check_packing, parse_constraints
         xs = [self.to_tensor(a) for a in args]
         shape = ()
         for x in xs:

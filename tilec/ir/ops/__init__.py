@@ -20,10 +20,10 @@ from .memory import AtomicCASOp, AtomicRMWOp, DescriptorLoadOp, DescriptorStoreO
 from .reductions import DotOp, ReduceOp, ScanOp
 from .control import (AssertOp, AssumeOp, BarrierOp, CallOp, ConditionOp, ForOp, FuncOp, IfOp, ModuleOp, PrintOp,
                       ReturnOp, WhileOp, YieldOp)
+from ..core import OP_REGISTRY
 
 
 def op_class(name: str):
-    from ..core import OP_REGISTRY
     try:
         return OP_REGISTRY[name]
     except KeyError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..core import IRError, Operation
 from ..types import PointerType, Type
 from .base import _check
+from ..asm_operands import check_counts, check_packing, parse_constraints
 
 
 def asm_bits(t: Type) -> int:
@@ -25,7 +26,6 @@ class InlineAsmOp(Operation):
     traits = frozenset({"pure", "elementwise"})
 
     def verify_(self):
-        from ..asm_operands import check_counts, check_packing, parse_constraints
         _check(self.results, self, "needs at least one result")
         vals = list(self.operands) + list(self.results)
         shapes = {v.type.shape if v.type.is_tile else None for v in vals}

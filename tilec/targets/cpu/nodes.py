@@ -19,6 +19,7 @@ from ...codegen import llvm_types as LT
 from ...codegen.elementwise import emit_op
 from ...ir import ops as O
 from ...ir.dispatch import OpTable
+from ...ir.types import i1
 
 # cost of recomputing one element, by op class (others: 1); decides whether a value used twice is materialised
 _U = O.UNARY_OPS
@@ -134,14 +135,12 @@ def row_major(shape) -> tuple:
 
 def from_memory(b, v, t, w):
     """Memory representation -> register (bytes back to i1)."""
-    from ...ir.types import i1
     if t.element == i1:
         return b.icmp_unsigned("!=", v, LT.const(LT.I8, 0, w))
     return v
 
 
 def to_memory(b, v, t, w):
-    from ...ir.types import i1
     if t.element == i1:
         return b.zext(v, LT.vec(LT.I8, w))
     return v

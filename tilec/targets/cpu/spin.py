@@ -29,6 +29,7 @@ from llvmlite import ir
 
 from ...codegen import llvm_types as LT
 from .wrapper import ticks, worker_type
+from .jit import Engine
 
 SLOTS = 16
 
@@ -149,7 +150,6 @@ class Native:
     """The four entry points, as ctypes functions."""
 
     def __init__(self):
-        from .jit import Engine
         m = ir.Module("tilec_pool")
         m.triple = llvm.get_process_triple()
         for build in (_spin_run, _take_back, _wait_done, _publish):
