@@ -13,6 +13,16 @@ def scaled(out, a, b, BLOCK: tl.constexpr):
 
 
 @tilec.jit
+def busy_for(out, ns):
+    """Keeps its stream busy for ``ns`` nanoseconds of the GPU's global timer, then stores how long it waited."""
+    start = tl.extra.cuda.globaltimer()
+    now = start
+    while now - start < ns:
+        now = tl.extra.cuda.globaltimer()
+    tl.store(out, now - start)
+
+
+@tilec.jit
 def positive(x, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.device_assert(tl.load(x + offs, mask=offs < n, other=1.0) > 0, "inputs must be positive")
