@@ -1,11 +1,15 @@
 """Shared by the examples: pick where the data lives (a GPU through torch when present, else the CPU) and time."""
+import os
 import time
 
 import numpy as np
 
 
 def device():
-    """'cuda' when torch sees a CUDA GPU, else 'cpu' (tilec follows where the arrays live)."""
+    """'cuda' when torch sees a CUDA GPU, else 'cpu' (tilec follows where the arrays live); ``TILEC_BACKEND=cpu``
+    keeps the data on the host, as it keeps the kernels there."""
+    if os.environ.get("TILEC_BACKEND", "").lower() == "cpu":
+        return "cpu"
     try:
         import torch
         if torch.cuda.is_available():
