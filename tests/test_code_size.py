@@ -11,6 +11,8 @@ import functools
 import os
 import sys
 
+from test_architecture import source_files  # the same walk over tilec/ as the layering checks
+
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tilec")
 MAX_FILE_LINES = 700
 MAX_FUNCTION_LINES = 80
@@ -19,14 +21,6 @@ MAX_FUNCTION_LINES = 80
 FILE_EXEMPT: dict = {}
 #: ``path::qualified.name`` -> why it may be longer (none today)
 FUNCTION_EXEMPT: dict = {}
-
-
-def source_files(root: str = ROOT):
-    for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if x != "__pycache__")
-        for f in sorted(files):
-            if f.endswith(".py"):
-                yield os.path.join(d, f)
 
 
 def _functions(tree):
