@@ -106,10 +106,6 @@ class MfmaOperandLayout(MatrixUnitOperandLayout):
     k_width: int = 4
     name = "mfma_op"
 
-    @property
-    def k_per_instruction(self) -> int:
-        return self.k_width << self.parent.k_lane_bits
-
     def _options(self):
         return f", kw = {self.k_width}"
 
@@ -145,7 +141,6 @@ class WmmaOperandLayout(MatrixUnitOperandLayout):
     parent: WmmaLayout
     name = "wmma_op"
     k_width = 16
-    k_per_instruction = 16
 
     def _linear(self, shape):
         return _operand_linear(shape, self.op_idx, 16, 16, 1, self.parent.warps_per_cta, k_lane_step=0)

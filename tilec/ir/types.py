@@ -109,13 +109,6 @@ class ScalarType(Type):
         """numpy dtype holding this type's values (bf16/fp8 are held widened to float32)."""
         return np.dtype(self.np_dtype)
 
-    def signedness_flipped(self) -> "ScalarType":
-        if self.kind == "int":
-            return ScalarType("u" + self.name[1:])
-        if self.kind == "uint":
-            return ScalarType("i" + self.name[1:])
-        return self
-
 
 # name -> (kind, bits, numpy storage dtype, exponent bits, mantissa bits)
 _SCALARS = {
