@@ -87,7 +87,7 @@ def test_the_same_launcher_decides_from_the_estimate(monkeypatch):
 
 def test_a_long_grid_runs_on_several_threads(monkeypatch):
     if CL.num_threads() < 2:
-        pytest.skip("one core")
+        pytest.skip("this machine gives the process one core: there is no helper thread to run a grid on")
     programs = 2000
     x = np.random.default_rng(0).random(programs * 16).astype(np.float32)
     out = np.zeros_like(x)
@@ -142,7 +142,8 @@ def test_a_big_grid_seen_first_runs_on_every_thread():
     np.testing.assert_array_equal(out, x + 1)
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork")
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"),
+                    reason="os.fork is POSIX-only: no forked child to start helpers in")
 def test_a_forked_child_starts_its_own_helpers():
     import os
     programs = 2000

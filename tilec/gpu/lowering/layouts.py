@@ -175,11 +175,15 @@ def store_vector(b, p, vals, elem_bytes):
     if len(vals) == 1:
         b.store(vals[0], p)
         return
-    vt = ir.VectorType(vals[0].type, len(vals))
-    acc = ir.Constant(vt, ir.Undefined)
-    for i, v in enumerate(vals):
-        acc = b.insert_element(acc, v, _c(i))
-    b.store(acc, p, align=len(vals) * elem_bytes)
+    b.store(vector_of(b, vals), p, align=len(vals) * elem_bytes)
+
+
+def vector_of(b, scalars):
+    """An LLVM vector of ``scalars`` (one type)."""
+    v = ir.Constant(ir.VectorType(scalars[0].type, len(scalars)), ir.Undefined)
+    for i, x in enumerate(scalars):
+        v = b.insert_element(v, x, _c(i))
+    return v
 
 
 def load_vector(b, p, mem_type, n, elem_bytes):

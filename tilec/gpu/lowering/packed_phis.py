@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from .layouts import vector_of
+
 _I32 = ir.IntType(32)
 
 
@@ -52,10 +54,7 @@ def pack(b, flat, groups):
         if k == 1:
             out.append(flat[start])
             continue
-        vec = ir.Constant(ir.VectorType(flat[start].type, k), ir.Undefined)
-        for x in range(k):
-            vec = b.insert_element(vec, flat[start + x], ir.Constant(_I32, x))
-        out.append(vec)
+        out.append(vector_of(b, flat[start:start + k]))
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from .. import ops as G
-from .layouts import load_vector, reg_coord_values, store_vector
+from .layouts import load_vector, reg_coord_values, store_vector, vector_of
 from ..register_runs import register_run, run_groups
 from ..target import AccessHints
 from .memory import _width
@@ -65,12 +65,17 @@ def _vector(ll, layout, shape, limit):
     """Consecutive registers that are consecutive elements of one placement unit (<= ``limit``)."""
     fast = layout.order[0]
     v = min(ll.contiguous_regs(fast), layout.vec, limit)
-    while v > 1:
-        k = v.bit_length() - 1
-        if all(bs[fast] % v == 0 for bs in ll.reg[k:] + ll.lane + ll.warp):
-            break
+    while v > 1 and not _run_fits(ll, fast, range(v.bit_length() - 1), v):
         v //= 2
     return max(v, 1)
+
+
+def _run_fits(ll, fast, bits, n) -> bool:
+    """The registers ``bits`` make runs of ``n`` elements along ``fast`` that start ``n``-aligned: every other
+    register, lane and warp basis steps along ``fast`` by a multiple of ``n``."""
+    run = set(bits)
+    rest = [bs for i, bs in enumerate(ll.reg) if i not in run] + list(ll.lane) + list(ll.warp)
+    return all(bs[fast] % n == 0 for bs in rest)
 
 
 @lowers(G.LocalAllocOp)
@@ -189,11 +194,7 @@ def _store_runs(ll, layout, limit):
     and the other bases' alignment allow."""
     fast = layout.order[0]
     bits, n = register_run(ll, fast, min(layout.vec, limit))
-    while n > 1:
-        run = set(bits)
-        rest = [bs for i, bs in enumerate(ll.reg) if i not in run] + list(ll.lane) + list(ll.warp)
-        if all(bs[fast] % n == 0 for bs in rest):
-            break
+    while n > 1 and not _run_fits(ll, fast, bits, n):
         bits, n = bits[:-1], n // 2
     return bits, run_groups(ll, bits)
 
@@ -232,17 +233,10 @@ def _store_transposed_words(b, vals, ll, bits):
         if r0 & mask:
             continue
         run = [sum(1 << bits[x] for x in range(len(bits)) if j >> x & 1) for j in range(k)]
-        rows = [_vector_of(b, [vals[r0 + run[j] + i] for i in range(k)]) for j in range(k)]
+        rows = [vector_of(b, [vals[r0 + run[j] + i] for i in range(k)]) for j in range(k)]
         for i, w in enumerate(_transpose_block(b, rows)):
             out.append(_Word([r0 + i + run[j] for j in range(k)], w))
     return out
-
-
-def _vector_of(b, scalars):
-    v = ir.Constant(ir.VectorType(scalars[0].type, len(scalars)), ir.Undefined)
-    for i, x in enumerate(scalars):
-        v = b.insert_element(v, x, _c(i))
-    return v
 
 
 def _shuffle(b, x, y, mask):

@@ -57,6 +57,31 @@ def _claim(b, slot, gen):
     return b.extract_value(pair, 1)
 
 
+def _watch(b: ir.IRBuilder, slot, i: int, until, limit):
+    """Spin on word ``i`` of ``slot`` (acquire loads, pausing between looks) from the builder's block until
+    ``until(b, value)`` holds or ``limit`` ticks (spins, without a clock) pass. Returns (the value last loaded,
+    the block reached when it held, the block reached when time ran out); the builder is left in neither."""
+    i64 = LT.I64
+    fn = b.function
+    loop, wait, more, hit, miss = (fn.append_basic_block(n) for n in ("loop", "wait", "more", "hit", "miss"))
+    here = b.block
+    t0 = ticks(b)
+    b.branch(loop)
+    b.position_at_end(loop)
+    spins = b.phi(i64)
+    spins.add_incoming(LT.const(i64, 0), here)
+    value = b.load_atomic(_word(b, slot, i), "acquire", align=8, typ=i64)
+    b.cbranch(until(b, value), hit, wait)
+    b.position_at_end(wait)
+    spent = b.sub(ticks(b), t0) if t0 is not None else spins
+    b.cbranch(b.icmp_signed(">=", spent, limit), miss, more)
+    b.position_at_end(more)
+    _pause(b)
+    spins.add_incoming(b.add(spins, LT.const(i64, 1)), more)
+    b.branch(loop)
+    return value, hit, miss
+
+
 def _spin_run(m: ir.Module):
     """Runs the jobs posted after ``last`` as they come, each claimed first; returns the last generation seen once
     none has come for ``limit`` ticks (spins, without a clock). Between jobs it stays here: a helper that went
@@ -64,29 +89,16 @@ def _spin_run(m: ir.Module):
     i64 = LT.I64
     fn = ir.Function(m, ir.FunctionType(i64, [LT.PTR, i64, i64]), "tilec_spin_run")
     slot, first, limit = fn.args
-    entry, start, loop, wait, got, run, out, more, skip = (
-        fn.append_basic_block(n) for n in ("entry", "start", "loop", "wait", "got", "run", "out", "more", "skip"))
+    entry, start = fn.append_basic_block("entry"), fn.append_basic_block("start")
     b = ir.IRBuilder(entry)
     b.branch(start)
     b.position_at_end(start)  # a fresh spin after each job
     last = b.phi(i64)
     last.add_incoming(first, entry)
-    t0 = ticks(b)
-    b.branch(loop)
-    b.position_at_end(loop)
-    spins = b.phi(i64)
-    spins.add_incoming(LT.const(i64, 0), start)
-    gen = b.load_atomic(_word(b, slot, 0), "acquire", align=8, typ=i64)
-    b.cbranch(b.icmp_unsigned("!=", gen, last), got, wait)
-    b.position_at_end(wait)
-    spent = b.sub(ticks(b), t0) if t0 is not None else spins
-    b.cbranch(b.icmp_signed(">=", spent, limit), out, more)
+    gen, got, out = _watch(b, slot, 0, lambda b, v: b.icmp_unsigned("!=", v, last), limit)
     b.position_at_end(out)
     b.ret(last)
-    b.position_at_end(more)
-    _pause(b)
-    spins.add_incoming(b.add(spins, LT.const(i64, 1)), more)
-    b.branch(loop)
+    run, skip = fn.append_basic_block("run"), fn.append_basic_block("skip")
     b.position_at_end(got)
     b.cbranch(_claim(b, slot, gen), run, skip)  # else the launch took it back
     b.position_at_end(run)
@@ -115,23 +127,8 @@ def _wait_done(m: ir.Module):
     i64 = LT.I64
     fn = ir.Function(m, ir.FunctionType(i64, [LT.PTR, i64, i64]), "tilec_wait_done")
     slot, gen, limit = fn.args
-    entry, loop, wait, more, done, out = (fn.append_basic_block(n)
-                                          for n in ("entry", "loop", "wait", "more", "done", "out"))
-    b = ir.IRBuilder(entry)
-    t0 = ticks(b)
-    b.branch(loop)
-    b.position_at_end(loop)
-    spins = b.phi(i64)
-    spins.add_incoming(LT.const(i64, 0), entry)
-    seen = b.load_atomic(_word(b, slot, 2), "acquire", align=8, typ=i64)
-    b.cbranch(b.icmp_unsigned("==", seen, gen), done, wait)
-    b.position_at_end(wait)
-    spent = b.sub(ticks(b), t0) if t0 is not None else spins
-    b.cbranch(b.icmp_signed(">=", spent, limit), out, more)
-    b.position_at_end(more)
-    _pause(b)
-    spins.add_incoming(b.add(spins, LT.const(i64, 1)), more)
-    b.branch(loop)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    _, done, out = _watch(b, slot, 2, lambda b, v: b.icmp_unsigned("==", v, gen), limit)
     b.position_at_end(done)
     b.ret(LT.const(i64, 1))
     b.position_at_end(out)
