@@ -45,6 +45,7 @@ class FakeCuda:
                                 "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR",
                                 "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
     CUpointer_attribute = _names("CU_POINTER_ATTRIBUTE_DEVICE_POINTER")
+    CUfunc_cache = _names("CU_FUNC_CACHE_PREFER_NONE", "CU_FUNC_CACHE_PREFER_SHARED")
 
     def __init__(self, devices=2, capability=90):
         self.devices, self.capability = devices, capability
@@ -155,6 +156,11 @@ class FakeCuda:
         return CUresult.CUDA_SUCCESS, 32
 
     def cuFuncSetAttribute(self, fn, attr, value):
+        self._call("cuFuncSetAttribute", int(fn), attr, value)
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuFuncSetCacheConfig(self, fn, config):
+        self._call("cuFuncSetCacheConfig", int(fn), config)
         return (CUresult.CUDA_SUCCESS,)
 
     def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):

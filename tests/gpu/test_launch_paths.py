@@ -294,6 +294,25 @@ def test_grid_limits_of_the_target(gpu):
             k.launcher((1, 65536, 1), [a, a, a, 1])
 
 
+def test_shared_memory_hungry_kernels_opt_in_and_prefer_shared(monkeypatch):
+    """Over 48 KB of shared memory: the kernel opts in to its size and asks for the largest shared carveout of the
+    L1/shared array (the driver would otherwise configure just enough for the resident blocks); a small kernel
+    touches neither."""
+    from gpu_jit_kernels import matmul_kernel
+    gpu = Cuda(monkeypatch)
+    big = compiled(gpu, matmul_kernel, "*fp16,*fp16,*fp32,i32,i32,i32,i32,i32,i32,i32,i32,i32",
+                   {"num_warps": 8, "num_stages": 3}, BM=128, BN=128, BK=64, PREC="ieee")
+    assert big.metadata["shared"] > 48 * 1024
+    a = gpu.array(0x1000)
+    big.run((2, 2), [a, a, a, 200, 200, 200, 200, 1, 200, 1, 200, 1])
+    vector_add(gpu).run((1,), [a, a, a, 5])
+    fn = gpu.fake.launches[0]["function"]
+    assert ("cuFuncSetAttribute", fn, "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", big.metadata["shared"]) in \
+        gpu.fake.calls
+    assert [c for c in gpu.fake.calls if c[0] == "cuFuncSetCacheConfig"] == \
+        [("cuFuncSetCacheConfig", fn, "CU_FUNC_CACHE_PREFER_SHARED")]
+
+
 # -- faults ------------------------------------------------------------------------------------------------------
 def test_a_fault_names_the_kernel_it_comes_from(gpu):
     first = vector_add(gpu)

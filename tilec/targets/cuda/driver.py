@@ -392,6 +392,10 @@ def set_dynamic_shared(fn, nbytes: int, device: int = 0, kernel: str = "kernel")
                              nbytes, limit, "shared memory")
     check(d.cuFuncSetAttribute(fn, d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes),
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
+    # The unified L1/shared array is split per kernel; left to the driver, it gives shared memory just enough for
+    # the resident blocks. A kernel this hungry for shared memory streams its operands through it (cp.async/TMA
+    # rings that bypass L1), so it asks for the largest carveout, as Triton's launcher does.
+    check(d.cuFuncSetCacheConfig(fn, d.CUfunc_cache.CU_FUNC_CACHE_PREFER_SHARED), "cuFuncSetCacheConfig")
 
 
 def synchronize(device: int | None = None):
