@@ -80,3 +80,43 @@ def test_wide_rows_are_cut_into_128_byte_blocks():
 def test_text_round_trips(v, p, m, order, cols):
     lay = SharedLayout(1 << v, 1 << p, 1 << m, order, cols)
     assert parse_layout(str(lay)) == lay
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(SHAPES), st.sampled_from([(1, 0), (0, 1)]), st.sampled_from([1, 2, 4]),
+       st.integers(0, 3), st.integers(0, 5), st.sampled_from([(1, 0), (0, 1)]), st.sampled_from([1, 2, 4, 8]))
+def test_register_constants_are_exact_where_given(shape, order, eb, spt_log, tpw_log, reg_order, warps):
+    """Where the lowering places a thread's registers as its own offset plus constants, that is every element's
+    offset, for every lane and warp (checked element by element against the placement)."""
+    from tilec.gpu.blocked_layouts import BlockedLayout
+    from tilec.gpu.lowering.shared import register_constants
+    lay = shared_for_operand(shape, order, eb)
+    fast = reg_order[0]
+    spt = [1, 1]
+    spt[fast] = min(1 << spt_log, shape[fast])
+    tpw = [1, 1]
+    tpw[fast] = min(1 << tpw_log, max(1, shape[fast] // spt[fast]))
+    tpw[1 - fast] = 32 // tpw[fast]
+    wpc = [1, 1]
+    wpc[1 - fast] = warps
+    ll = BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), reg_order).to_linear(shape)
+    consts = register_constants(lay, shape, ll)
+    if consts is None:
+        return
+    for warp in range(warps):
+        for lane in range(32):
+            base = lay.offset(ll.coord(0, lane, warp), shape)
+            for r, c in enumerate(consts):
+                assert lay.offset(ll.coord(r, lane, warp), shape) == base + c
+
+
+def test_copies_of_an_operand_tile_share_one_address():
+    """A [64, 128] fp16 tile copied by 8 warps (16 rows per pass, 4 passes): the passes are 16 rows apart, which
+    the swizzle leaves alone, so they are constant offsets from the thread's own (as ``base + 0x800 * i``)."""
+    from tilec.gpu.blocked_layouts import BlockedLayout
+    from tilec.gpu.lowering.shared import register_constants
+    shape = (64, 128)
+    lay = shared_for_operand(shape, (1, 0), 2)
+    ll = BlockedLayout((1, 8), (2, 16), (8, 1), (1, 0)).to_linear(shape)
+    consts = register_constants(lay, shape, ll)
+    assert consts is not None and sorted(set(consts[::8])) == [0, 16 * 64, 32 * 64, 48 * 64]

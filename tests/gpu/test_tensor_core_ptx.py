@@ -148,3 +148,23 @@ def test_tf32x3_is_three_tf32_products(arch, shape):
     count = {p: len(re.findall(r"(?:mma\.sync|wgmma\.mma_async)\.\S*tf32", t)) for p, t in ptx.items()}
     assert count["tf32"] > 0 and count["tf32x3"] == 3 * count["tf32"], count
     assert "and.b32" in ptx["tf32x3"] and "fma.rn.f32" not in ptx["tf32x3"]
+
+
+def test_wide_offsets_become_shifts():
+    """Widening multiplies by a power of two (element to byte offsets) are written as a widening convert and a
+    shift; other multiplies stay."""
+    from tilec.targets.cuda.ptx import wide_offsets_as_shifts
+    ptx = ("\tmul.wide.s32 \t%rd7, %r12, 2;\n\tmul.wide.u32 \t%rd8, %r3, 16;\n\tmul.wide.s32 \t%rd9, %r4, 6;\n"
+           "\tmad.wide.s32 \t%rd10, %r5, 2, %rd1;\n")
+    assert wide_offsets_as_shifts(ptx) == (
+        "\tcvt.s64.s32 \t%rd7, %r12;\n\tshl.b64 \t%rd7, %rd7, 1;\n\tcvt.u64.u32 \t%rd8, %r3;\n"
+        "\tshl.b64 \t%rd8, %rd8, 4;\n\tmul.wide.s32 \t%rd9, %r4, 6;\n\tmad.wide.s32 \t%rd10, %r5, 2, %rd1;\n")
+
+
+@pytest.mark.parametrize("trans", ["", "A", "B"])
+def test_matmul_offsets_are_not_widening_multiplies(trans):
+    """ptxas turns a widening multiply feeding a loop's address add into one IMAD.WIDE per address per
+    iteration, which stalled the warps at dispatch (a k-major A ran at 0.89x of Triton on an H200)."""
+    ptx = _mm(90, (128, 128, 64, 8, 3), trans=trans).asm["ptx"]
+    assert not re.search(r"mul\.wide\.[su]32 \t%rd\d+, %r\d+, (2|4|8|16);", ptx)
+    assert "shl.b64" in ptx

@@ -11,7 +11,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from .. import ops as G
-from .layouts import load_vector, reg_coord_values, store_vector, vector_of
+from .layouts import load_vector, reg_coord_values, store_vector, thread_part, vector_of
 from ..register_runs import register_run, run_groups
 from ..target import AccessHints
 from .memory import _width
@@ -52,6 +52,39 @@ def shared_offsets(ctx, layout, shape, coords):
             off = b.add(off, b.mul(block, _c(st)))
         out.append(off)
     return out
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and not n & (n - 1)
+
+
+def register_constants(layout, shape, ll):
+    """Per register of distributed layout ``ll``, the constant part of its element offset in a tile placed by
+    SharedLayout ``layout``, when every element's offset is its thread's offset plus that constant; else None.
+
+    With power-of-two extents the placement is linear over GF(2) in the coordinate bits (fields of a row-major
+    offset, an XOR swizzle, column blocks), so an element's offset is its thread's offset XOR its register's;
+    where no register's offset shares a bit with any thread's, the XOR is an addition."""
+    sizes = [*shape, layout.block_cols(shape), layout.vec, layout.per_phase, layout.max_phase]
+    if not all(_power_of_two(n) for n in sizes):
+        return None
+    thread_bits = 0
+    for basis in list(ll.lane) + list(ll.warp):
+        thread_bits |= layout.offset(basis, shape)
+    consts = [layout.offset(rc, shape) for rc in ll.reg_coords()]
+    return None if any(c & thread_bits for c in consts) else consts
+
+
+def register_offsets(ctx, layout, shape, ll):
+    """i32 element offsets of every register of distributed layout ``ll`` in a tile placed by ``layout``: one
+    offset per thread plus a constant per register where the placement allows (:func:`register_constants`), which
+    the accesses fold into their immediate offsets (one address register for all of a thread's copies instead of
+    one per register group); else each register's own."""
+    consts = register_constants(layout, shape, ll)
+    if consts is None:
+        return shared_offsets(ctx, layout, shape, reg_coord_values(ctx, ll))
+    base = shared_offsets(ctx, layout, shape, [tuple(thread_part(ctx, ll))])[0]
+    return [ctx.b.add(base, _c(c)) if c else base for c in consts]
 
 
 def stage_base(L, buf, index):
@@ -136,7 +169,7 @@ def lower_async_copy(L, op):
     ll = ll_of(pt)
     vec = min(_width(L, op), _vector(ll, bt.layout, bt.tile_shape, 16 // eb or 1))
     base = stage_base(L, op.buffer, op.index)
-    offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
+    offs = register_offsets(L, bt.layout, bt.tile_shape, ll)
     ptrs = L.get(op.ptr)
     masks = L.get(op.mask) if op.mask is not None else None
     mt = memory_type(et)
@@ -176,7 +209,7 @@ def write_stage(L, value, bt, base):
     vals = [to_memory(b, vt, v) for v in L.get(value)]  # vt: the buffer's element, or its bits as an integer
     if L.target.store_matrix_fragments(L, vals, ll, Placement(bt.layout, bt.tile_shape), base, eb):
         return
-    offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
+    offs = register_offsets(L, bt.layout, bt.tile_shape, ll)
     bits, groups = _store_runs(ll, bt.layout, max(1, 16 // eb))
     if _transposes_words(ll, bits, eb):
         groups = _store_transposed_words(b, vals, ll, bits)
@@ -269,7 +302,7 @@ def lower_local_load(L, op):
     mt = memory_type(et)
     ll = ll_of(rt)
     vec = _vector(ll, bt.layout, bt.tile_shape, max(1, 16 // eb))
-    offs = shared_offsets(L, bt.layout, bt.tile_shape, reg_coord_values(L, ll))
+    offs = register_offsets(L, bt.layout, bt.tile_shape, ll)
     out = []
     for g in range(0, len(offs), vec):
         p = b.gep(L.smem, [b.add(base, b.mul(offs[g], _c(eb)))], source_etype=ir.IntType(8))
@@ -277,4 +310,4 @@ def lower_local_load(L, op):
     L.bind(op.result, out)
 
 
-__all__ = ["shared_offsets", "stage_base"]
+__all__ = ["register_constants", "register_offsets", "shared_offsets", "stage_base"]
