@@ -119,6 +119,31 @@ def batched_problem(case, g):
     return make_run, c, ref, 2 * Bt * M * N * Kd
 
 
+def grouped_problem(case, g):
+    """Several GEMMs in one launch: their operands' addresses, sizes and leading dimensions in device arrays; the
+    outputs are views of one buffer, so that one check covers them all."""
+    sizes = case.problem["sizes"]
+    As = [_rand((m, k), torch.float16, g) for m, n, k in sizes]
+    Bs = [_rand((k, n), torch.float16, g) for m, n, k in sizes]
+    out = torch.empty(sum(m * n for m, n, _ in sizes), device="cuda", dtype=torch.float16)
+    starts = [sum(m * n for m, n, _ in sizes[:i]) for i in range(len(sizes))]
+    Cs = [out[s:s + m * n].view(m, n) for s, (m, n, _) in zip(starts, sizes)]
+    ref = torch.cat([(a.double() @ b.double()).flatten() for a, b in zip(As, Bs)])
+
+    def on_device(values, dt):
+        return torch.tensor(values, device="cuda", dtype=dt)
+    ptrs = [on_device([x.data_ptr() for x in xs], torch.int64) for xs in (As, Bs, Cs)]
+    dims = on_device([v for s in sizes for v in s], torch.int32)
+    lds = on_device([v for m, n, k in sizes for v in (k, n, n)], torch.int32)
+    cx = case.constexprs
+
+    def make_run(K):
+        return lambda: K.grouped_matmul_kernel[(cx["NUM_SMS"],)](*ptrs, dims, lds, len(sizes), **cx,
+                                                                  num_warps=case.num_warps,
+                                                                  num_stages=case.num_stages)
+    return make_run, out, ref, sum(2 * m * n * k for m, n, k in sizes)
+
+
 def attention_problem(case, g):
     p = case.problem
     B, H, S, D, causal = p["B"], p["H"], p["S"], p["D"], p["causal"]
@@ -184,6 +209,8 @@ def problem(case, g):
         return attention_problem(case, g)
     if case.kernel == "batched_matmul_kernel":
         return batched_problem(case, g)
+    if case.kernel == "grouped_matmul_kernel":
+        return grouped_problem(case, g)
     return plain_problem(case, g, case.kernel)
 
 
