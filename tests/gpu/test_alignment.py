@@ -3,8 +3,8 @@
 The fault these guard against: a reduction with indices over uint8 values (``tl.max(x, 0, return_indices=True)``
 over 64 bytes, 2 warps) staged the warps' partial values and then their i32 indices right after them in shared
 memory, at byte offset 2: ``st.shared.b32 [base+2]`` is a misaligned address on the GPU, and the fault poisons the
-whole CUDA context. Each operand of a multi-operand reduction or scan now gets its own aligned array
-(``allocate_shared.operand_arrays``). The PTX checks run without a GPU (``tests/ptx_alignment.py`` proves each
+whole CUDA context. Each operand of a multi-operand reduction or scan now gets its own aligned array (its scratch
+plan, ``gpu/scratch.py``). The PTX checks run without a GPU (``tests/ptx_alignment.py`` proves each
 access's alignment from the PTX itself); the launches (``gpu``) run the same kernels and compare with numpy.
 """
 import re
@@ -16,7 +16,7 @@ import tilec
 import tilec.language as tl
 from gpu_helpers import ARCHS, compile_jit, device_arch, to_device
 from ptx_alignment import check_kernel, misaligned
-from tilec.gpu.passes.allocate_shared import operand_arrays
+from tilec.gpu.scratch import plan_of
 
 SIZES = (64, 100, 128, 1024)  # 100: a masked, non-power-of-two tile
 VALUE_TYPES = ("uint8", "int8", "int16", "float16", "int32", "float32", "int64", "float64")
@@ -82,10 +82,15 @@ def test_argmin_along_rows_and_scan_with_indices_are_aligned(dtype, arch):
     assert check_kernel(k) == []
 
 
+def _arrays(count, sizes):
+    plan = plan_of("a reduction of", [(f"operand{k}", eb, (count,)) for k, eb in enumerate(sizes)])
+    return [a.offset for a in plan.arrays], plan.bytes
+
+
 def test_operand_arrays_align_each_operand():
-    assert operand_arrays(2, [1, 4]) == ([0, 4], 12)  # u8 values, then i32 indices from byte 4 (was 2)
-    assert operand_arrays(3, [2, 8, 1]) == ([0, 8, 32], 35)
-    offs, total = operand_arrays(5, [1, 2, 4, 8])
+    assert _arrays(2, [1, 4]) == ([0, 4], 12)  # u8 values, then i32 indices from byte 4 (was 2)
+    assert _arrays(3, [2, 8, 1]) == ([0, 8, 32], 35)
+    offs, total = _arrays(5, [1, 2, 4, 8])
     assert all(o % s == 0 for o, s in zip(offs, [1, 2, 4, 8])) and total == offs[-1] + 40
 
 

@@ -88,7 +88,7 @@ def test_a_scan_across_warps_takes_a_slot_per_chunk_not_the_whole_tile():
     import tilec
     import tilec.language as tl
     from tilec.gpu.layouts import default_blocked
-    from tilec.gpu.passes.allocate_shared import scan_slot_shape
+    from tilec.gpu.scratch import scan_slot_shape
 
     @tilec.jit
     def scan_rows(X, Z, BM: tl.constexpr, BN: tl.constexpr):

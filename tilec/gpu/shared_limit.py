@@ -11,17 +11,11 @@ from __future__ import annotations
 import linecache
 
 from ..errors import OutOfResources
-from ..ir import ops as O
 from . import ops as G
 from .lowering import budget
-from .passes.allocate_shared import buffer_bytes, scratch_bytes
+from .passes.allocate_shared import buffer_bytes
+from .scratch import scratch_plan
 from ..targets.options import num_warps_of
-
-#: what each kind of op keeps in shared memory, for the message
-_USES = {G.ConvertLayoutOp: "a layout conversion of", O.ReduceOp: "a reduction of", O.ScanOp: "a scan of",
-         O.DotOp: "the operands of a dot on", O.TransOp: "a transpose of", O.ReshapeOp: "a reshape of",
-         O.GatherOp: "a gather from", O.AtomicRMWOp: "the results of an atomic on",
-         O.AtomicCASOp: "the results of an atomic on"}
 
 
 def _users(kernel):
@@ -35,9 +29,12 @@ def _users(kernel):
             n = buffer_bytes(t)
             what = f"{t.num_buffers} stage{'s' if t.num_buffers != 1 else ''} of {_shape(t.tile_shape, t)} tiles"
         else:
-            n = scratch_bytes(op)
+            plan = scratch_plan(op)
+            if plan is None:
+                continue
+            n = plan.bytes
             t = op.operands[0].type if op.operands else op.result.type
-            what = f"{_USES.get(type(op), f'{op.name} on')} a {_shape(t.shape, t)} tile"
+            what = f"{plan.use} a {_shape(t.shape, t)} tile"
         if n:
             out.append((n, op, what))
     return sorted(out, key=lambda u: -u[0])

@@ -168,10 +168,11 @@ class GpuTarget(ABC):
         (the lowering then reads element by element)."""
         return None
 
-    def store_matrix_fragments(self, lowering, values, src_ll, buf, base: int, elem_bytes: int) -> bool:
+    def store_matrix_fragments(self, lowering, values, src_ll, buf, address, elem_bytes: int) -> bool:
         """Write a layout conversion's source registers (memory-typed ``values`` in linear layout ``src_ll``)
-        into its staging buffer ``buf`` (a ``StagingBuffer`` at byte ``base``) with matrix stores; False: not for
-        this layout (the lowering stores register groups)."""
+        into its staging buffer ``buf`` (a ``StagingBuffer``, or a stage's placement) with matrix stores, each
+        at ``address(element offset in buf, elements accessed)`` (a shared-memory pointer); False: not for this
+        layout (the lowering stores register groups)."""
         return False
 
     def fence_async_shared(self, b) -> None:

@@ -9,8 +9,9 @@ from ...gpu.layouts import MatrixUnitOperandLayout
 from ...ir import ops as O
 from ...ir.types import f32
 from . import scalar
-from .layouts import reg_coord_values, row_major_offsets, smem_ptr
+from .layouts import reg_coord_values, row_major_offsets
 from .registry import lowers
+from .scratch import scratch_of
 from .types import I32, from_memory, memory_bytes, memory_type, to_memory
 from .values import ll_of
 
@@ -18,24 +19,23 @@ from .values import ll_of
 @lowers(O.DotOp)
 def lower_dot(L, op):
     """FMA dot (when accelerate-dot left it alone), 2-d or batched 3-d: both operands go to shared memory
-    (row-major), then each thread accumulates its registers over K, reading each A row value and B column value
-    it needs once per k."""
+    (row-major, the scratch plan's arrays ``a`` and ``b``), then each thread accumulates its registers over K,
+    reading each A row value and B column value it needs once per k."""
     if isinstance(op.a.type.layout, MatrixUnitOperandLayout):
         return L.target.lower_dot(L, op)
     b = L.b
     at, bt, ct = op.a.type, op.b.type, op.acc.type
     if len(ct.shape) not in (2, 3):
         raise BackendError(f"the {L.target.name} backend supports 2-d and batched 3-d dot only")
-    base = L._smem_base(op, "dot")
-    *_, M, K = at.shape
-    N = bt.shape[-1]
+    scratch = scratch_of(L, op, "dot")
+    sa, sb = scratch.array("a", memory_bytes(at.element)), scratch.array("b", memory_bytes(bt.element))
+    *_, M, K = sa.shape
+    N = sb.shape[-1]
     batched = len(ct.shape) == 3
-    ea, eb_ = memory_bytes(at.element), memory_bytes(bt.element)
-    base_b = base + (at.numel * ea + 15) // 16 * 16
-    for vals, t, bs, eb in ((L.get(op.a), at, base, ea), (L.get(op.b), bt, base_b, eb_)):
-        offs = row_major_offsets(L, reg_coord_values(L, ll_of(t)), t.shape)
+    for vals, t, arr in ((L.get(op.a), at, sa), (L.get(op.b), bt, sb)):
+        offs = row_major_offsets(L, reg_coord_values(L, ll_of(t)), arr.shape)
         for v, off in zip(vals, offs):
-            b.store(to_memory(b, t.element, v), smem_ptr(L, bs, off, eb))
+            b.store(to_memory(b, t.element, v), arr.ptr(off))
     L.target.barrier(b)
     c_ll = ll_of(ct)
     coords = reg_coord_values(L, c_ll)
@@ -55,14 +55,14 @@ def lower_dot(L, op):
     we = f32 if ce.is_float and ce.bits < 32 else ce
     acc = [v if we == ce else scalar.cast(b, ce, we, v) for v in L.get(op.acc)]
 
-    def read(t, bs, eb, off):
-        v = from_memory(b, t.element, b.load(smem_ptr(L, bs, off, eb), typ=memory_type(t.element)))
+    def read(t, arr, off):
+        v = from_memory(b, t.element, b.load(arr.ptr(off), typ=memory_type(t.element)))
         return v if t.element == we else scalar.cast(b, t.element, we, v)
     keys = [((rc[0], rc[1]), (rc[0], rc[2])) if batched else ((rc[0],), (rc[1],)) for rc in c_ll.reg_coords()]
     for k in range(K):
         kk = ir.Constant(I32, k)
-        av = {r: read(at, base, ea, b.add(o, kk)) for r, o in rows.items()}
-        bv = {c: read(bt, base_b, eb_, b.add(n, ir.Constant(I32, k * N))) for c, n in cols.items()}
+        av = {r: read(at, sa, b.add(o, kk)) for r, o in rows.items()}
+        bv = {c: read(bt, sb, b.add(n, ir.Constant(I32, k * N))) for c, n in cols.items()}
         for i, (rk, ck) in enumerate(keys):
             if we.is_float:
                 acc[i] = scalar.fma(b, we, av[rk], bv[ck], acc[i])

@@ -7,8 +7,9 @@ layouts alone (``gpu/layouts.py: gather_registers``, which allocate-shared asks 
   thread's own source registers, no shared memory (where the source's threads hold their elements elsewhere
   than the index's, e.g. a small source every thread holds whole, the thread's lane and warp bits join the
   choice);
-- otherwise the source goes to shared memory in row-major order (vector stores where its registers allow), a
-  barrier, and every thread loads each result element at its coordinate with the axis replaced by the index.
+- otherwise the source goes to shared memory in row-major order (the scratch plan's array ``source``; vector
+  stores where its registers allow), a barrier, and every thread loads each result element at its coordinate
+  with the axis replaced by the index.
 
 Indices wrap modulo the axis size (the op's definition: ``codegen/indices.py``), so a load never leaves the
 staged tile.
@@ -22,6 +23,7 @@ from ...ir import ops as O
 from ..layouts import gather_registers
 from .layouts import reg_coord_values, row_major_offsets, smem_shuffle, smem_vector_width
 from .registry import lowers
+from .scratch import scratch_of
 from .types import I32, from_memory, memory_bytes, memory_type, to_memory
 from .values import ll_of
 
@@ -38,14 +40,14 @@ def lower_gather(L, op):
     if g is not None:
         L.bind(op.result, _from_registers(L, g, src, ks))
         return
-    base = L._smem_base(op, "'gather' through shared memory")
     s_ll, d_ll = ll_of(s), ll_of(op.result.type)
     eb = memory_bytes(s.element)
-    src_off = row_major_offsets(L, reg_coord_values(L, s_ll), s.shape)
+    staged = scratch_of(L, op, "'gather' through shared memory").array("source", eb)
+    src_off = row_major_offsets(L, reg_coord_values(L, s_ll), staged.shape)
     coords = [c[:axis] + (k,) + c[axis + 1:] for c, k in zip(reg_coord_values(L, d_ll), ks)]
-    dst_off = row_major_offsets(L, coords, s.shape)
-    vec = smem_vector_width(s_ll, s.shape, eb) if not s.element.is_ptr else 1
-    L.bind(op.result, smem_shuffle(L, src, src_off, dst_off, memory_type(s.element), eb, base,
+    dst_off = row_major_offsets(L, coords, staged.shape)
+    vec = smem_vector_width(s_ll, staged.shape, eb) if not s.element.is_ptr else 1
+    L.bind(op.result, smem_shuffle(L, src, src_off, dst_off, memory_type(s.element), staged,
                                    lambda v: to_memory(b, s.element, v), lambda v: from_memory(b, s.element, v),
                                    vec, 1))
 

@@ -94,13 +94,6 @@ def row_major_offsets(ctx, coords, shape):
     return out
 
 
-def smem_ptr(ctx, byte_offset: int, elem_offset, elem_bytes: int):
-    b = ctx.b
-    off = b.add(_c(byte_offset), b.mul(elem_offset, _c(elem_bytes))) if elem_bytes != 1 else \
-        b.add(_c(byte_offset), elem_offset)
-    return b.gep(ctx.smem, [off], source_etype=ir.IntType(8))
-
-
 def smem_vector_width(ll, shape, elem_bytes: int, last: int | None = None) -> int:
     """Registers per shared-memory access for ``ll`` over a buffer whose fastest dimension is ``last`` (default:
     row-major): the leading registers that step along it, provided every other basis keeps groups aligned
@@ -194,26 +187,20 @@ def load_vector(b, p, mem_type, n, elem_bytes):
     return [b.extract_element(v, _c(i)) for i in range(n)]
 
 
-def _vec_ptr_store(ctx, base, off, elem_bytes, vals):
-    store_vector(ctx.b, smem_ptr(ctx, base, off, elem_bytes), vals, elem_bytes)
-
-
-def _vec_ptr_load(ctx, base, off, elem_bytes, mem_type, n):
-    return load_vector(ctx.b, smem_ptr(ctx, base, off, elem_bytes), mem_type, n, elem_bytes)
-
-
-def smem_shuffle(ctx, values, src_offsets, dst_offsets, mem_type, elem_bytes, base: int, to_mem, from_mem,
+def smem_shuffle(ctx, values, src_offsets, dst_offsets, mem_type, array, to_mem, from_mem,
                  src_vec: int = 1, dst_vec: int = 1, store=None):
-    """Write ``values`` at ``src_offsets`` (elements), barrier, read back at ``dst_offsets``; groups of
-    ``src_vec``/``dst_vec`` consecutive registers are single vector accesses. ``store(memory values)``, when
-    given, writes them instead (returns False to decline). A barrier before the next shared-memory user is the
-    insert-barriers pass's job."""
+    """Write ``values`` at ``src_offsets`` (elements of scratch ``array``, a ``ScratchRef``), barrier, read back
+    at ``dst_offsets``; groups of ``src_vec``/``dst_vec`` consecutive registers are single vector accesses.
+    ``store(memory values)``, when given, writes them instead (returns False to decline). A barrier before the
+    next shared-memory user is the insert-barriers pass's job."""
+    eb = array.elem_bytes
     mem = [to_mem(v) for v in values]
     if store is None or not store(mem):
         for g in range(0, len(mem), src_vec):
-            _vec_ptr_store(ctx, base, src_offsets[g], elem_bytes, mem[g:g + src_vec])
+            group = mem[g:g + src_vec]
+            store_vector(ctx.b, array.ptr(src_offsets[g], len(group)), group, eb)
     ctx.target.barrier(ctx.b)
     out = []
     for g in range(0, len(dst_offsets), dst_vec):
-        out.extend(from_mem(v) for v in _vec_ptr_load(ctx, base, dst_offsets[g], elem_bytes, mem_type, dst_vec))
+        out.extend(from_mem(v) for v in load_vector(ctx.b, array.ptr(dst_offsets[g], dst_vec), mem_type, dst_vec, eb))
     return out

@@ -10,8 +10,9 @@ from ...ir import ops as O
 from ..layouts import holds_copies
 from ..passes.axis_info import vector_width
 from ..target import AccessHints
-from .layouts import StagingBuffer, owner_predicate, reg_coord_values, smem_ptr
+from .layouts import StagingBuffer, owner_predicate, reg_coord_values
 from .registry import lowers
+from .scratch import scratch_of
 from .types import FP8, I16, I32, from_memory, llvm_type, memory_bytes, memory_type, to_memory
 from .values import ll_of, num_regs
 
@@ -143,24 +144,24 @@ def _to_copies(L, op, out):
         return out
     b = L.b
     ll = ll_of(t)
-    base = L._smem_base(op, "an atomic's result for the threads holding copies")
     eb = memory_bytes(t.element)
-    offs = StagingBuffer(ll, ll, t.shape, eb, vector=False).offsets(L, reg_coord_values(L, ll))
+    result = scratch_of(L, op, "an atomic's result for the threads holding copies").array("result", eb)
+    offs = StagingBuffer(ll, ll, result.shape, eb, vector=False).offsets(L, reg_coord_values(L, ll))
     with b.if_then(owner_predicate(L, ll)):
         for v, o in zip(out, offs):
-            b.store(to_memory(b, t.element, v), smem_ptr(L, base, o, eb))
+            b.store(to_memory(b, t.element, v), result.ptr(o))
     L.target.barrier(b)
-    return [from_memory(b, t.element, b.load(smem_ptr(L, base, o, eb), typ=memory_type(t.element))) for o in offs]
+    return [from_memory(b, t.element, b.load(result.ptr(o), typ=memory_type(t.element))) for o in offs]
 
 
 def _from_thread0(L, op, v):
     """A scalar atomic runs in thread 0 only; every thread sees its result through shared memory."""
-    base = op.attrs.get("smem_offset")
-    if base is None or not op.result.uses:
+    if not op.result.uses:
         return v
     b = L.b
     et = op.result.type
-    p = smem_ptr(L, base, ir.Constant(I32, 0), memory_bytes(et))
+    slot = scratch_of(L, op, "a scalar atomic's result for every thread").array("result", memory_bytes(et))
+    p = slot.ptr(ir.Constant(I32, 0))
     with b.if_then(L._scalar_owner()):
         b.store(to_memory(b, et, v), p)
     L.target.barrier(b)

@@ -1,5 +1,6 @@
 """Lowering of data movement between layouts (convert_layout, broadcast, expand_dims, trans, reshape):
-register renaming within a thread where the layouts allow, else a shuffle through shared memory."""
+register renaming within a thread where the layouts allow, else a shuffle through the op's scratch array
+``tile`` (``gpu/scratch.py``: the source tile; gir keeps broadcast and expand_dims within threads)."""
 from __future__ import annotations
 
 from ...gpu.layouts import LinearLayout, register_moves, reshape_coords, transpose_coords
@@ -7,6 +8,7 @@ from ...ir import ops as O
 from .. import ops as G
 from .layouts import StagingBuffer, reg_coord_values, smem_shuffle
 from .registry import lowers
+from .scratch import scratch_of
 from .types import from_memory, memory_bytes, memory_type, to_memory
 from .values import ll_of, num_regs
 
@@ -18,18 +20,18 @@ def _move(L, op, src_t, dst_t, fn, elem_t):
     idx = register_moves(s_ll, d_ll, fn)
     if idx is not None:
         return [vals[i] for i in idx]
-    base = L._smem_base(op, f"'{op.name}' across threads")
+    eb = memory_bytes(elem_t)
+    tile = scratch_of(L, op, f"'{op.name}' across threads").array("tile", eb)  # the source tile, staged whole
     # the map is linear over GF(2), so the destination registers' source coordinates form a linear layout
     mapped = LinearLayout(tuple(src_t.shape), tuple(tuple(fn(x)) for x in d_ll.reg),
                           tuple(tuple(fn(x)) for x in d_ll.lane), tuple(tuple(fn(x)) for x in d_ll.warp))
-    eb = memory_bytes(elem_t)
-    buf = StagingBuffer(s_ll, mapped, src_t.shape, eb, vector=not elem_t.is_ptr)
+    buf = StagingBuffer(s_ll, mapped, tile.shape, eb, vector=not elem_t.is_ptr)
     src_off = buf.offsets(L, reg_coord_values(L, s_ll))
     dst_off = buf.offsets(L, reg_coord_values(L, mapped))
     store = None
     if isinstance(op, G.ConvertLayoutOp):  # the target may write matrix fragments whole (stmatrix)
-        store = lambda mem: L.target.store_matrix_fragments(L, mem, s_ll, buf, base, eb)  # noqa: E731
-    return smem_shuffle(L, vals, src_off, dst_off, memory_type(elem_t), eb, base,
+        store = lambda mem: L.target.store_matrix_fragments(L, mem, s_ll, buf, tile.ptr, eb)  # noqa: E731
+    return smem_shuffle(L, vals, src_off, dst_off, memory_type(elem_t), tile,
                         lambda v: to_memory(L.b, elem_t, v), lambda v: from_memory(L.b, elem_t, v),
                         buf.src_vec, buf.dst_vec, store)
 

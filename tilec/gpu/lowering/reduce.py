@@ -1,14 +1,16 @@
 """Lowering of reductions and scans: within a thread's registers, across lanes with warp shuffles, across
-warps through shared memory."""
+warps through shared memory (the op's scratch plan, ``gpu/scratch.py``: an array per operand of one slot per
+warp)."""
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
 from ...errors import BackendError
 from ...ir import ops as O
-from ..passes.allocate_shared import operand_arrays, scan_slot_shape
-from .layouts import row_major_offsets, smem_ptr, thread_part
+from ..scratch import operand_array
+from .layouts import row_major_offsets, thread_part
 from .registry import lowers
+from .scratch import scratch_of
 from .types import I1, I32, from_memory, memory_bytes, memory_type, to_memory
 from .values import ll_of
 
@@ -36,9 +38,8 @@ def lower_reduce(L, op):
                 other = [L.target.shuffle_xor(b, v, 1 << i) for v in accs[key]]
                 accs[key] = L._combine(body, accs[key], other)
     warp_bits = [i for i, basis in enumerate(ll.warp) if basis[ax]]
-    out_shape = src_t.shape[:ax] + src_t.shape[ax + 1:]
     if warp_bits:
-        accs = _reduce_warps(L, op, body, accs, warp_bits, out_shape, ll, ax)
+        accs = _reduce_warps(L, op, body, accs, warp_bits, ll, ax)
     if not op.results[0].type.is_tile:
         (only,) = accs.values()
         for r, v in zip(op.results, only):
@@ -135,12 +136,12 @@ def _scan_warps(L, op, body, ll, ax, rev, chunks, totals, prefix, valid, warp_bi
     """Each warp publishes its per-chunk totals; each thread combines the totals of the warps before it
     into its prefix and of all warps into the chunk's total."""
     b = L.b
-    base = L._smem_base(op, "scan across warps")
+    arrays = _warp_arrays(L, op, "scan across warps", warp_bits)
     shape = op.operands[0].type.shape
     # a slot per chunk and row: the tile with the axis reduced to its chunks (scan_slot_shape)
     keys = list(chunks)
     tp = thread_part(L, ll)
-    slot = scan_slot_shape(ll, shape, ax)  # the chunks' index along the axis: high // (axis extent of threads)
+    slot = arrays[0].shape[1:]  # the chunks' index along the axis: high // (axis extent of threads)
     per_chunk = shape[ax] // slot[ax]
     offs = []
     for rest, high in keys:
@@ -152,7 +153,7 @@ def _scan_warps(L, op, body, ll, ax, rev, chunks, totals, prefix, valid, warp_bi
             else:
                 coords.append(b.add(tp[d], ir.Constant(I32, full[d])) if full[d] else tp[d])
         offs.append(row_major_offsets(L, [tuple(coords)], slot)[0])
-    widx, nslots, load = _publish_per_warp(L, op, base, warp_bits, slot, keys, offs, totals)
+    widx, nslots, load = _publish_per_warp(L, op, arrays, warp_bits, keys, offs, totals)
     order = range(nslots - 1, -1, -1) if rev else range(nslots)
     for key, off in zip(keys, offs):
         acc, acc_valid, whole = None, ir.Constant(I1, 0), None
@@ -175,38 +176,47 @@ def _scan_warps(L, op, body, ll, ax, rev, chunks, totals, prefix, valid, warp_bi
             valid[key] = b.or_(valid[key], acc_valid)
 
 
-def _publish_per_warp(L, op, base, warp_bits, shape, keys, offs, values):
+def _warp_arrays(L, op, what, warp_bits):
+    """The plan's array per operand, [warp slot, *slot shape] each; the plan's slots are the warps along the
+    axis."""
+    types = [o.type.element for o in op.operands]
+    scratch = scratch_of(L, op, what)
+    arrays = [scratch.array(operand_array(k), memory_bytes(t)) for k, t in enumerate(types)]
+    if arrays[0].shape[0] != 1 << len(warp_bits):
+        raise BackendError(f"internal: {what}: {1 << len(warp_bits)} warps along the axis, a plan for "
+                           f"{arrays[0].shape[0]}")
+    return arrays
+
+
+def _publish_per_warp(L, op, arrays, warp_bits, keys, offs, values):
     """Cross-warp exchange for reduce/scan: this warp stores ``values[key]`` (one value per operand) at
-    ``offs[key]`` of its slot (warp index from ``warp_bits``; a slot holds one ``shape``-sized array per
-    operand), then a barrier. Returns (this warp's index, slot count, ``load(j, off)`` -> warp j's values)."""
+    ``offs[key]`` of its slot of each operand's array (``arrays``, from :func:`_warp_arrays`; warp index from
+    ``warp_bits``), then a barrier. Returns (this warp's index, slot count, ``load(j, off)`` -> warp j's
+    values)."""
     b = L.b
     widx = ir.Constant(I32, 0)
     for j, i in enumerate(warp_bits):
         bit = b.and_(b.lshr(L.warp, ir.Constant(I32, i)), ir.Constant(I32, 1))
         widx = b.or_(widx, b.shl(bit, ir.Constant(I32, j)))
-    nslots = 1 << len(warp_bits)
-    m = 1
-    for n in shape:
-        m *= n
+    nslots = arrays[0].shape[0]
+    m = arrays[0].numel // nslots
     types = [o.type.element for o in op.operands]
-    rel, _ = operand_arrays(nslots * m, [memory_bytes(t) for t in types])  # each operand's array aligned
-    bases = [base + r for r in rel]
     for key, off in zip(keys, offs):
         slot = b.add(b.mul(widx, ir.Constant(I32, m)), off)
         for k, t in enumerate(types):
-            b.store(to_memory(b, t, values[key][k]), smem_ptr(L, bases[k], slot, memory_bytes(t)))
+            b.store(to_memory(b, t, values[key][k]), arrays[k].ptr(slot))
     L.target.barrier(b)
 
     def load(j, off):
         slot = b.add(ir.Constant(I32, j * m), off)
-        return [from_memory(b, t, b.load(smem_ptr(L, bases[k], slot, memory_bytes(t)), typ=memory_type(t)))
-                for k, t in enumerate(types)]
+        return [from_memory(b, t, b.load(arrays[k].ptr(slot), typ=memory_type(t))) for k, t in enumerate(types)]
     return widx, nslots, load
 
 
-def _reduce_warps(L, op, body, accs, warp_bits, out_shape, ll, ax):
+def _reduce_warps(L, op, body, accs, warp_bits, ll, ax):
     b = L.b
-    base = L._smem_base(op, "reduce across warps")
+    arrays = _warp_arrays(L, op, "reduce across warps", warp_bits)
+    out_shape = arrays[0].shape[1:]  # a slot: the result tile
     # result coordinates of each group (thread part + group constant), as offsets in the result shape
     sub_ll = ll.without_dim(ax)
     keys = list(accs)
@@ -216,7 +226,7 @@ def _reduce_warps(L, op, body, accs, warp_bits, out_shape, ll, ax):
         offs = row_major_offsets(L, coords, out_shape)
     else:
         offs = [ir.Constant(I32, 0)]
-    _, nslots, load = _publish_per_warp(L, op, base, warp_bits, out_shape, keys, offs, accs)
+    _, nslots, load = _publish_per_warp(L, op, arrays, warp_bits, keys, offs, accs)
     out = {}
     for key, off in zip(keys, offs):
         acc = None

@@ -207,14 +207,17 @@ def write_stage(L, value, bt, base):
     eb = memory_bytes(bt.element)
     ll = ll_of(vt)
     vals = [to_memory(b, vt, v) for v in L.get(value)]  # vt: the buffer's element, or its bits as an integer
-    if L.target.store_matrix_fragments(L, vals, ll, Placement(bt.layout, bt.tile_shape), base, eb):
+
+    def address(off, _count):
+        return b.gep(L.smem, [b.add(base, b.mul(off, _c(eb)))], source_etype=ir.IntType(8))
+    if L.target.store_matrix_fragments(L, vals, ll, Placement(bt.layout, bt.tile_shape), address, eb):
         return
     offs = register_offsets(L, bt.layout, bt.tile_shape, ll)
     bits, groups = _store_runs(ll, bt.layout, max(1, 16 // eb))
     if _transposes_words(ll, bits, eb):
         groups = _store_transposed_words(b, vals, ll, bits)
     for group in groups:
-        p = b.gep(L.smem, [b.add(base, b.mul(offs[group[0]], _c(eb)))], source_etype=ir.IntType(8))
+        p = address(offs[group[0]], len(group))
         if isinstance(group, _Word):
             b.store(group.value, p, align=4)
         else:

@@ -13,7 +13,8 @@ from ...ir import ops as O
 from ...ir.builder import Builder
 from ...ir.types import SharedBufferType
 from .. import ops as G
-from .allocate_shared import buffer_bytes, scratch_bytes
+from ..scratch import scratch_bytes
+from .allocate_shared import buffer_bytes
 from .common import Pass
 
 

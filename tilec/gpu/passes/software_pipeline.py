@@ -41,7 +41,8 @@ from ..layouts import SharedLayout, swizzle_bytes
 from .common import Pass, elem_bytes
 from ...targets.options import Options
 from .stage_operands import register_order
-from .allocate_shared import buffer_bytes, scratch_bytes
+from ..scratch import scratch_bytes
+from .allocate_shared import buffer_bytes
 
 
 # -- match ------------------------------------------------------------------------------------------------------

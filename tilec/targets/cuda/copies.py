@@ -151,10 +151,11 @@ class LazyRegisters:
         return (self[i] for i in range(self.n))
 
 
-def stmatrix_fragments(L, values, ll, buf, base: int, eb: int) -> bool:
+def stmatrix_fragments(L, values, ll, buf, address, eb: int) -> bool:
     """Write registers in the mma fragment pattern (16-bit: lane 4g + t holds (row g, columns 2t, 2t+1) of
     each 8x8 block, two elements per register pair) to a row-major staging buffer with ``stmatrix.x4`` (sm_90),
-    16 bytes per row instead of one 4-byte store per pair. False when the layout or buffer does not fit."""
+    16 bytes per row instead of one 4-byte store per pair; each lane's row at ``address(element offset, 8)``.
+    False when the layout or buffer does not fit."""
     if eb != 2 or len(buf.shape) != 2 or buf.order[0] != 1 or (buf.max_phase > 1 and buf.unit * eb < 16):
         return False
     want = ((0, 2), (0, 4), (1, 0), (2, 0), (4, 0))
@@ -184,8 +185,6 @@ def stmatrix_fragments(L, values, ll, buf, base: int, eb: int) -> bool:
     for g in range(0, len(words), 4):
         origin = ll.reg_coord(g << 1)
         coord = tuple(b.add(lane_off[d], _c(origin[d])) if origin[d] else lane_off[d] for d in range(2))
-        off = buf.offsets(L, [coord])[0]
-        start = base if isinstance(base, ir.Value) else _c(base)
-        p = b.gep(L.smem, [b.add(start, b.mul(off, _c(eb)))], source_etype=ir.IntType(8))
+        p = address(buf.offsets(L, [coord])[0], 8)
         _asm(b, text, "r,r,r,r,r,~{memory}", [b.ptrtoint(p, I32)] + words[g:g + 4])
     return True

@@ -125,8 +125,8 @@ class CudaTarget(GpuTarget):
     def load_matrix_operand(self, lowering, base, buf_type, dst_type):
         return copies.ldmatrix_operand(lowering, base, buf_type, dst_type) if self.arch >= 75 else None
 
-    def store_matrix_fragments(self, lowering, values, src_ll, buf, base, elem_bytes):
-        return self.arch >= 90 and copies.stmatrix_fragments(lowering, values, src_ll, buf, base, elem_bytes)
+    def store_matrix_fragments(self, lowering, values, src_ll, buf, address, elem_bytes):
+        return self.arch >= 90 and copies.stmatrix_fragments(lowering, values, src_ll, buf, address, elem_bytes)
 
     def fence_async_shared(self, b):
         if self.arch >= 90:
