@@ -24,6 +24,8 @@ lie; an op class without an entry needs none:
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from ..ir import ops as O
@@ -50,10 +52,7 @@ class ScratchArray:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return math.prod(self.shape)
 
     @property
     def end(self) -> int:

@@ -6,6 +6,8 @@ contain no semantics of their own: promotion, broadcasting and checks live in ``
 """
 from __future__ import annotations
 
+import math
+
 import threading
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -431,10 +433,7 @@ class tensor:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return math.prod(self.shape)
 
     def __repr__(self):
         v = getattr(self.handle, "v", None)  # an interpreted value
