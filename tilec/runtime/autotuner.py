@@ -262,7 +262,10 @@ class Autotuner(KernelInterface):
                     raise
             self.post_hook(full_nargs, exception=None)
 
-        # compile outside the timed region (and so that a config that cannot compile is told apart)
+        # compile outside the timed region (and so that a config that cannot compile is told apart), after the
+        # config's pre_hook: it may set what the variant depends on (a host descriptor's block shape)
+        if config.pre_hook:
+            config.pre_hook(full_nargs)
         self.fn.run(*args, **{**current, "warmup": True})
         t = self.do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
         return list(t) if isinstance(t, (list, tuple)) else [t, t, t]
@@ -278,6 +281,8 @@ class Autotuner(KernelInterface):
                 try:
                     self._check_conflicts(config, kwargs)
                     current = dict(kwargs, **self._launch_kwargs(config))
+                    if config.pre_hook:  # as the timing loop does before it compiles
+                        config.pre_hook({**self.nargs, **current})
                     self.fn.run(*args, **{**current, "warmup": True})
                 except Exception:  # noqa: BLE001  (reported by the timing loop, in order)
                     pass
