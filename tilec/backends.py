@@ -25,20 +25,23 @@ class BackendEntry(NamedTuple):
     owns: Callable | None           # launch argument -> bool; None: chosen only by name
     synchronize: Callable | None = None   # () -> None: waits for this backend's launches; None: they are synchronous
     arrays: Callable | None = None  # () -> the module of the backend's own device arrays; None: it has none
+    present: Callable | None = None  # () -> bool: this machine has a device of it (cheap, never raises); None: always
 
 
 _REGISTRY: list = []
 
 
 def register_backend(name: str, factory: Callable, *, owns: Callable | None = None, before: str | None = None,
-                     synchronize: Callable | None = None, arrays: Callable | None = None):
+                     synchronize: Callable | None = None, arrays: Callable | None = None,
+                     present: Callable | None = None):
     """Register (or replace) backend ``name``. ``factory(target)`` makes the backend object; ``owns(value)`` says
     whether a launch argument is this backend's (when omitted, ``factory.owns`` if it has one). The backend is
     asked after those registered earlier, or just ahead of backend ``before``. ``synchronize()`` waits for the
-    backend's launches in flight; ``arrays()`` gives the module of its own device arrays."""
+    backend's launches in flight; ``arrays()`` gives the module of its own device arrays; ``present()`` says
+    whether this machine has a device of it (a GPU backend's; None: always, as the CPU)."""
     if owns is None:
         owns = getattr(factory, "owns", None)
-    entry = BackendEntry(name, factory, owns, synchronize, arrays)
+    entry = BackendEntry(name, factory, owns, synchronize, arrays, present)
     unregister_backend(name)
     names = [e.name for e in _REGISTRY]
     _REGISTRY.insert(names.index(before) if before in names else len(_REGISTRY), entry)
@@ -82,6 +85,25 @@ def arrays_module(name: str):
     return e.arrays() if e is not None and e.arrays is not None else None
 
 
+_PRESENT: dict = {}
+
+
+def present_backend() -> str:
+    """The first registered backend, in launch order, whose device this machine has: a GPU's when one is there
+    (what a Triton program's ``driver.active`` is), else the CPU. Asked once per backend and process."""
+    for e in _REGISTRY:
+        if e.present is None:
+            return e.name
+        if e.name not in _PRESENT:
+            try:
+                _PRESENT[e.name] = bool(e.present())
+            except Exception:  # noqa: BLE001 - a missing or broken driver means no device of it
+                _PRESENT[e.name] = False
+        if _PRESENT[e.name]:
+            return e.name
+    return "cpu"
+
+
 def owner_of(values) -> str | None:
     """The first backend, in order, that owns one of ``values``; None when none does (no arrays, say)."""
     for e in _REGISTRY:
@@ -112,13 +134,23 @@ def _cuda_arrays():
     return array
 
 
+def _cuda_present():
+    from .targets.cuda.driver import device_count  # the driver is only asked, never loaded, without cuda-python
+    return device_count() > 0
+
+
+def _hip_present():
+    from .targets.hip.driver import device_count
+    return device_count() > 0
+
+
 def _cpu(target):
     from .targets.cpu.backend import CPUBackend  # loaded on first use: llvmlite
     return CPUBackend(target)
 
 
 register_backend("cuda", _cuda, owns=lambda v: device_of(v) == "cuda", synchronize=_cuda_synchronize,
-                 arrays=_cuda_arrays)
+                 arrays=_cuda_arrays, present=_cuda_present)
 register_backend("cpu", _cpu, owns=lambda v: device_of(v) == "cpu")
 # torch tensors on ROCm (device.type "cuda" there, told apart by torch.version.hip) and DLPack ROCm tensors
-register_backend("hip", _hip, owns=lambda v: device_of(v) == "hip", before="cpu")
+register_backend("hip", _hip, owns=lambda v: device_of(v) == "hip", before="cpu", present=_hip_present)

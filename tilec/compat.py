@@ -19,10 +19,12 @@ import types
 import tilec
 
 from . import compat_profiler, errors
-from .compiler import default_target
+from .backends import present_backend
+from .compiler import Target, default_target
 from .language import core as _language_core, standard
 from .runtime import autotuner
 from .targets.cuda import driver as cu
+from .targets.hip import driver as hip_driver
 from .testing import do_bench
 
 from .version import TRITON_API_VERSION as TRITON_VERSION  # noqa: E402
@@ -31,7 +33,23 @@ from .language.reinterpret import TensorWrapper, reinterpret
 
 # -- driver.active: where tensors should live and what the device looks like --------------------------------------
 def _backend() -> str:
-    return default_target().backend
+    """``TILEC_BACKEND`` when set, else the GPU this machine has (the CPU without one): a Triton program asks the
+    active driver where to put its tensors, and on a GPU machine expects the GPU."""
+    return default_target().backend if os.environ.get("TILEC_BACKEND") else present_backend()
+
+
+def _current_target() -> Target:
+    """Triton's ``GPUTarget`` for the active device: backend, architecture (compute capability, gfx name) and warp
+    size, as programs that pick configurations by them read it."""
+    if os.environ.get("TILEC_BACKEND"):
+        return default_target()
+    name = present_backend()
+    if name == "cuda":
+        return Target("cuda", cu.compute_capability(0), 32)
+    if name == "hip":
+        arch = hip_driver.current_arch()
+        return Target("hip", arch, 64 if arch and arch.startswith("gfx9") else 32)
+    return Target(name)
 
 
 class _CPUDeviceInterface:
@@ -73,7 +91,8 @@ class _DriverUtils:
 
 
 class ActiveDriver:
-    """``triton.runtime.driver.active``: the device tilec launches on (the CPU unless its CUDA backend is on).
+    """``triton.runtime.driver.active``: the device tilec launches on (``TILEC_BACKEND``, else a GPU when the
+    machine has one, else the CPU).
     ``get_active_torch_device()`` is a ``torch.device`` when torch is installed, else the device's name."""
     utils = _DriverUtils()
 
@@ -95,7 +114,7 @@ class ActiveDriver:
         return 0
 
     def get_current_target(self):
-        return default_target()
+        return _current_target()
 
     def get_device_interface(self):
         if _backend() == "cuda":

@@ -353,3 +353,35 @@ def test_launch_errors_reach_the_user_at_the_launch_line(gpu):
         frames = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
         assert not [f for f in frames if os.sep + "tilec" + os.sep in f], frames
         assert "'add_kernel'" in str(info.value)
+
+
+# -- the device a Triton program sees ----------------------------------------------------------------------------
+def test_triton_programs_see_the_gpu_the_machine_has(monkeypatch):
+    """Without ``TILEC_BACKEND``, ``triton.runtime.driver.active`` is the GPU when the machine has one (a tutorial
+    puts its tensors on ``get_active_torch_device()`` and picks configurations by the target's backend and
+    architecture), the CPU when it has none; ``TILEC_BACKEND`` still decides when set."""
+    from tilec import backends, compat
+    monkeypatch.delenv("TILEC_BACKEND", raising=False)
+    fake = fake_cuda.install(monkeypatch, fake_cuda.FakeCuda(devices=1, capability=90))
+    monkeypatch.setattr(backends, "_PRESENT", {})
+    t = compat.driver.active.get_current_target()
+    assert (t.backend, t.arch, t.warp_size) == ("cuda", 90, 32)
+    assert backends.present_backend() == "cuda"
+    monkeypatch.setenv("TILEC_BACKEND", "cpu")
+    assert compat.driver.active.get_current_target().backend == "cpu"
+    monkeypatch.delenv("TILEC_BACKEND")
+    fake.devices = 0
+    monkeypatch.setattr(backends, "_PRESENT", {})
+    assert compat.driver.active.get_current_target().backend == "cpu"
+    assert str(compat.driver.active.get_active_torch_device()) == "cpu"
+
+
+def test_triton_programs_see_an_amd_gpu(monkeypatch):
+    """An AMD machine (no CUDA driver): the target is hip with the device's architecture and its wave size."""
+    from tilec import backends, compat
+    monkeypatch.delenv("TILEC_BACKEND", raising=False)
+    fake_hip.install(monkeypatch, fake_hip.FakeHip(arch="gfx942:sramecc+:xnack-"))
+    fake_cuda.install(monkeypatch, fake_cuda.FakeCuda(devices=0))
+    monkeypatch.setattr(backends, "_PRESENT", {})
+    t = compat.driver.active.get_current_target()
+    assert (t.backend, t.warp_size) == ("hip", 64) and str(t.arch).startswith("gfx942")

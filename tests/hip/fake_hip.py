@@ -57,6 +57,9 @@ class FakeHip:
     def hipGetErrorString(self, err):
         return f"fake {hipError_t(int(err)).name}".encode()
 
+    def hipGetDeviceCount(self):
+        return hipError_t.hipSuccess, 1
+
     def hipSetDevice(self, device):
         self.calls.append(("hipSetDevice", device))
         self.device = device

@@ -88,6 +88,10 @@ def check(result, what: str, exc=BackendError):
     return rest[0] if len(rest) == 1 else rest
 
 
+def device_count() -> int:
+    return check(runtime().hipGetDeviceCount(), "hipGetDeviceCount")
+
+
 def set_device(device: int) -> None:
     check(runtime().hipSetDevice(device), f"hipSetDevice({device})", LaunchError)
 
