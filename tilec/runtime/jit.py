@@ -30,7 +30,7 @@ from .binder import LAUNCH_OPTIONS, MISSING, make_binder, rebuild_binder
 from .watched_globals import references, watch_of
 from ..targets import arguments
 from ..targets.arguments import array_fields
-from ..targets.entry import entries
+from ..targets.entry import entries, native
 from ..targets.grid import checked_grid, normalize_grid
 from .specialize import describe, hashable as _hashable
 
@@ -293,9 +293,12 @@ class JITFunction(KernelFunction):
                 # the binder's probe passes exact numpy arrays of specialised parameters as their addresses
                 addressed = tuple(j for j, (i, v) in enumerate(zip(self._runtime_idx, runtime))
                                   if host and type(v) is np.ndarray and self._spec[i] and array_fields is not None)
-                single, every = entries(launcher, len(runtime), None if len(keep) == len(runtime) else keep,
-                                        addressed=addressed)
-                self._fast_cache[fkey] = (single, every, host, kernel)
+                keep = None if len(keep) == len(runtime) else keep
+                single, every = entries(launcher, len(runtime), keep, addressed=addressed)
+                way = native(launcher, len(runtime), keep)
+                if way is not None and self._binder is not None:  # the binder takes the native way from now on
+                    self._binder_parts[0]["_tl_keyof"] = way[0]
+                self._fast_cache[fkey] = (single, every, host, kernel, way and way[1])
         return kernel
 
     def _check_writable(self, kernel, values):
