@@ -66,15 +66,7 @@ def {name}({params}):
             return _tl_miss(_tl_key, _tl_grid, ({values}), ({option_values}))
         except _tl_LOCATED as e:
             raise _tl_for_user(e)
-    if _tl_nk is not None and _tl_nat is not None:  # from now on (this launch included) the native way
-        _tl_n = _tl_cache[_tl_NK, _tl_nk, {rest}{globals_key}] = (_tl_nat, _tl_kernel.launcher, _tl_kernel, _tl_key)
-        try:
-            _tl_r = _tl_nat(_tl_grid, {runtime})
-            if not _tl_r or _tl_after(_tl_n, _tl_r, _tl_grid, [{runtime}]):
-                return _tl_kernel
-        except _tl_LOCATED as e:
-            raise _tl_for_user(e)
-    try:
+{register}    try:
         if _tl_grid is _tl_SINGLE:
             if _tl_host:
                 _tl_single({host_runtime})
@@ -115,6 +107,20 @@ _NATIVE = """\
                         return _tl_n[2]
                 except _tl_LOCATED as e:
                     raise _tl_for_user(e)
+"""
+
+#: the Python way's launch of a variant that has (or may have) a native way: ``JITFunction._native_way`` makes it
+#: and stores the native key, and this launch already takes it
+_REGISTER = """\
+    if _tl_nat is not None and type(_tl_grid) is _tl_Checked:
+        _tl_n = _tl_native(_tl_key, _tl_nk, ({specialised}), ({rest}{globals_key}))
+        if _tl_n is not None:
+            try:
+                _tl_r = _tl_n[0](_tl_grid, {runtime})
+                if not _tl_r or _tl_after(_tl_n, _tl_r, _tl_grid, [{runtime}]):
+                    return _tl_kernel
+            except _tl_LOCATED as e:
+                raise _tl_for_user(e)
 """
 
 
@@ -179,12 +185,13 @@ def _source(jf, with_options: bool) -> str:
     watched = bool(jf.watch_now())
     runtime = ", ".join(names[i] for i in jf._runtime_idx)
     globals_key = "_tl_gk, " if watched else ""
-    native = "" if with_options else _NATIVE.format(specialised=", ".join(specialised), rest=_tuple(rest),
-                                                    globals_key=globals_key, runtime=runtime)
+    parts = dict(specialised=", ".join(specialised), rest=_tuple(rest), globals_key=globals_key, runtime=runtime)
+    native = "" if with_options else _NATIVE.format(**parts)
+    register = "" if with_options else _REGISTER.format(**dict(parts, specialised=_tuple(specialised)))
     return _BINDER.format(
         name=jf.__name__, missing="".join(missing), divert=divert, params=", ".join(params + ["**_tl_kw"]),
         key=_tuple(key), globals_key=globals_key, values=_tuple(names), option_values=option_values,
-        named=", ".join(f"{n!r}: {n}" for n in names), runtime=runtime, rest=_tuple(rest), native=native,
+        named=", ".join(f"{n!r}: {n}" for n in names), runtime=runtime, native=native, register=register,
         watched="    _tl_gk = _tl_globals()\n" if watched else "",
         host_runtime=", ".join(host.get(i, names[i]) for i in jf._runtime_idx),
         probes="\n".join(probes) or "        pass")
@@ -209,7 +216,8 @@ def make_binder(jf, located):
           "_tl_probe": probe, "_tl_nd": np.ndarray, "_tl_M": MISSING,
           "_tl_general": jf._general_launch, "_tl_LOCATED": located, "_tl_for_user": for_user,
           "_tl_SINGLE": SINGLE, "_tl_Checked": CheckedGrid, "_tl_NO_OPTIONS": NO_OPTIONS,
-          "_tl_globals": jf.globals_key, "_tl_keyof": None, "_tl_NK": NATIVE_KEY, "_tl_after": after_native}
+          "_tl_globals": jf.globals_key, "_tl_keyof": None, "_tl_NK": NATIVE_KEY, "_tl_after": after_native,
+          "_tl_native": jf._native_way}
     if array_fields is not None:
         ns["_tl_D"], ns["_tl_F"] = array_fields
     ns.update({f"_tl_default{i}": p.default for i, p in enumerate(jf.params) if p.has_default})
