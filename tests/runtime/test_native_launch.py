@@ -89,6 +89,12 @@ def test_numpy_arrays_pass_their_data_address():
     assert list(native.seen)[F.HEADER:F.HEADER + 3] == [a.__array_interface__["data"][0], 1 << 40, 7]
 
 
+def _native_launcher(kernel, specialised, rest):
+    """The launcher behind the native key of these arguments (a kernel's first launches from several threads may
+    each load it: ``warmup().launcher`` need not be this one)."""
+    return kernel._fast_cache[(NATIVE_KEY, native.key(*specialised), *rest)][1]
+
+
 def _warm(out, n):
     for _ in range(3):  # the first compiles (and finds the watched globals), the next ones store the keys
         fill_kernel[(2,)](out, n, 0.5, BLOCK=16)
@@ -97,8 +103,7 @@ def _warm(out, n):
 def test_cached_launches_take_the_native_way_with_the_same_results():
     out = np.zeros(32, np.float32)
     _warm(out, 32)
-    assert any(type(k) is tuple and k[0] is NATIVE_KEY for k in fill_kernel._fast_cache)
-    launcher = fill_kernel.warmup(out, 32, 0.5, BLOCK=16, grid=(2,)).launcher
+    launcher = _native_launcher(fill_kernel, (out, 32, 0.5), (16,))
     ticks = launcher.desc[F.TICK]
     for i in range(5):
         fill_kernel[(2,)](out, 32, float(i), BLOCK=16)
@@ -132,7 +137,7 @@ def test_a_grid_that_outlasts_its_slice_is_finished_by_the_launcher(monkeypatch)
     out = np.zeros(64 * 16, np.float32)
     for _ in range(3):
         fill_kernel[(64,)](out, out.size, 0.5, BLOCK=16)
-    launcher = fill_kernel.warmup(out, out.size, 0.5, BLOCK=16, grid=(64,)).launcher
+    launcher = _native_launcher(fill_kernel, (out, out.size, 0.5), (16,))
     resumed = []
     resume = CL.Launcher.resume
     monkeypatch.setattr(CL.Launcher, "resume", lambda self, g, args, start: (resumed.append(start),
@@ -153,7 +158,7 @@ def test_a_held_scratch_area_sends_the_launch_the_python_way():
     c = np.zeros((16, 16), np.float32)
     for _ in range(3):
         square[(1,)](a, c, N=16)
-    launcher = square.warmup(a, c, N=16).launcher
+    launcher = _native_launcher(square, (a, c), (16,))
     assert launcher.shares_state and launcher.desc[F.SHARED] == 1
     launcher.desc[F.BUSY] = 1  # as if another thread's launch held it
     try:

@@ -226,18 +226,24 @@ class Launcher:
         made = fastcall.native() if None not in codes else None
         if made is None:
             return None
-        if self._fast is None:
-            F = fastcall
-            d = (ctypes.c_int64 * (F.WORDS + self.nargs))()
-            d[F.RUN], d[F.COUNT], d[F.SLICE] = self.engine.addresses[0], self.nargs, self.slice
-            d[F.INLINE_MAX], d[F.RETRY], d[F.SHARED] = self._inline, RETRY_EVERY, int(self.shares_state)
-            if self.shares_state:
-                self.native_scratch = np.zeros(self.scratch_size + 64, dtype=np.uint8)
-                d[F.SCRATCH] = (self.native_scratch.ctypes.data + 63) // 64 * 64
-            d[F.WORDS:] = codes
-            self.desc = d
-            self._fast = made.launch(d)
+        with self.lock:  # (one descriptor a launcher: the one ``inline_max`` keeps current)
+            if self._fast is None:
+                self._fast = made.launch(self._descriptor(codes))
         return made.key, self._fast
+
+    def _descriptor(self, codes):
+        """The native launch function's words (``fastcall.py``): a kernel with scratch buffers gets an area of
+        its own, which its native launches claim one at a time."""
+        F = fastcall
+        d = (ctypes.c_int64 * (F.WORDS + self.nargs))()
+        d[F.RUN], d[F.COUNT], d[F.SCRATCH], d[F.SLICE] = self.engine.addresses[0], self.nargs, self.scratch0, self.slice
+        d[F.INLINE_MAX], d[F.RETRY], d[F.SHARED] = self._inline, RETRY_EVERY, int(self.shares_state)
+        if self.shares_state:
+            self.native_scratch = np.zeros(self.scratch_size + 64, dtype=np.uint8)
+            d[F.SCRATCH] = (self.native_scratch.ctypes.data + 63) // 64 * 64
+        d[F.WORDS:] = codes
+        self.desc = d
+        return d
 
     def _inline_max(self) -> int:
         if self.nthreads == 1:
