@@ -1,10 +1,10 @@
 """The native way of a cached CPU launch (``targets/cpu/fastcall.py``): its keyer tells apart every pair of
 arguments that the binder's Python probes tell apart, its launch function packs every value as ``struct`` would
 (or refuses it, and the Python way then launches or names it), and launches through it find the same variants,
-compute the same results and raise the same errors as the Python way."""
+compute the same results and raise the same errors as the Python way. (Threads launching at once, through it now:
+``test_launch_path.py: test_concurrent_launches_from_threads_each_get_their_own_results``.)"""
 import ctypes
 import struct
-import threading
 
 import numpy as np
 import pytest
@@ -197,22 +197,3 @@ def test_after_native_hands_the_rest_to_the_launcher():
     assert E.after_native(hit, E.ASK, (2, 1, 1), [1]) and E.after_native(hit, 4, (9, 1, 1), [2])
     assert not E.after_native(hit, E.REFUSED, (2, 1, 1), [3])
     assert calls == [("call", (2, 1, 1), [1]), ("resume", (9, 1, 1), [2], 3)]
-
-
-def test_threads_launching_one_kernel_natively_get_their_own_results():
-    errors = []
-
-    def work(t):
-        try:
-            out = np.zeros(64, np.float32)
-            for i in range(300):
-                fill_kernel[(4,)](out, 64, float(1000 * t + i), BLOCK=16)
-                np.testing.assert_array_equal(out, np.arange(64, dtype=np.float32) + 1000 * t + i)
-        except Exception as e:  # noqa: BLE001
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]

@@ -141,12 +141,16 @@ def _loop(nb: _Builder, count, name):
     return i, next_, done
 
 
-def _build_key(m: ir.Module, layout: dict):
-    fn = ir.Function(m, _FASTCALL, "tilec_fast_key")
-    _, args, nargs = fn.args
+def _function(m: ir.Module, name: str):
+    """A ``METH_FASTCALL`` function ``name``: (its arguments, its builder, the IR builder, an i64 constant maker)."""
+    fn = ir.Function(m, _FASTCALL, name)
     nb = _Builder(fn)
-    b, i64 = nb.b, LT.I64
-    c = lambda v: LT.const(i64, v)  # noqa: E731
+    return fn.args, nb, nb.b, lambda v: LT.const(LT.I64, v)
+
+
+def _build_key(m: ir.Module, layout: dict):
+    (_, args, nargs), nb, b, c = _function(m, "tilec_fast_key")
+    fn, i64 = nb.fn, LT.I64
     words = b.alloca(i64, size=b.add(b.mul(nargs, c(2)), c(1)))
     overflow = b.alloca(LT.I32)
     none = nb.block("none")
@@ -239,11 +243,8 @@ def _convert(nb: _Builder, obj, kind, refused, layout):
 
 
 def _build_launch(m: ir.Module, layout: dict):
-    fn = ir.Function(m, _FASTCALL, "tilec_fast_launch")
-    me, args, nargs = fn.args
-    nb = _Builder(fn)
-    b, i64 = nb.b, LT.I64
-    c = lambda v: LT.const(i64, v)  # noqa: E731
+    (me, args, nargs), nb, b, c = _function(m, "tilec_fast_launch")
+    fn, i64 = nb.fn, LT.I64
     refused, ask, go = nb.block("refused"), nb.block("ask"), nb.block("go")
     desc = nb.word(me, layout["buffer"], LT.PTR)
 
