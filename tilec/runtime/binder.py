@@ -17,6 +17,15 @@ them, so both the refusal of read-only memory where the kernel writes and the 16
 hold), while the key stays flat and each entry is read with no arithmetic beyond one ``& 15``. An i32 int's are
 its specialisation (``"i32"``, ``"i32:16"``, ``"i32:1"``) and two Nones; any other value's are its keyer's key
 and two Nones.
+
+The *native way* comes first where the launcher offers one (``targets/entry.py: native``; the CPU's, for numpy
+arrays, ints and floats: ``targets/cpu/fastcall.py``). Its keyer describes the specialised arguments in one native
+call; that description, the constexprs and the other keys as above (``NATIVE_KEY`` first) find the variant's
+native launch function, which reads the arguments and runs the grid in one more call. A launch of the Python way
+whose arguments the keyer describes stores that key for its variant, beside its Python key (which keeps alive
+what the description stands for: the dtypes), and from then on launches the native way. Anything the native way
+does not take (other kinds of arguments, a grid not checked ahead, a value that does not fit its parameter, a
+scratch area held by another thread) goes the Python way, which is the same as before.
 """
 from __future__ import annotations
 
@@ -24,6 +33,7 @@ import numpy as np
 
 from ..errors import for_user
 from ..targets.arguments import array_fields
+from ..targets.entry import after_native
 from ..targets.grid import SINGLE, CheckedGrid, normalize_grid
 from ..targets.options import Options
 from .args import KEYERS, describer, probe
@@ -36,6 +46,8 @@ _LAUNCH_OPTIONS = frozenset(LAUNCH_OPTIONS)
 #: the binder's default for a parameter without one: seen, the call goes to the general path (which names it)
 MISSING = object()
 NO_OPTIONS = (None,) * len(LAUNCH_OPTIONS)
+#: the first item of the launch cache's native keys, which no key of the Python way starts with
+NATIVE_KEY = object()
 
 _BINDER = """
 def {name}({params}):
@@ -44,17 +56,17 @@ def {name}({params}):
             return {divert}
         except _tl_LOCATED as e:
             raise _tl_for_user(e)  # raised here: the user's launch line and this frame, nothing between
-    _tl_key = None
-    try:
+{watched}    _tl_nk = _tl_key = None
+{native}    try:
 {probes}
         _tl_key = ({key}{globals_key})
-        _tl_single, _tl_any, _tl_host, _tl_kernel = _tl_cache[_tl_key]
+        _tl_single, _tl_any, _tl_host, _tl_kernel, _tl_nat = _tl_cache[_tl_key]
     except (KeyError, TypeError, ValueError, OverflowError):
         try:
             return _tl_miss(_tl_key, _tl_grid, ({values}), ({option_values}))
         except _tl_LOCATED as e:
             raise _tl_for_user(e)
-    try:
+{register}    try:
         if _tl_grid is _tl_SINGLE:
             if _tl_host:
                 _tl_single({host_runtime})
@@ -75,6 +87,40 @@ def {name}({params}):
     except _tl_LOCATED as e:
         raise _tl_for_user(e)
     return _tl_kernel
+"""
+
+#: the plain binder's native way (``targets/entry.py: native``), once a variant has given it a keyer: the keyer's
+#: key of the specialised arguments, with the rest of the key as the Python way has it, finds the variant's native
+#: launch function, which runs the grid; anything it does not run goes the Python way below
+_NATIVE = """\
+    if _tl_keyof is not None and type(_tl_grid) is _tl_Checked:
+        _tl_nk = _tl_keyof({specialised})
+        if _tl_nk is not None:
+            try:
+                _tl_n = _tl_cache[_tl_NK, _tl_nk, {rest}{globals_key}]
+            except (KeyError, TypeError, ValueError, OverflowError):
+                _tl_n = None
+            if _tl_n is not None:
+                try:
+                    _tl_r = _tl_n[0](_tl_grid, {runtime})
+                    if not _tl_r or _tl_after(_tl_n, _tl_r, _tl_grid, [{runtime}]):
+                        return _tl_n[2]
+                except _tl_LOCATED as e:
+                    raise _tl_for_user(e)
+"""
+
+#: the Python way's launch of a variant that has (or may have) a native way: ``JITFunction._native_way`` makes it
+#: and stores the native key, and this launch already takes it
+_REGISTER = """\
+    if _tl_nat is not None and type(_tl_grid) is _tl_Checked:
+        _tl_n = _tl_native(_tl_key, _tl_nk, ({specialised}), ({rest}{globals_key}))
+        if _tl_n is not None:
+            try:
+                _tl_r = _tl_n[0](_tl_grid, {runtime})
+                if not _tl_r or _tl_after(_tl_n, _tl_r, _tl_grid, [{runtime}]):
+                    return _tl_kernel
+            except _tl_LOCATED as e:
+                raise _tl_for_user(e)
 """
 
 
@@ -110,19 +156,22 @@ def _tuple(items):
 
 
 def _source(jf, with_options: bool) -> str:
-    decl, key, probes, host, missing = [], [], [], {}, []
+    decl, key, probes, host, missing, rest, specialised = [], [], [], {}, [], [], []
     for i, p in enumerate(jf.params):
         decl.append(f"{p.name}=_tl_default{i}" if p.has_default else f"{p.name}=_tl_M")
         if not p.has_default:
             missing.append(f" or {p.name} is _tl_M")
         if p.is_constexpr:
             key.append(p.name)
+            rest.append(p.name)
         elif p.specialize:  # probed once: the key, and (host launchers) the array's address
             probes.append(probe_source(i, p.name))
             key += [f"_tl_d{i}", f"_tl_k{i}", f"_tl_a{i}"]
             host[i] = f"_tl_h{i}"
+            specialised.append(p.name)
         else:
             key.append(f"_tl_kn({p.name})")
+            rest.append(f"_tl_kn({p.name})")
     names = [p.name for p in jf.params]
     params = ["_tl_grid", *decl, "*_tl_extra"]
     if with_options:
@@ -133,11 +182,17 @@ def _source(jf, with_options: bool) -> str:
     else:
         divert = f"_tl_options(_tl_grid, {_tuple(names)}*_tl_extra, **_tl_kw)"
         option_values = "*_tl_NO_OPTIONS,"
+    watched = bool(jf.watch_now())
+    runtime = ", ".join(names[i] for i in jf._runtime_idx)
+    globals_key = "_tl_gk, " if watched else ""
+    parts = dict(specialised=", ".join(specialised), rest=_tuple(rest), globals_key=globals_key, runtime=runtime)
+    native = "" if with_options else _NATIVE.format(**parts)
+    register = "" if with_options else _REGISTER.format(**dict(parts, specialised=_tuple(specialised)))
     return _BINDER.format(
         name=jf.__name__, missing="".join(missing), divert=divert, params=", ".join(params + ["**_tl_kw"]),
-        key=_tuple(key), globals_key="_tl_globals(), " if jf.watch_now() else "", values=_tuple(names), option_values=option_values,
-        named=", ".join(f"{n!r}: {n}" for n in names),
-        runtime=", ".join(names[i] for i in jf._runtime_idx),
+        key=_tuple(key), globals_key=globals_key, values=_tuple(names), option_values=option_values,
+        named=", ".join(f"{n!r}: {n}" for n in names), runtime=runtime, native=native, register=register,
+        watched="    _tl_gk = _tl_globals()\n" if watched else "",
         host_runtime=", ".join(host.get(i, names[i]) for i in jf._runtime_idx),
         probes="\n".join(probes) or "        pass")
 
@@ -161,7 +216,8 @@ def make_binder(jf, located):
           "_tl_probe": probe, "_tl_nd": np.ndarray, "_tl_M": MISSING,
           "_tl_general": jf._general_launch, "_tl_LOCATED": located, "_tl_for_user": for_user,
           "_tl_SINGLE": SINGLE, "_tl_Checked": CheckedGrid, "_tl_NO_OPTIONS": NO_OPTIONS,
-          "_tl_globals": jf.globals_key}
+          "_tl_globals": jf.globals_key, "_tl_keyof": None, "_tl_NK": NATIVE_KEY, "_tl_after": after_native,
+          "_tl_native": jf._native_way}
     if array_fields is not None:
         ns["_tl_D"], ns["_tl_F"] = array_fields
     ns.update({f"_tl_default{i}": p.default for i, p in enumerate(jf.params) if p.has_default})

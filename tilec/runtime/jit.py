@@ -26,11 +26,11 @@ from ..language.core import constexpr, dtype
 from ..pipeline import compile_source
 from . import aggregates, interpreter, misses
 from .args import KEYERS, TOO_WIDE, describer, host_value
-from .binder import LAUNCH_OPTIONS, MISSING, make_binder, rebuild_binder
+from .binder import LAUNCH_OPTIONS, MISSING, NATIVE_KEY, make_binder, rebuild_binder
 from .watched_globals import references, watch_of
 from ..targets import arguments
 from ..targets.arguments import array_fields
-from ..targets.entry import entries
+from ..targets.entry import entries, native
 from ..targets.grid import checked_grid, normalize_grid
 from .specialize import describe, hashable as _hashable
 
@@ -293,10 +293,38 @@ class JITFunction(KernelFunction):
                 # the binder's probe passes exact numpy arrays of specialised parameters as their addresses
                 addressed = tuple(j for j, (i, v) in enumerate(zip(self._runtime_idx, runtime))
                                   if host and type(v) is np.ndarray and self._spec[i] and array_fields is not None)
-                single, every = entries(launcher, len(runtime), None if len(keep) == len(runtime) else keep,
-                                        addressed=addressed)
-                self._fast_cache[fkey] = (single, every, host, kernel)
+                keep = None if len(keep) == len(runtime) else keep
+                single, every = entries(launcher, len(runtime), keep, addressed=addressed)
+                # a native way, if any, is made at the variant's first cached launch (``_native_way``): a program
+                # that launches a kernel once never builds one
+                later = keep is None and getattr(launcher, "native", None) is not None
+                self._fast_cache[fkey] = (single, every, host, kernel, _LATER if later else None)
         return kernel
+
+    def _native_way(self, key, nk, specialised, rest):
+        """The binder's Python way found ``key``'s variant, which has or may have a native way
+        (``targets/entry.py: native``): make it if not yet made, store the native key of this launch's arguments
+        (``nk``, the keyer's, or None where the binder had no keyer yet; ``rest``: the rest of the key) and return
+        its cache entry; None where there is no native way for these arguments (the variant's entry then says so,
+        and its launches stop asking)."""
+        entry = self._fast_cache.get(key)
+        if entry is None:  # (the cache was cleared meanwhile)
+            return None
+        single, every, host, kernel, nat = entry
+        ns = self._binder_parts[0]
+        if nat is _LATER:
+            way = native(kernel.launcher, len(self._runtime_idx))
+            nat = way and way[1]
+            if way is not None:  # the binder takes the native way from now on
+                ns["_tl_keyof"] = way[0]
+        if nat is not None and nk is None and ns["_tl_keyof"] is not None:
+            nk = ns["_tl_keyof"](*specialised)
+        if nat is None or nk is None:
+            self._fast_cache[key] = (single, every, host, kernel, None)
+            return None
+        self._fast_cache[key] = (single, every, host, kernel, nat)
+        hit = self._fast_cache[(NATIVE_KEY, nk) + rest] = (nat, kernel.launcher, kernel, key)
+        return hit
 
     def _check_writable(self, kernel, values):
         """A parameter the kernel stores or atomically updates through must be writable memory."""
@@ -417,6 +445,7 @@ _NP_SCALARS = frozenset({np.bool_, np.int8, np.int16, np.int32, np.int64, np.uin
 
 
 _grid3 = normalize_grid
+_LATER = object()  # a cached variant's native way, not made yet (``JITFunction._native_way``)
 
 
 def _too_wide(e: OverflowError) -> bool:

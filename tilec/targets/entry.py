@@ -11,12 +11,21 @@ adapters below, generated once per layout, which call it with the argument list 
 hand a call with another count to ``fallback(grid3, values)``. ``addressed``: the positions whose values the caller
 guarantees to be addresses already (the binder's probe read them from numpy arrays), which a launcher that takes
 addresses need not look at again.
+
+A launcher may also offer a *native* way (the CPU's: ``targets/cpu/fastcall.py``): ``launcher.native(count)``
+gives ``(keyer, launch)``, two functions the launch binder calls instead of its Python probes and these entries.
+``keyer(*specialised_values)`` is a hashable description of the values, or None for kinds it does not know;
+equal descriptions must mean equal keys the Python way (the binder stores the Python key beside, keeping alive
+what the description stands for). ``launch(grid3, *values)`` runs a normalised grid and returns 0, or
+``ran + 1`` after a first part of the grid (the launcher's ``resume`` runs the rest), or, running nothing,
+:data:`ASK` (the launcher's ``__call__`` decides) or :data:`REFUSED` (the Python way launches).
 """
 from __future__ import annotations
 
 from .grid import SINGLE
 
 MISSING = object()  # a loose entry's default: fewer values than the layout's were given
+REFUSED, ASK = -1, -2  # what a native launch function returns when it ran nothing
 
 
 def generate(name: str, params: list, body: str, namespace: dict, tag: str):
@@ -60,3 +69,23 @@ def entries(launcher, count: int, keep=None, loose=None, addressed=()):
     params, check = signature(count, loose, "g")
     every = generate("any", params, check + f"    return _launcher(g, [{args}])\n", ns, "launch entry")
     return single, every
+
+
+def native(launcher, count: int, keep=None):
+    """``(keyer, launch)`` where ``launcher`` has a native way for ``count`` values that all reach the kernel,
+    else None."""
+    own = getattr(launcher, "native", None)
+    return own(count) if own is not None and keep is None else None
+
+
+def after_native(hit, result: int, grid, values) -> bool:
+    """After a native launch function returned ``result`` (not 0) for ``grid`` and ``values``: the launcher
+    runs the rest of the grid or decides, or False where the function refused the values (nothing ran). ``hit``:
+    the binder's cache entry, the launcher second."""
+    if result > 0:
+        hit[1].resume(grid, values, result - 1)
+    elif result == ASK:
+        hit[1](grid, values)
+    else:
+        return False
+    return True

@@ -20,10 +20,10 @@ def _add_symbols():
 
 
 class Engine:
-    def __init__(self, llir: str, symbol: str, *others: str):
+    def __init__(self, llir: str, symbol: str, *others: str, opt: int = 3):
         driver.init()
         _add_symbols()
-        tm = driver.new_host_target_machine()
+        tm = driver.new_host_target_machine(opt)
         mod = driver.parse(llir, "LLVM IR (cached)")
         try:
             self.ee = llvm.create_mcjit_compiler(mod, tm)

@@ -4,8 +4,9 @@ them), each with its own scratch area. How many threads a launch uses follows fr
 measured time times their number, against the measured cost of handing work to helpers (``_worth_helpers``,
 ``threads_for``). A grid too small to pay for one helper runs inline on the calling thread, with one
 single-argument call; a bigger one wakes as many helpers as each get a share worth their hand-off. The launch
-binder's cached single-program launches skip ``Launcher.__call__``: they go through the entries generated for the
-kernel (``entry.py``).
+binder's cached launches that run on the calling thread skip ``Launcher.__call__``: they go through the native
+launch function (``fastcall.py``: numpy arrays, ints and floats converted natively) or, for arguments of other
+kinds, the entries generated for the kernel (``entry.py``).
 
 Ctrl-C: the calling thread never runs programs for much more than :data:`SLICE_S` without coming back to Python
 (``wrapper.py``: a worker given a slice returns when it has run out, timed by the CPU's own clock), so a SIGINT
@@ -25,7 +26,7 @@ import numpy as np
 
 from ...errors import LaunchError
 from ..params import PARAM_KINDS_KEY, bf16_bits
-from . import pool, runtime
+from . import fastcall, pool, runtime
 from .entry import RETRY_EVERY, entries
 from .jit import Engine
 from .pointers import host_pointer
@@ -194,11 +195,55 @@ class Launcher:
         self.per_program = None   # measured seconds of one program on one thread (running average)
         self.cold = False         # per_program is the first launch's alone
         self.launches = 0         # every RETRY_EVERY-th runs on one thread, to measure per_program again
+        self.desc = None   # the native launch function's descriptor (``fastcall.py``), once made
+        self._fast = None
         # grids of at most this many programs run inline without asking (``entry.py``): those the estimate keeps
         # on one thread by a clear margin (``_worth_helpers`` neither takes them nor is close to it); set by each
-        # launch through ``__call__``, which the entries still make every RETRY_EVERY-th time
+        # launch through ``__call__``, which the entries (and the native launch function) still make every
+        # RETRY_EVERY-th time
         self.inline_max = self._inline_max()
         self._entries = {}
+
+    @property
+    def inline_max(self) -> int:
+        return self._inline
+
+    @inline_max.setter
+    def inline_max(self, value: int):
+        self._inline = value
+        if self.desc is not None:  # the native launch function reads it too
+            self.desc[fastcall.INLINE_MAX] = value
+
+    def native(self, count: int):
+        """(keyer, launch function) for the launch binder (``fastcall.py``), for values laid out as ``count``
+        runtime arguments; None where the native functions are missing, the layout is not the kernel's, a
+        parameter's kind is not one they convert (f16, bf16) or the kernel asserts (a debug build, whose launches
+        gather failures under the lock). A kernel with scratch buffers gets a scratch area of its own for them,
+        claimed by each native launch: one that finds it held goes the Python way, under the lock."""
+        if count != self.nargs or self.asserts:
+            return None
+        codes = [fastcall.KINDS.get(k) for k in self.kinds]
+        made = fastcall.native() if None not in codes else None
+        if made is None:
+            return None
+        with self.lock:  # (one descriptor a launcher: the one ``inline_max`` keeps current)
+            if self._fast is None:
+                self._fast = made.launch(self._descriptor(codes))
+        return made.key, self._fast
+
+    def _descriptor(self, codes):
+        """The native launch function's words (``fastcall.py``): a kernel with scratch buffers gets an area of
+        its own, which its native launches claim one at a time."""
+        F = fastcall
+        d = (ctypes.c_int64 * (F.WORDS + self.nargs))()
+        d[F.RUN], d[F.COUNT], d[F.SCRATCH], d[F.SLICE] = self.engine.addresses[0], self.nargs, self.scratch0, self.slice
+        d[F.INLINE_MAX], d[F.RETRY], d[F.SHARED] = self._inline, RETRY_EVERY, int(self.shares_state)
+        if self.shares_state:
+            self.native_scratch = np.zeros(self.scratch_size + 64, dtype=np.uint8)
+            d[F.SCRATCH] = (self.native_scratch.ctypes.data + 63) // 64 * 64
+        d[F.WORDS:] = codes
+        self.desc = d
+        return d
 
     def _inline_max(self) -> int:
         if self.nthreads == 1:
@@ -277,11 +322,15 @@ class Launcher:
 
     def resume(self, grid, args, start):
         """The rest of a grid whose first ``start`` programs an inline launch entry ran before its slice ran out
-        (a grid longer than estimated): on every thread, interruptibly. ``args`` as the block takes them."""
+        (a grid longer than estimated): on every thread, interruptibly."""
         g0, g1, g2 = grid
+        args = list(args)
+        for i in self.pointers:
+            if type(args[i]) is not int:  # the native launch function's caller passes the arrays themselves
+                args[i] = host_pointer(args[i])
         with self.lock:
             before = len(self.failures)
-            self._pack(g0, g1, g2, 0, list(args))
+            self._pack(g0, g1, g2, 0, args)
             self._parallel(g0, g1, g2, g0 * g1 * g2, self.nthreads, start)
             self.inline_max = self._inline_max()
             if len(self.failures) > before:
