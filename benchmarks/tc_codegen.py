@@ -136,9 +136,9 @@ def main(argv=None):
             m = mix(body)
             if args.sass:
                 os.makedirs(args.sass, exist_ok=True)
-                with open(os.path.join(args.sass, f"{case.name}.{side}.sass"), "w") as f:
+                with open(os.path.join(args.sass, f"{case.name}.{side}.sass".replace("/", "_")), "w") as f:
                     f.write(sass)
-                with open(os.path.join(args.sass, f"{case.name}.{side}.ptx"), "w") as f:
+                with open(os.path.join(args.sass, f"{case.name}.{side}.ptx".replace("/", "_")), "w") as f:
                     f.write(ptx)
             vals = [u.get("regs", -1), u.get("local", -1)] + [m[k] for k, _ in KINDS] + [len(body)]
             print(f"{case.name:34} {side:6} " + " ".join(f"{v:>6}" for v in vals))

@@ -168,3 +168,15 @@ def test_matmul_offsets_are_not_widening_multiplies(trans):
     ptx = _mm(90, (128, 128, 64, 8, 3), trans=trans).asm["ptx"]
     assert not re.search(r"mul\.wide\.[su]32 \t%rd\d+, %r\d+, (2|4|8|16);", ptx)
     assert "shl.b64" in ptx
+
+
+@pytest.mark.parametrize("trans", ["A", "B", "AB"])
+def test_operands_stored_the_other_way_keep_their_pointers(trans):
+    """An operand read k-contiguous (B given [N, K]) or m-contiguous (A given [K, M]) through its strides: its
+    pointer tile is carried in its own load's layout, converted once before the loop, never through shared memory
+    at every iteration (a 64x128 tile of pointers is 64 KB); the copies stay 16 bytes wide."""
+    k = _mm(90, (128, 128, 64, 8, 3), trans=trans)
+    gir = str(k.asm["gir"])
+    assert not [ln for ln in gir.splitlines() if "convert_layout" in ln and "xptr<" in ln and "smem_offset" in ln]
+    assert k.metadata["shared"] <= 3 * (128 * 64 + 64 * 128) * 2
+    assert "cp.async.cg.shared.global" in k.asm["ptx"] and ", 16, " in k.asm["ptx"]

@@ -150,14 +150,15 @@ def anchored(layout) -> bool:
 def _carried_layout(op, i):
     """The layout iter arg ``i`` of ``op`` would rather have: its body yields ``convert(x: L -> current)`` and
     every use of the argument converts it to ``L`` (or L is a matrix-unit layout: the uses then start from a
-    conversion that sinking moves on). None when there is no such L."""
+    conversion that sinking moves on), or the argument is advanced in place (:func:`_advanced_layout`). None
+    when there is no such L."""
     arg = op.iter_args[i]
     if not arg.type.is_tile or not arg.uses:
         return None
     y = op.body.terminator
     v = y.operands[i]
     if not (isinstance(v, OpResult) and isinstance(v.op, G.ConvertLayoutOp)):
-        return None
+        return _advanced_layout(arg, v)
     want = v.op.src.type.layout
     if want == arg.type.layout:
         return None
@@ -167,6 +168,50 @@ def _carried_layout(op, i):
         if not isinstance(use_op, G.ConvertLayoutOp) or use_op.result.type.layout != want:
             return None
     return want
+
+
+def _advanced_layout(arg, v):
+    """For a carried tile advanced in place (a pointer tile's ``ptrs += step``: ``v``, the value yielded, is
+    elementwise arithmetic on ``arg`` and operands that are cheap to build anywhere) whose every other use
+    converts it to one layout L: L, where it can be carried with the advance made in L too (a load that wants
+    its pointers in another layout than the loop's then converts them once, before the loop, rather than at
+    every iteration). None otherwise."""
+    chain, x = [], v
+    while isinstance(x, OpResult) and x is not arg:
+        op = x.op
+        if not (op.is_elementwise and "pure" in op.traits) or len(op.results) != 1 or len(x.uses) != 1:
+            return None
+        on = [o for o in op.operands if o.type.is_tile and _reaches(o, arg)]
+        if len(on) != 1:
+            return None
+        chain.append(op)
+        x = on[0]
+    if x is not arg or not chain:
+        return None
+    wants = {u.result.type.layout for u, _ in arg.uses if isinstance(u, G.ConvertLayoutOp)}
+    if len(wants) != 1 or any(not isinstance(u, G.ConvertLayoutOp) and u not in chain for u, _ in arg.uses):
+        return None
+    want = wants.pop()
+    for op in chain:
+        for o in op.operands:
+            if o.type.is_tile and not _reaches(o, arg) and _cost(o, want, set(), MAX_REMAT_OPS) is None:
+                return None
+    return want
+
+
+def _reaches(v, arg) -> bool:
+    """``v`` is ``arg`` or computed from it by single-result ops in the same block."""
+    seen = set()
+    work = [v]
+    while work:
+        x = work.pop()
+        if x is arg:
+            return True
+        if not isinstance(x, OpResult) or x.op in seen or x.op.parent is not arg.block:
+            continue
+        seen.add(x.op)
+        work.extend(o for o in x.op.operands if o.type.is_tile)
+    return False
 
 
 def _free_in(v, layout, b, budget=MAX_REMAT_OPS, at=None):
@@ -312,7 +357,14 @@ class RemoveLayoutConversions(Pass):
                     else:
                         use_op.set_operand(idx, back)
             y = op.body.terminator
-            y.set_operand(i, y.operands[i].op.src)
+            v = y.operands[i]
+            if isinstance(v, OpResult) and isinstance(v.op, G.ConvertLayoutOp):
+                y.set_operand(i, v.op.src)
+            else:  # advanced in place: the advance, converted here, is rebuilt in ``want`` by the next sweep
+                b = Builder()
+                b.set_insertion_point_before(y)
+                b.loc = op.loc
+                y.set_operand(i, b.op(G.ConvertLayoutOp, v, result_type=v.type.with_layout(want)))
             retype_behind_convert(res, want, op)
             changed = True
         return changed
