@@ -140,7 +140,7 @@ def _cuda_present():
 
 
 def _hip_present():
-    from .targets.hip.driver import device_count
+    from .targets.hip.driver import device_count  # asked, never loaded, without hip-python (as the CUDA one)
     return device_count() > 0
 
 

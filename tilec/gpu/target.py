@@ -215,6 +215,11 @@ class GpuTarget(ABC):
         raise BackendError(f"the {self.name} backend has no shared-memory barriers")
 
     # -- vendor units and libraries ---------------------------------------------------------------------------
+    def encode_fp8(self, b, value, elem, rounding: str):
+        """The fp8 code (i8) of f32 register ``value`` for fp8 type ``elem`` by the target's own conversion, exactly
+        as :func:`tilec.codegen.fp8.encode` gives it, or None: that integer encoding is then used."""
+        return None
+
     def int_abs(self, b, x):
         """``|x|`` of a signed integer register (i8 to i64), wrapping: the minimum value is its own absolute value,
         as in numpy (``abs(int16(-32768)) == -32768``), also as seen by later compares and widenings."""

@@ -3,13 +3,16 @@
 bf16 has no llvmlite type: bf16 values live in f32 registers (exact, since bf16 is a truncated f32) and only
 become 16-bit patterns at memory boundaries (:func:`to_memory` / :func:`from_memory`). fp8 likewise lives in
 f32 registers, always holding a value of its format (:func:`round_fp8`), with its 8-bit code in memory. The codes
-convert as on the CPU (``tilec/codegen/fp8.py``) by integer operations every GPU has, so no target needs an fp8
-instruction (those that exist saturate where Triton's e5m2 overflows to infinity, and have no rtz). Like the
-evaluator, a NaN's code in memory is 0x7F whatever code it was loaded from.
+convert as on the CPU (``tilec/codegen/fp8.py``) by integer operations every GPU has, or by a target's own
+conversion instruction where it gives the same codes (``GpuTarget.encode_fp8``: NVIDIA's from sm_89, with the
+e5m2 overflow to infinity put back). Like the evaluator, a NaN's code in memory is 0x7F whatever code it was
+loaded from.
 This register model differs from tilec/codegen/llvm_types.py (the CPU's: 16-bit codes for bf16, i8 codes for fp8), so only the
 byte sizes are shared.
 """
 from __future__ import annotations
+
+from contextvars import ContextVar
 
 import llvmlite.ir as ir
 
@@ -66,6 +69,18 @@ def constant(t, value):
     return ir.Constant(lt, float(value))
 
 
+#: the lowering's target's fp8 conversion (``GpuTarget.encode_fp8``) while a module is lowered; every register
+#: model helper below reaches it without a target argument
+FP8_ENCODER: ContextVar = ContextVar("fp8_encoder", default=None)
+
+
+def encode_fp8(b: ir.IRBuilder, v, elem, rounding: str = "rtne"):
+    """f32 register -> fp8 code: the target's conversion where it has one, else the integer encoding."""
+    target = FP8_ENCODER.get()
+    code = target.encode_fp8(b, v, elem, rounding) if target is not None else None
+    return code if code is not None else fp8.encode(b, v, elem, rounding)
+
+
 def to_memory(b: ir.IRBuilder, t, v):
     """Register value -> the bits stored in memory."""
     name = t.element.name if isinstance(t.element, ScalarType) else ""
@@ -80,7 +95,7 @@ def to_memory(b: ir.IRBuilder, t, v):
         out = b.trunc(b.lshr(rounded, ir.Constant(I32, 16)), I16)
         return b.select(isnan, ir.Constant(I16, 0x7FC0), out)  # the canonical quiet NaN
     if name in FP8:
-        return fp8.encode(b, v, t.element)
+        return encode_fp8(b, v, t.element)
     return v
 
 
@@ -104,4 +119,4 @@ def round_bf16(b: ir.IRBuilder, v):
 def round_fp8(b: ir.IRBuilder, t, v, rounding: str = "rtne"):
     """An f32 register value rounded to fp8 type ``t`` (kept in f32): through its code, so saturation, infinities
     and NaN follow the one encoding."""
-    return fp8.decode(b, fp8.encode(b, v, t.element, rounding), t.element)
+    return fp8.decode(b, encode_fp8(b, v, t.element, rounding), t.element)

@@ -13,6 +13,7 @@ from ...gpu.lowering.types import I8, I32, VOID
 from ...gpu.target import GpuTarget
 from ...ir import ops as O
 from . import atomics, copies, nvvm, nvvm_math, tma, wgmma
+from .fp8_convert import encode_fp8
 from .int_abs import int_abs
 from .mma import mma_dot
 
@@ -72,6 +73,9 @@ class CudaTarget(GpuTarget):
         if code == "d":
             return ir.DoubleType() if bits == 64 else None
         return None
+
+    def encode_fp8(self, b, value, elem, rounding: str):
+        return encode_fp8(b, value, elem, rounding, self.arch)
 
     def int_abs(self, b, x):
         return int_abs(b, x)  # int8/int16 through sad.s32: ptxas mis-widens abs.s16 (int_abs.py)
