@@ -4,8 +4,7 @@ bf16 has no llvmlite type: bf16 values live in f32 registers (exact, since bf16 
 become 16-bit patterns at memory boundaries (:func:`to_memory` / :func:`from_memory`). fp8 likewise lives in
 f32 registers, always holding a value of its format (:func:`round_fp8`), with its 8-bit code in memory. The codes
 convert as on the CPU (``tilec/codegen/fp8.py``) by integer operations every GPU has, or by a target's own
-conversion instruction where it gives the same codes (``GpuTarget.encode_fp8``: NVIDIA's from sm_89, with the
-e5m2 overflow to infinity put back). Like the evaluator, a NaN's code in memory is 0x7F whatever code it was
+conversion instruction where it gives the same codes (``GpuTarget.encode_fp8``). Like the evaluator, a NaN's code in memory is 0x7F whatever code it was
 loaded from.
 This register model differs from tilec/codegen/llvm_types.py (the CPU's: 16-bit codes for bf16, i8 codes for fp8), so only the
 byte sizes are shared.

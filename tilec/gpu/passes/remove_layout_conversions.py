@@ -10,8 +10,8 @@ wanted layout instead costs a few ALU instructions. So, until nothing changes:
   the target layout; broadcasts and ``expand_dims`` pass the layout to their operands (blocked to itself, to its
   slice);
 - *sinking*: a conversion out of a matrix-unit result layout (the accumulator of a dot, its row slices) or a
-  reshape's ``#linear`` layout moves past the elementwise ops, reductions, reshapes, ``expand_dims`` and
-  broadcasts that use it, when their other operands come in that layout for free (a conversion from it, or a
+  reshape's ``#linear`` layout moves past the elementwise ops, reductions, reshapes, transposes, ``expand_dims``
+  and broadcasts that use it, when their other operands come in that layout for free (a conversion from it, or a
   cheap rematerialisation); the math then runs where the dot (or reshape) left the data and the conversion
   ends up before the store (or vanishes into the next dot's operand, which for a chained dot is the same
   threads' registers);
@@ -29,7 +29,7 @@ from ...ir import ops as O
 from .. import ops as G
 from ...ir.builder import Builder
 from ...ir.core import BlockArgument, OpResult
-from ..layouts import BlockedLayout, LinearEncoding, MatrixUnitLayout, SliceLayout, reshape_coords
+from ..layouts import BlockedLayout, LinearEncoding, MatrixUnitLayout, SliceLayout, reshape_coords, transpose_coords
 from .common import Pass, convert_before, retype_behind_convert
 
 MAX_REMAT_OPS = 40
@@ -245,6 +245,9 @@ def _sunk_layouts(user, layout):
     if isinstance(user, O.ReshapeOp):  # its elements stay where they are
         s, d = user.src.type.shape, user.result.type.shape
         return layout, [LinearEncoding.image(layout.to_linear(s), d, reshape_coords(s, d))]
+    if isinstance(user, O.TransOp) and user.src.type.is_tile:  # likewise: only the dimensions' names change
+        s, d = user.src.type.shape, user.result.type.shape
+        return layout, [LinearEncoding.image(layout.to_linear(s), d, transpose_coords(user.attrs["order"]))]
     if user.is_elementwise and user.is_pure and len(user.results) == 1 and \
             all(not o.type.is_tile or o.type.shape == user.result.type.shape for o in user.operands):
         return layout, [layout]
