@@ -157,8 +157,9 @@ def test_wide_offsets_become_shifts():
     ptx = ("\tmul.wide.s32 \t%rd7, %r12, 2;\n\tmul.wide.u32 \t%rd8, %r3, 16;\n\tmul.wide.s32 \t%rd9, %r4, 6;\n"
            "\tmad.wide.s32 \t%rd10, %r5, 2, %rd1;\n")
     assert wide_offsets_as_shifts(ptx) == (
-        "\tcvt.s64.s32 \t%rd7, %r12;\n\tshl.b64 \t%rd7, %rd7, 1;\n\tcvt.u64.u32 \t%rd8, %r3;\n"
-        "\tshl.b64 \t%rd8, %rd8, 4;\n\tmul.wide.s32 \t%rd9, %r4, 6;\n\tmad.wide.s32 \t%rd10, %r5, 2, %rd1;\n")
+        "\t{ .reg .b64 \t%wide0; cvt.s64.s32 \t%wide0, %r12; shl.b64 \t%rd7, %wide0, 1; }\n"
+        "\t{ .reg .b64 \t%wide1; cvt.u64.u32 \t%wide1, %r3; shl.b64 \t%rd8, %wide1, 4; }\n"
+        "\tmul.wide.s32 \t%rd9, %r4, 6;\n\tmad.wide.s32 \t%rd10, %r5, 2, %rd1;\n")
 
 
 @pytest.mark.parametrize("trans", ["", "A", "B"])

@@ -70,10 +70,15 @@ def wide_offsets_as_shifts(ptx: str) -> str:
     address per iteration, where the shift form keeps the 64-bit offset and adds it with ``IADD3``/``IMAD.X``.
     Measured on an H200 (``benchmarks/gpu_spellings.py``, same run): 128x128x64 fp16 matmuls with A stored
     k-major, with a bias epilogue and ``x @ W.T`` went from 0.89x, 0.93x and 1.01x of Triton to 0.99x, 1.00x and
-    1.13x; with the multiplies, their warps stalled at dispatch on the ``IMAD.WIDE`` 3.5 times as often."""
+    1.13x; with the multiplies, their warps stalled at dispatch on the ``IMAD.WIDE`` 3.5 times as often.
+    The widened value goes to a register of its own, declared in a scope of its own, so that every register
+    keeps one definition (as LLVM emits them)."""
+    count = iter(range(1 << 30))
+
     def shift(m):
         kind, d, x, k = m.group(1), m.group(2), m.group(3), int(m.group(4))
-        return f"cvt.{kind}64.{kind}32 \t{d}, {x};\n\tshl.b64 \t{d}, {d}, {k.bit_length() - 1};"
+        t = f"%wide{next(count)}"
+        return (f"{{ .reg .b64 \t{t}; cvt.{kind}64.{kind}32 \t{t}, {x}; shl.b64 \t{d}, {t}, {k.bit_length() - 1}; }}")
     return _MUL_WIDE.sub(shift, ptx)
 
 
