@@ -18,7 +18,7 @@ import types
 
 import tilec
 
-from . import compat_profiler, errors
+from . import compat_profiler, errors, knobs
 from .backends import present_backend
 from .compiler import Target, default_target
 from .language import core as _language_core, standard
@@ -32,16 +32,22 @@ from .language.reinterpret import TensorWrapper, reinterpret
 
 
 # -- driver.active: where tensors should live and what the device looks like --------------------------------------
+def _chosen() -> bool:
+    """The device is not the machine's to say: ``TILEC_BACKEND`` names it, or the interpreter (which runs on the
+    host and takes host arrays) runs the kernels."""
+    return bool(os.environ.get("TILEC_BACKEND")) or knobs.flag("TILEC_INTERPRET")
+
+
 def _backend() -> str:
-    """``TILEC_BACKEND`` when set, else the GPU this machine has (the CPU without one): a Triton program asks the
-    active driver where to put its tensors, and on a GPU machine expects the GPU."""
-    return default_target().backend if os.environ.get("TILEC_BACKEND") else present_backend()
+    """``TILEC_BACKEND`` when set (the CPU under the interpreter), else the GPU this machine has (the CPU without
+    one): a Triton program asks the active driver where to put its tensors, and on a GPU machine expects the GPU."""
+    return default_target().backend if _chosen() else present_backend()
 
 
 def _current_target() -> Target:
     """Triton's ``GPUTarget`` for the active device: backend, architecture (compute capability, gfx name) and warp
     size, as programs that pick configurations by them read it."""
-    if os.environ.get("TILEC_BACKEND"):
+    if _chosen():
         return default_target()
     name = present_backend()
     if name == "cuda":

@@ -370,6 +370,10 @@ def test_triton_programs_see_the_gpu_the_machine_has(monkeypatch):
     monkeypatch.setenv("TILEC_BACKEND", "cpu")
     assert compat.driver.active.get_current_target().backend == "cpu"
     monkeypatch.delenv("TILEC_BACKEND")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # the interpreter runs on the host and takes host arrays
+    assert str(compat.driver.active.get_active_torch_device()) == "cpu"
+    monkeypatch.delenv("TRITON_INTERPRET")
+    assert compat.driver.active.get_current_target().backend == "cuda"
     fake.devices = 0
     monkeypatch.setattr(backends, "_PRESENT", {})
     assert compat.driver.active.get_current_target().backend == "cpu"
