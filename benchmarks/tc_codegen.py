@@ -136,10 +136,10 @@ def main(argv=None):
             m = mix(body)
             if args.sass:
                 os.makedirs(args.sass, exist_ok=True)
-                with open(os.path.join(args.sass, f"{case.name}.{side}.sass".replace("/", "_")), "w") as f:
-                    f.write(sass)
-                with open(os.path.join(args.sass, f"{case.name}.{side}.ptx".replace("/", "_")), "w") as f:
-                    f.write(ptx)
+                stem = os.path.join(args.sass, f"{case.name}.{side}".replace("/", "_"))
+                for ext, text in (("sass", sass), ("ptx", ptx)):
+                    with open(f"{stem}.{ext}", "w") as f:
+                        f.write(text)
             vals = [u.get("regs", -1), u.get("local", -1)] + [m[k] for k, _ in KINDS] + [len(body)]
             print(f"{case.name:34} {side:6} " + " ".join(f"{v:>6}" for v in vals))
 

@@ -176,15 +176,17 @@ def _advanced_layout(arg, v):
     converts it to one layout L: L, where it can be carried with the advance made in L too (a load that wants
     its pointers in another layout than the loop's then converts them once, before the loop, rather than at
     every iteration). None otherwise."""
-    chain, x = [], v
+    chain, others, x = [], [], v
     while isinstance(x, OpResult) and x is not arg:
         op = x.op
         if not (op.is_elementwise and "pure" in op.traits) or len(op.results) != 1 or len(x.uses) != 1:
             return None
-        on = [o for o in op.operands if o.type.is_tile and _reaches(o, arg)]
+        tiles = [o for o in op.operands if o.type.is_tile]
+        on = [o for o in tiles if _reaches(o, arg)]
         if len(on) != 1:
             return None
         chain.append(op)
+        others += [o for o in tiles if o is not on[0]]
         x = on[0]
     if x is not arg or not chain:
         return None
@@ -192,11 +194,7 @@ def _advanced_layout(arg, v):
     if len(wants) != 1 or any(not isinstance(u, G.ConvertLayoutOp) and u not in chain for u, _ in arg.uses):
         return None
     want = wants.pop()
-    for op in chain:
-        for o in op.operands:
-            if o.type.is_tile and not _reaches(o, arg) and _cost(o, want, set(), MAX_REMAT_OPS) is None:
-                return None
-    return want
+    return None if any(_cost(o, want, set(), MAX_REMAT_OPS) is None for o in others) else want
 
 
 def _reaches(v, arg) -> bool:

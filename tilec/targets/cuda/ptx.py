@@ -7,6 +7,7 @@ or the user's ``inline_asm_elementwise``) uses instructions of a later ISA (``_P
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 import shutil
@@ -73,7 +74,7 @@ def wide_offsets_as_shifts(ptx: str) -> str:
     1.13x; with the multiplies, their warps stalled at dispatch on the ``IMAD.WIDE`` 3.5 times as often.
     The widened value goes to a register of its own, declared in a scope of its own, so that every register
     keeps one definition (as LLVM emits them)."""
-    count = iter(range(1 << 30))
+    count = itertools.count()
 
     def shift(m):
         kind, d, x, k = m.group(1), m.group(2), m.group(3), int(m.group(4))
