@@ -215,9 +215,10 @@ class GpuTarget(ABC):
         raise BackendError(f"the {self.name} backend has no shared-memory barriers")
 
     # -- vendor units and libraries ---------------------------------------------------------------------------
-    def encode_fp8(self, b, value, elem, rounding: str):
-        """The fp8 code (i8) of f32 register ``value`` for fp8 type ``elem`` by the target's own conversion, exactly
-        as :func:`tilec.codegen.fp8.encode` gives it, or None: that integer encoding is then used."""
+    def encode_fp8(self, b, values, elem, rounding: str):
+        """The fp8 codes (i8) of the f32 registers ``values`` (a list: an instruction may convert several) for fp8
+        type ``elem`` by the target's own conversion, exactly as :func:`tilec.codegen.fp8.encode` gives them, or
+        None: that integer encoding is then used."""
         return None
 
     def int_abs(self, b, x):

@@ -8,7 +8,8 @@ from ...ir import ops as O
 from . import scalar
 from .layouts import reg_coord_values
 from .registry import lowers
-from .types import FP8, I32, constant, from_memory, llvm_type, memory_type, round_bf16, round_fp8, to_memory
+from .types import (FP8, I32, constant, from_memory, llvm_type, memory_type, round_bf16, round_fp8,
+                    round_fp8_all, to_memory)
 from .values import ll_of, num_regs
 
 
@@ -58,7 +59,13 @@ def lower_select(L, op):
 @lowers(O.CastOp)
 def lower_cast(L, op):
     s, d = op.src.type, op.result.type
-    L._map(op, lambda x: scalar.cast(L.b, s, d, x, op.attrs.get("rounding", "rtne")))
+    rounding = op.attrs.get("rounding", "rtne")
+    x = L.get(op.src)
+    if d.element.name in FP8 and s.element != d.element and isinstance(x, list):
+        # all registers at once: the target's conversion may take two per instruction
+        return L.bind(op.result, round_fp8_all(L.b, d, [scalar.f32_for_fp8(L.b, s.element, v, rounding) for v in x],
+                                               rounding))
+    L._map(op, lambda v: scalar.cast(L.b, s, d, v, rounding))
 
 
 @lowers(O.BitcastOp)

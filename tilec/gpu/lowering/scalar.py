@@ -173,7 +173,7 @@ def cast(b: ir.IRBuilder, src_t, dst_t, x, rounding="rtne"):
             return b.ptrtoint(x, ld)
         return b.inttoptr(x, ld)
     if d.name in FP8:
-        return x if s == d else round_fp8(b, dst_t, _f32_for_fp8(b, s, x, rounding), rounding)
+        return x if s == d else round_fp8(b, dst_t, f32_for_fp8(b, s, x, rounding), rounding)
     if s.is_float and d.is_float:
         if d.name == "bf16":
             if rounding == "rtz" and s.name != "bf16":
@@ -205,7 +205,7 @@ def cast(b: ir.IRBuilder, src_t, dst_t, x, rounding="rtne"):
     return b.sext(x, ld) if s.is_signed else b.zext(x, ld)
 
 
-def _f32_for_fp8(b: ir.IRBuilder, s, x, rounding):
+def f32_for_fp8(b: ir.IRBuilder, s, x, rounding):
     """The f32 value an fp8 cast rounds (as on the CPU): exact from 8/16-bit floats, f64 and integers (through
     f64) rounded to odd so that the second rounding to fp8 is the only one (f32 keeps far more than the two extra
     bits that needs); toward zero throughout for ``rtz``."""

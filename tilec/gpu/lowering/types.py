@@ -74,10 +74,19 @@ FP8_ENCODER: ContextVar = ContextVar("fp8_encoder", default=None)
 
 
 def encode_fp8(b: ir.IRBuilder, v, elem, rounding: str = "rtne"):
-    """f32 register -> fp8 code: the target's conversion where it has one, else the integer encoding."""
+    """f32 register -> fp8 code: the target's conversion where it has one, else the integer encoding. A value
+    that :func:`round_fp8` made gives back the code it was decoded from."""
+    known = getattr(v, "fp8_code", None)
+    if known is not None and known[0] == elem.name:
+        return known[1]
+    return encode_fp8_all(b, [v], elem, rounding)[0]
+
+
+def encode_fp8_all(b: ir.IRBuilder, values, elem, rounding: str = "rtne"):
+    """f32 registers -> their fp8 codes, all at once (a target's instruction may convert two)."""
     target = FP8_ENCODER.get()
-    code = target.encode_fp8(b, v, elem, rounding) if target is not None else None
-    return code if code is not None else fp8.encode(b, v, elem, rounding)
+    codes = target.encode_fp8(b, list(values), elem, rounding) if target is not None else None
+    return codes if codes is not None else [fp8.encode(b, v, elem, rounding) for v in values]
 
 
 def to_memory(b: ir.IRBuilder, t, v):
@@ -118,4 +127,17 @@ def round_bf16(b: ir.IRBuilder, v):
 def round_fp8(b: ir.IRBuilder, t, v, rounding: str = "rtne"):
     """An f32 register value rounded to fp8 type ``t`` (kept in f32): through its code, so saturation, infinities
     and NaN follow the one encoding."""
-    return fp8.decode(b, encode_fp8(b, v, t.element, rounding), t.element)
+    return round_fp8_all(b, t, [v], rounding)[0]
+
+
+def round_fp8_all(b: ir.IRBuilder, t, values, rounding: str = "rtne"):
+    """:func:`round_fp8` of several registers at once. Each result remembers its code (``fp8_code``), so storing
+    it or handing it to an fp8 matrix unit right after the cast costs no second conversion (the decode is then
+    dead code)."""
+    elem = t.element
+    out = []
+    for code in encode_fp8_all(b, values, elem, rounding):
+        value = fp8.decode(b, code, elem)
+        value.fp8_code = (elem.name, code)
+        out.append(value)
+    return out

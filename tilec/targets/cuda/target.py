@@ -74,8 +74,8 @@ class CudaTarget(GpuTarget):
             return ir.DoubleType() if bits == 64 else None
         return None
 
-    def encode_fp8(self, b, value, elem, rounding: str):
-        return encode_fp8(b, value, elem, rounding, self.arch)
+    def encode_fp8(self, b, values, elem, rounding: str):
+        return encode_fp8(b, values, elem, rounding, self.arch)
 
     def int_abs(self, b, x):
         return int_abs(b, x)  # int8/int16 through sad.s32: ptxas mis-widens abs.s16 (int_abs.py)
