@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from . import matrix_core_layouts  # noqa: F401  (registers #mfma, #wmma and their operands)
 from .blocked_layouts import BlockedLayout, DotOperandLayout, LinearEncoding, SliceLayout, default_blocked
-from .layout_conversions import (GATHER_SELECT_MAX, RegisterGather, gather_registers, register_moves,
-                                 reshape_coords, transpose_coords)
+from .layout_conversions import (GATHER_SELECT_MAX, RegisterGather, byte_operand_shuffle, gather_registers,
+                                 register_moves, reshape_coords, transpose_coords)
 from .layout_text import parse_layout, register_layout
 from .linear_layouts import DerivedLayout, Layout, LinearLayout, OperandLayout, WarpGridLayout, holds_copies
 from .mma_layouts import MatrixUnitLayout, MatrixUnitOperandLayout, MmaLayout, MmaOperandLayout

@@ -53,8 +53,8 @@ class MmaLayout(MatrixUnitLayout):
         return MmaLayout(tuple(self.warps_per_cta[-2:]), self.version)
 
     def operand_in_shared(self, op_idx: int, element=None) -> bool:
-        # warpgroup units read B through a descriptor; A may come in registers when it has 16-bit elements
-        return self.version == 3 and (op_idx == 1 or element is not None and element.name not in ("f16", "bf16"))
+        # warpgroup units read B through a descriptor; A may come in registers, except tf32 (f32) elements
+        return self.version == 3 and (op_idx == 1 or element is not None and element.name == "f32")
 
     def shared_operand_order(self, op_idx: int, element) -> tuple | None:
         # warpgroup units transpose 16-bit operands while reading; 8-bit and tf32 operands must be k-contiguous

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..ir import ops as O
 from ..ir.dispatch import OpTable
 from . import ops as G
-from .layouts import MatrixUnitOperandLayout, gather_registers, holds_copies, register_moves, reshape_coords, \
+from .layouts import MatrixUnitOperandLayout, byte_operand_shuffle, gather_registers, holds_copies, register_moves, reshape_coords, \
     transpose_coords
 from .passes.common import elem_bytes
 
@@ -126,6 +126,8 @@ def _linear(t):
 def _convert(op):
     s, d = op.src.type, op.result.type
     if s.layout is None or d.layout is None or _linear(s).same_threads(_linear(d)):
+        return None
+    if byte_operand_shuffle(_linear(s), _linear(d), elem_bytes(s)):  # lane shuffles
         return None
     return _staged("a layout conversion of", "tile", s)
 

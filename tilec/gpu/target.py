@@ -116,6 +116,10 @@ class GpuTarget(ABC):
         """``value`` as held by the lane whose index is this lane's XOR ``lane_mask`` (any scalar type the
         register model uses: i1..i64, f16, f32, f64, pointers)."""
 
+    def shuffle_idx(self, b, value, lane):
+        """i32 ``value`` as held by lane ``lane`` (an i32 register, may differ per lane) of this lane's warp."""
+        raise BackendError(f"the {self.name} backend has no indexed lane shuffle")
+
     # -- memory ------------------------------------------------------------------------------------------
     @abstractmethod
     def load_global(self, b, ptr, mem_type, n: int, pred=None, others=None, hints: AccessHints = NO_HINTS):

@@ -61,7 +61,7 @@ def lower_cast(L, op):
     s, d = op.src.type, op.result.type
     rounding = op.attrs.get("rounding", "rtne")
     x = L.get(op.src)
-    if d.element.name in FP8 and s.element != d.element and isinstance(x, list):
+    if not d.element.is_ptr and d.element.name in FP8 and s.element != d.element and isinstance(x, list):
         # all registers at once: the target's conversion may take two per instruction
         return L.bind(op.result, round_fp8_all(L.b, d, [scalar.f32_for_fp8(L.b, s.element, v, rounding) for v in x],
                                                rounding))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...gpu.layouts import LinearLayout, register_moves, reshape_coords, transpose_coords
 from ...ir import ops as O
 from .. import ops as G
+from . import byte_operands
 from .layouts import StagingBuffer, reg_coord_values, smem_shuffle
 from .registry import lowers
 from .scratch import scratch_of
@@ -39,6 +40,8 @@ def _move(L, op, src_t, dst_t, fn, elem_t):
 @lowers(G.ConvertLayoutOp)
 def lower_convert_layout(L, op):
     s, d = op.src.type, op.result.type
+    if byte_operands.applies(s, d):  # an 8-bit accumulator becoming the next dot's A operand: lane shuffles
+        return L.bind(op.result, byte_operands.exchange(L, s, d, L.get(op.src)))
     L.bind(op.result, _move(L, op, s, d, lambda c: c, s.element))
 
 

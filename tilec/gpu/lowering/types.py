@@ -135,9 +135,12 @@ def round_fp8_all(b: ir.IRBuilder, t, values, rounding: str = "rtne"):
     it or handing it to an fp8 matrix unit right after the cast costs no second conversion (the decode is then
     dead code)."""
     elem = t.element
-    out = []
-    for code in encode_fp8_all(b, values, elem, rounding):
-        value = fp8.decode(b, code, elem)
-        value.fp8_code = (elem.name, code)
-        out.append(value)
-    return out
+    return [decoded_with_code(b, elem, code) for code in encode_fp8_all(b, values, elem, rounding)]
+
+
+def decoded_with_code(b: ir.IRBuilder, elem, code):
+    """The f32 value of fp8 ``code`` (i8) of type ``elem``, remembering the code: only for a code an encoding gave
+    (a NaN's is 0x7F), since storing the value gives back exactly that code."""
+    value = fp8.decode(b, code, elem)
+    value.fp8_code = (elem.name, code)
+    return value

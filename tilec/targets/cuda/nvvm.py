@@ -48,6 +48,12 @@ def shfl_xor(b, v, lane_mask: int):
     return widened(b, v, lambda x32: intrinsic(b, "llvm.nvvm.shfl.sync.bfly.i32", I32, [full, x32, mask, clamp]))
 
 
+def shfl_idx(b, x32, lane):
+    """i32 ``x32`` of lane ``lane`` (``shfl.sync.idx``, the whole warp taking part)."""
+    full, clamp = ir.Constant(I32, 0xFFFFFFFF), ir.Constant(I32, 0x1F)
+    return intrinsic(b, "llvm.nvvm.shfl.sync.idx.i32", I32, [full, x32, lane, clamp])
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # predicated vector global memory access
 # ---------------------------------------------------------------------------------------------------------------

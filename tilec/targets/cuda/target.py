@@ -95,6 +95,9 @@ class CudaTarget(GpuTarget):
     def shuffle_xor(self, b, value, lane_mask: int):
         return nvvm.shfl_xor(b, value, lane_mask)
 
+    def shuffle_idx(self, b, value, lane):
+        return nvvm.shfl_idx(b, value, lane)
+
     def load_global(self, b, ptr, mem_type, n, pred=None, others=None, hints=None):
         return nvvm.vector_load(b, ptr, mem_type, n, pred, others, hints, self.arch)
 

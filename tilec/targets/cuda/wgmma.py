@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...gpu.lowering.byte_operands import packed_word
 from ...gpu.lowering.types import I32, I64, to_memory
 from ...gpu.lowering.values import ll_of
 from ...ir import ops as O
@@ -283,15 +284,18 @@ def _is_zero(v) -> bool:
 
 
 def _a_fragment(b, a_regs, row0, kb):
-    """The four b32 registers of A (registers, mma operand layout) for rows ``row0``.. (this warp's 16) and k
-    ``kb``..``kb+15``: (g, 2t), (g+8, 2t), (g, 2t+8), (g+8, 2t+8), two 16-bit elements each."""
+    """The four b32 registers of A (registers, mma operand layout) for rows ``row0``.. (this warp's 16) and the
+    instruction's k from ``kb``: 16-bit elements as pairs (g, 2t), (g+8, 2t), (g, 2t+8), (g+8, 2t+8); 8-bit ones
+    as fours (g, 4t), (g+8, 4t), (g, 4t+16), (g+8, 4t+16), their codes in memory form."""
     av, a_idx, at = a_regs
+    kw = at.layout.k_width
     out = []
-    for r, k in ((0, 0), (8, 0), (0, 8), (8, 8)):
-        pair = []
-        for dk in (0, 1):
-            v = av[a_idx[(row0 + r, kb + k + dk)]]
-            pair.append(to_memory(b, at.element, v) if at.element.name == "bf16" else v)
+    for r, k in ((0, 0), (8, 0), (0, 4 * kw), (8, 4 * kw)):
+        elems = [av[a_idx[(row0 + r, kb + k + dk)]] for dk in range(kw)]
+        if kw == 4:
+            out.append(packed_word(b, [to_memory(b, at, v) for v in elems]))
+            continue
+        pair = [to_memory(b, at.element, v) if at.element.name == "bf16" else v for v in elems]
         vec = ir.Constant(ir.VectorType(pair[0].type, 2), ir.Undefined)
         for j, x in enumerate(pair):
             vec = b.insert_element(vec, x, _c(j))

@@ -58,6 +58,11 @@ def shuffle_xor(b, v, lane_mask: int, warp_size: int):
     return widened(b, v, lambda x32: _bpermute(b, addr, x32))
 
 
+def shuffle_idx(b, x32, lane):
+    """i32 ``x32`` of lane ``lane`` of this wave (``ds_bpermute_b32``)."""
+    return _bpermute(b, b.shl(lane, ir.Constant(I32, 2)), x32)
+
+
 def _access_type(et, n):
     return ir.VectorType(et, n) if n > 1 else et
 

@@ -86,6 +86,9 @@ class HipTarget(GpuTarget):
     def shuffle_xor(self, b, value, lane_mask: int):
         return amdgpu.shuffle_xor(b, value, lane_mask, self.warp_size)
 
+    def shuffle_idx(self, b, value, lane):
+        return amdgpu.shuffle_idx(b, value, lane)
+
     def load_global(self, b, ptr, mem_type, n, pred=None, others=None, hints=None):
         return amdgpu.vector_load(b, ptr, mem_type, n, pred, others)
 

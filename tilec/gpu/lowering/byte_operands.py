@@ -1,0 +1,101 @@
+"""An 8-bit matrix-unit accumulator's registers handed to the next dot as its A operand, by lane shuffles.
+
+A chained dot (attention's ``p @ v`` with ``p`` cast to fp8 or int8) takes its A operand from the registers the
+previous dot computed. With 16-bit elements the two layouts coincide and nothing moves. With 8-bit ones they do
+not: per warp, an accumulator row's 16 columns k0..k0+15 sit in lane t (of a lane group g = lane / 4) as columns
+2t, 2t+1 and 8+2t, 9+2t, while the A operand wants 4t..4t+3 in one 32-bit register (``MmaOperandLayout``
+``k_width`` 4). Rather than a round trip through shared memory (stores, a barrier, loads), each lane packs its
+four codes of a row and 16-column block into one word (2t, 2t+1, 8+2t, 9+2t), and the lane that needs columns
+4t..4t+3 takes the halves it wants of two such words: from lanes 2t mod 4 and 2t+1 mod 4 of its group, the low
+halves when t < 2, else the high ones. Two shuffles per operand register, no shared memory, no barrier.
+
+The result's element registers are sliced from the assembled words, and fp8 ones remember their code (see
+``types.round_fp8_all``), so an instruction that takes four 8-bit elements per register finds the word again
+(:func:`packed_word`) instead of packing four bytes.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ..layout_conversions import byte_operand_shuffle
+from .types import FP8, I8, I32, decoded_with_code, from_memory, memory_bytes, to_memory
+from .values import ll_of
+
+
+def _c(v):
+    return ir.Constant(I32, v)
+
+
+def applies(src_t, dst_t) -> bool:
+    """Whether ``convert_layout`` from ``src_t`` to ``dst_t`` is done here (see the module)."""
+    return (src_t.is_tile and dst_t.is_tile and src_t.layout is not None and dst_t.layout is not None and
+            byte_operand_shuffle(ll_of(src_t), ll_of(dst_t), memory_bytes(src_t)))
+
+
+def exchange(L, src_t, dst_t, values):
+    """The registers of ``dst_t`` from ``values`` (the registers of ``src_t``), see the module."""
+    b = L.b
+    et = src_t.element
+    s_idx = {c: i for i, c in enumerate(ll_of(src_t).reg_coords())}
+    d_coords = ll_of(dst_t).reg_coords()
+    d_idx = {c: i for i, c in enumerate(d_coords)}
+    group = b.and_(L.lane, _c(~3 & 31))
+    t = b.and_(L.lane, _c(3))
+    first = b.or_(group, b.and_(b.shl(t, _c(1)), _c(3)))  # lane 2t mod 4 of this group
+    second = b.or_(first, _c(1))
+    shift = b.shl(b.lshr(t, _c(1)), _c(4))  # 0: the low halves, 16: the high ones
+    codes = {}
+
+    def code(c):
+        if c not in codes:
+            codes[c] = to_memory(b, src_t, values[s_idx[c]])
+        return codes[c]
+
+    out = [None] * len(d_coords)
+    for (m, k) in d_coords:
+        if k % 16 or out[d_idx[(m, k)]] is not None:
+            continue
+        word = packed_word(b, [code((m, k + dk)) for dk in (0, 1, 8, 9)])
+        lo = b.and_(b.lshr(L.target.shuffle_idx(b, word, first), shift), _c(0xFFFF))
+        hi = b.shl(b.lshr(L.target.shuffle_idx(b, word, second), shift), _c(16))
+        mine = b.or_(lo, hi)  # bytes: columns k + 4t .. k + 4t + 3 of row m + g
+        for i in range(4):
+            byte = b.trunc(b.lshr(mine, _c(8 * i)) if i else mine, I8)
+            out[d_idx[(m, k + i)]] = decoded_with_code(b, et, byte) if et.name in FP8 else from_memory(b, src_t, byte)
+    return out
+
+
+def packed_word(b, codes):
+    """The i32 whose bytes are the four i8 ``codes`` (lowest first). Codes sliced in order from one wider value (as
+    :func:`exchange` leaves them, or a conversion instruction's pair) give that value back rather than being
+    packed byte by byte."""
+    word = _sliced_from(codes)
+    if word is not None:
+        return word
+    halves = []
+    for pair in (codes[:2], codes[2:]):
+        h = _sliced_from(pair)
+        halves.append(b.zext(h, I32) if h is not None else
+                      b.or_(b.zext(pair[0], I32), b.shl(b.zext(pair[1], I32), _c(8))))
+    return b.or_(halves[0], b.shl(halves[1], _c(16)))
+
+
+def _sliced_from(codes):
+    """The value whose bytes ``codes`` are, in order from the lowest, when each is ``trunc(lshr(value, 8 i))``
+    of one value exactly their width together (None otherwise)."""
+    word = None
+    for i, c in enumerate(codes):
+        if not (isinstance(c, ir.Instruction) and c.opname == "trunc"):
+            return None
+        src = c.operands[0]
+        if i:
+            if not (isinstance(src, ir.Instruction) and src.opname == "lshr" and
+                    isinstance(src.operands[1], ir.Constant) and src.operands[1].constant == 8 * i):
+                return None
+            src = src.operands[0]
+        if word is None:
+            word = src
+        elif src is not word:
+            return None
+    ok = word is not None and isinstance(word.type, ir.IntType) and word.type.width == 8 * len(codes)
+    return word if ok else None
