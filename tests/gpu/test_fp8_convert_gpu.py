@@ -22,15 +22,16 @@ def to_fp8(x, codes, n, E5M2: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(codes + o, y.to(tl.uint8, bitcast=True), mask=o < n)
 
 
+@pytest.mark.parametrize("block", [256, 4096])  # 2 values per thread; 32, where one test guards the fix-ups
 @pytest.mark.parametrize("arch", [None, 80])
 @pytest.mark.parametrize("e", FP8, ids=str)
-def test_device_fp8_codes_are_the_evaluators(e, arch, monkeypatch):
+def test_device_fp8_codes_are_the_evaluators(e, arch, block, monkeypatch):
     from tilec.targets.cuda import array as cuda
     if arch is not None:
         monkeypatch.setenv("TILEC_CUDA_ARCH", str(arch))
     xs = np.ascontiguousarray(_fp8_inputs(e, np.float32))
     x, out = cuda.from_numpy(xs), cuda.from_numpy(np.zeros(len(xs), np.uint8))
-    to_fp8[(tilec.cdiv(len(xs), 256),)](x, out, len(xs), E5M2=e == T.f8e5m2, BLOCK=256)
+    to_fp8[(tilec.cdiv(len(xs), block),)](x, out, len(xs), E5M2=e == T.f8e5m2, BLOCK=block)
     got = out.numpy()
     want = encode(round_to(xs, e, "rtne"), e)
     bad = np.nonzero(got != want)[0]

@@ -196,8 +196,9 @@ BYTE_A_LANES = ((0, 4), (0, 8), (1, 0), (2, 0), (4, 0))
 def byte_operand_shuffle(src: LinearLayout, dst: LinearLayout, elem_bytes: int) -> bool:
     """Whether converting 8-bit elements from ``src`` to ``dst`` is an accumulator's registers becoming the A
     operand of a chained dot over the same warps, which lane shuffles do without shared memory
-    (``gpu/lowering/byte_operands.py``): every lane's group of four holds the same rows in both, a row's 16
-    columns k..k+15 as 2t, 2t+1, 8+2t, 9+2t in ``src`` and as 4t..4t+3 in ``dst``."""
+    (``gpu/lowering/byte_operands.py``): every lane's group of four holds the same rows in both (rows m and m+8
+    in two registers), a row's 16 columns k..k+15 as 2t, 2t+1, 8+2t, 9+2t in ``src`` and as 4t..4t+3 in
+    ``dst``."""
     if elem_bytes != 1 or src.rank != 2 or src.shape != dst.shape or src.shape[1] % 16:
         return False
     if src.lane != ACC_LANES or dst.lane != BYTE_A_LANES or src.warp != dst.warp:
@@ -208,4 +209,6 @@ def byte_operand_shuffle(src: LinearLayout, dst: LinearLayout, elem_bytes: int) 
     starts = [c for c in d_regs if c[1] % 16 == 0]
     if len(starts) * 4 != len(d_regs) or set(d_regs) != {(m, k + i) for m, k in starts for i in range(4)}:
         return False
-    return all((m, k + dk) in s_regs for m, k in starts for dk in (0, 1, 8, 9))
+    # rows m and m + 8 travel together (m + 8 another register of the same lane in both)
+    return all((m ^ 8, k) in starts_set and (m, k + dk) in s_regs
+               for starts_set in [set(starts)] for m, k in starts for dk in (0, 1, 8, 9))

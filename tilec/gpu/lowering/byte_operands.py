@@ -4,10 +4,13 @@ A chained dot (attention's ``p @ v`` with ``p`` cast to fp8 or int8) takes its A
 previous dot computed. With 16-bit elements the two layouts coincide and nothing moves. With 8-bit ones they do
 not: per warp, an accumulator row's 16 columns k0..k0+15 sit in lane t (of a lane group g = lane / 4) as columns
 2t, 2t+1 and 8+2t, 9+2t, while the A operand wants 4t..4t+3 in one 32-bit register (``MmaOperandLayout``
-``k_width`` 4). Rather than a round trip through shared memory (stores, a barrier, loads), each lane packs its
-four codes of a row and 16-column block into one word (2t, 2t+1, 8+2t, 9+2t), and the lane that needs columns
-4t..4t+3 takes the halves it wants of two such words: from lanes 2t mod 4 and 2t+1 mod 4 of its group, the low
-halves when t < 2, else the high ones. Two shuffles per operand register, no shared memory, no barrier.
+``k_width`` 4). Rather than a round trip through shared memory (stores, a barrier, loads), lanes trade words
+of codes. Per 16-column block and pair of rows m, m+8, each lane packs two words, one per 8-column block, each
+holding its pairs of both rows. A lane wants, of one block only (the first for t < 2), the pairs of lanes 2t mod 4
+and 2t+1 mod 4 of its group, and each lane is wanted by one lane of each kind: so lanes 0 and 3 send their
+first-block word in the first shuffle and the other in the second, lanes 1 and 2 the other way round, and each
+lane reads its two sources in the order that gets it the words of its block. One shuffle per operand register,
+two selects on each side, no shared memory, no barrier.
 
 The result's element registers are sliced from the assembled words, and fp8 ones remember their code (see
 ``types.round_fp8_all``), so an instruction that takes four 8-bit elements per register finds the word again
@@ -41,9 +44,11 @@ def exchange(L, src_t, dst_t, values):
     d_idx = {c: i for i, c in enumerate(d_coords)}
     group = b.and_(L.lane, _c(~3 & 31))
     t = b.and_(L.lane, _c(3))
-    first = b.or_(group, b.and_(b.shl(t, _c(1)), _c(3)))  # lane 2t mod 4 of this group
-    second = b.or_(first, _c(1))
-    shift = b.shl(b.lshr(t, _c(1)), _c(4))  # 0: the low halves, 16: the high ones
+    # lanes 0 and 3 of a group send their first word first (and read lane 2t first), lanes 1 and 2 the other
+    outer = b.icmp_unsigned("==", b.and_(b.xor(t, b.lshr(t, _c(1))), _c(1)), _c(0))
+    p = b.or_(group, b.and_(b.shl(t, _c(1)), _c(3)))  # lane 2t mod 4 of this group
+    q = b.or_(p, _c(1))
+    src1, src2 = b.select(outer, p, q), b.select(outer, q, p)
     codes = {}
 
     def code(c):
@@ -53,15 +58,22 @@ def exchange(L, src_t, dst_t, values):
 
     out = [None] * len(d_coords)
     for (m, k) in d_coords:
-        if k % 16 or out[d_idx[(m, k)]] is not None:
+        if k % 16 or m & 8 or out[d_idx[(m, k)]] is not None:
             continue
-        word = packed_word(b, [code((m, k + dk)) for dk in (0, 1, 8, 9)])
-        lo = b.and_(b.lshr(L.target.shuffle_idx(b, word, first), shift), _c(0xFFFF))
-        hi = b.shl(b.lshr(L.target.shuffle_idx(b, word, second), shift), _c(16))
-        mine = b.or_(lo, hi)  # bytes: columns k + 4t .. k + 4t + 3 of row m + g
-        for i in range(4):
-            byte = b.trunc(b.lshr(mine, _c(8 * i)) if i else mine, I8)
-            out[d_idx[(m, k + i)]] = decoded_with_code(b, et, byte) if et.name in FP8 else from_memory(b, src_t, byte)
+        # per 8-column block, this lane's pairs of rows m and m + 8 (columns 2t, 2t + 1 of the block)
+        first = packed_word(b, [code((m, k)), code((m, k + 1)), code((m + 8, k)), code((m + 8, k + 1))])
+        second = packed_word(b, [code((m, k + 8)), code((m, k + 9)), code((m + 8, k + 8)), code((m + 8, k + 9))])
+        y1 = L.target.shuffle_idx(b, b.select(outer, first, second), src1)
+        y2 = L.target.shuffle_idx(b, b.select(outer, second, first), src2)
+        # both words come from the block this lane wants: the one from lane 2t holds its columns 4t, 4t + 1
+        lo, hi = b.select(outer, y1, y2), b.select(outer, y2, y1)
+        words = {m: b.or_(b.and_(lo, _c(0xFFFF)), b.shl(hi, _c(16))),
+                 m + 8: b.or_(b.lshr(lo, _c(16)), b.and_(hi, _c(0xFFFF0000 - (1 << 32))))}
+        for row, mine in words.items():  # bytes: columns k + 4t .. k + 4t + 3 of row ``row`` + g
+            for i in range(4):
+                byte = b.trunc(b.lshr(mine, _c(8 * i)) if i else mine, I8)
+                out[d_idx[(row, k + i)]] = decoded_with_code(b, et, byte) if et.name in FP8 else \
+                    from_memory(b, src_t, byte)
     return out
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...codegen.intrinsics import call as intrinsic
+
 I8, I16, I32, F32 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.FloatType()
 #: the smallest magnitude e5m2 rounds to infinity (to nearest even)
 E5M2_OVERFLOW = 61440.0
@@ -26,16 +28,53 @@ def encode_fp8(b, values, elem, rounding: str, arch: int):
     e5m2 = elem.name == "f8e5m2"
     fty = ir.FunctionType(I16, [F32, F32])
     cvt = ir.InlineAsm(fty, f"cvt.rn.satfinite.{'e5m2x2' if e5m2 else 'e4m3x2'}.f32 $0, $1, $2;", "=h,f,f")
-    codes = []
+    pairs = []
     for i in range(0, len(values), 2):
         lo, hi = values[i], values[min(i + 1, len(values) - 1)]
-        pair = b.call(cvt, [hi, lo])  # the first source goes to the upper byte
-        if e5m2:  # past the overflow threshold the instruction gives the largest finite code: one more is infinity
-            pair = b.add(pair, b.or_(_overflows(b, lo), b.shl(_overflows(b, hi), ir.Constant(I16, 8))))
+        pairs.append(b.call(cvt, [hi, lo]))  # the first source goes to the upper byte
+    if e5m2:
+        pairs = _infinities_back(b, values, pairs)
+    codes = []
+    for i, pair in enumerate(pairs):
         codes.append(b.trunc(pair, I8))
-        if i + 1 < len(values):
+        if 2 * i + 1 < len(values):
             codes.append(b.trunc(b.lshr(pair, ir.Constant(I16, 8)), I8))
     return codes
+
+
+#: from this many values on, one test of their largest magnitude guards the per-value fix-ups
+GUARDED = 8
+
+
+def _infinities_back(b, values, pairs):
+    """``pairs`` with e5m2's overflow to infinity put back: past the threshold the instruction gives the largest
+    finite code, so adding the compare's result (per byte) makes it infinity. Overflow is rare, so for a tile's
+    worth of values the fix-ups run only where the largest magnitude among them overflows (a max tree and one
+    compare on the common path)."""
+    def fixed():
+        out = []
+        for i, pair in enumerate(pairs):
+            lo, hi = values[2 * i], values[min(2 * i + 1, len(values) - 1)]
+            out.append(b.add(pair, b.or_(_overflows(b, lo), b.shl(_overflows(b, hi), ir.Constant(I16, 8)))))
+        return out
+
+    if len(values) < GUARDED:
+        return fixed()
+    level = [intrinsic(b, "llvm.fabs.f32", F32, [v]) for v in values]
+    while len(level) > 1:
+        level = [intrinsic(b, "llvm.maxnum.f32", F32, level[i:i + 2]) if i + 1 < len(level) else level[i]
+                 for i in range(0, len(level), 2)]
+    before = b.block
+    with b.if_then(b.fcmp_ordered(">=", level[0], ir.Constant(F32, E5M2_OVERFLOW)), likely=False):
+        slow = fixed()
+        slow_end = b.block
+    out = []
+    for fast, fix in zip(pairs, slow):
+        phi = b.phi(I16)
+        phi.add_incoming(fast, before)
+        phi.add_incoming(fix, slow_end)
+        out.append(phi)
+    return out
 
 
 def _overflows(b, value):
