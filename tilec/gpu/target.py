@@ -120,6 +120,19 @@ class GpuTarget(ABC):
         """i32 ``value`` as held by lane ``lane`` (an i32 register, may differ per lane) of this lane's warp."""
         raise BackendError(f"the {self.name} backend has no indexed lane shuffle")
 
+    def byte_permute(self, b, x, y, selector):
+        """The i32 whose byte i is byte ``(selector >> 4 i) & 7`` of the eight bytes of i32s ``x`` (0-3) and ``y``
+        (4-7); ``selector`` an i32 register. Generic here (shifts of the 64-bit pair); a target with a byte
+        permute instruction uses it."""
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        pair = b.or_(b.zext(x, i64), b.shl(b.zext(y, i64), ir.Constant(i64, 32)))
+        out = ir.Constant(i32, 0)
+        for i in range(4):
+            pick = b.and_(b.lshr(selector, ir.Constant(i32, 4 * i)), ir.Constant(i32, 7))
+            byte = b.trunc(b.lshr(pair, b.zext(b.shl(pick, ir.Constant(i32, 3)), i64)), i32)
+            out = b.or_(out, b.shl(b.and_(byte, ir.Constant(i32, 0xFF)), ir.Constant(i32, 8 * i)))
+        return out
+
     # -- memory ------------------------------------------------------------------------------------------
     @abstractmethod
     def load_global(self, b, ptr, mem_type, n: int, pred=None, others=None, hints: AccessHints = NO_HINTS):

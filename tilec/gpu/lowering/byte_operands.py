@@ -9,8 +9,8 @@ of codes. Per 16-column block and pair of rows m, m+8, each lane packs two words
 holding its pairs of both rows. A lane wants, of one block only (the first for t < 2), the pairs of lanes 2t mod 4
 and 2t+1 mod 4 of its group, and each lane is wanted by one lane of each kind: so lanes 0 and 3 send their
 first-block word in the first shuffle and the other in the second, lanes 1 and 2 the other way round, and each
-lane reads its two sources in the order that gets it the words of its block. One shuffle per operand register,
-two selects on each side, no shared memory, no barrier.
+lane reads its two sources in the order that gets it the words of its block (then a byte permute per register,
+``GpuTarget.byte_permute``). One shuffle per operand register, no shared memory, no barrier.
 
 The result's element registers are sliced from the assembled words, and fp8 ones remember their code (see
 ``types.round_fp8_all``), so an instruction that takes four 8-bit elements per register finds the word again
@@ -49,6 +49,8 @@ def exchange(L, src_t, dst_t, values):
     p = b.or_(group, b.and_(b.shl(t, _c(1)), _c(3)))  # lane 2t mod 4 of this group
     q = b.or_(p, _c(1))
     src1, src2 = b.select(outer, p, q), b.select(outer, q, p)
+    # the halves of row m (bytes 0, 1 of each word) and of row m + 8 (bytes 2, 3), lane 2t's first
+    row_m, row_m8 = b.select(outer, _c(0x5410), _c(0x1054)), b.select(outer, _c(0x7632), _c(0x3276))
     codes = {}
 
     def code(c):
@@ -66,9 +68,7 @@ def exchange(L, src_t, dst_t, values):
         y1 = L.target.shuffle_idx(b, b.select(outer, first, second), src1)
         y2 = L.target.shuffle_idx(b, b.select(outer, second, first), src2)
         # both words come from the block this lane wants: the one from lane 2t holds its columns 4t, 4t + 1
-        lo, hi = b.select(outer, y1, y2), b.select(outer, y2, y1)
-        words = {m: b.or_(b.and_(lo, _c(0xFFFF)), b.shl(hi, _c(16))),
-                 m + 8: b.or_(b.lshr(lo, _c(16)), b.and_(hi, _c(0xFFFF0000 - (1 << 32))))}
+        words = {m: L.target.byte_permute(b, y1, y2, row_m), m + 8: L.target.byte_permute(b, y1, y2, row_m8)}
         for row, mine in words.items():  # bytes: columns k + 4t .. k + 4t + 3 of row ``row`` + g
             for i in range(4):
                 byte = b.trunc(b.lshr(mine, _c(8 * i)) if i else mine, I8)

@@ -54,6 +54,12 @@ def shfl_idx(b, x32, lane):
     return intrinsic(b, "llvm.nvvm.shfl.sync.idx.i32", I32, [full, x32, lane, clamp])
 
 
+def prmt(b, x, y, selector):
+    """``prmt.b32``: bytes of the pair (``x`` low, ``y`` high) picked by the nibbles of i32 ``selector``."""
+    fty = ir.FunctionType(I32, [I32, I32, I32])
+    return b.call(ir.InlineAsm(fty, "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r"), [x, y, selector])
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # predicated vector global memory access
 # ---------------------------------------------------------------------------------------------------------------

@@ -98,6 +98,9 @@ class CudaTarget(GpuTarget):
     def shuffle_idx(self, b, value, lane):
         return nvvm.shfl_idx(b, value, lane)
 
+    def byte_permute(self, b, x, y, selector):
+        return nvvm.prmt(b, x, y, selector)
+
     def load_global(self, b, ptr, mem_type, n, pred=None, others=None, hints=None):
         return nvvm.vector_load(b, ptr, mem_type, n, pred, others, hints, self.arch)
 
