@@ -205,3 +205,45 @@ def test_a_split_accumulator_stays_in_registers():
     gir = str(k.asm["gir"])
     assert not [ln for ln in gir.splitlines() if " trans " in ln and "smem_offset" in ln]
     assert k.metadata["spill_stores"] == 0
+
+
+@tilec.jit
+def _scores_minus_invariant(q, k, v, do, m, dq_out, out, N, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """06's backward dq loop in small: scores minus a row vector loaded before the loop, a store in between (so the
+    load cannot simply be repeated inside the loop), times a second dot's result, into a third dot."""
+    rows = tl.arange(0, BM)
+    d = tl.arange(0, D)
+    qt = tl.load(q + rows[:, None] * D + d[None, :])
+    dot_ = tl.load(do + rows[:, None] * D + d[None, :])
+    mi = tl.load(m + rows)[:, None]
+    tl.store(out + rows, rows.to(tl.float32))
+    dq = tl.zeros([BM, D], tl.float32)
+    kt_ptrs = k + d[:, None] + tl.arange(0, BN)[None, :] * D
+    vt_ptrs = v + d[:, None] + tl.arange(0, BN)[None, :] * D
+    for start in range(0, N, BN):
+        kt = tl.load(kt_ptrs)
+        vt = tl.load(vt_ptrs)
+        p = tl.math.exp2(tl.dot(qt, kt) - mi)
+        dp = tl.dot(dot_, vt)
+        ds = (p * dp).to(tl.float16)
+        dq += tl.dot(ds, tl.trans(kt))
+        kt_ptrs += BN * D
+        vt_ptrs += BN * D
+    tl.store(dq_out + rows[:, None] * D + d[None, :], dq)
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_a_loop_invariant_operand_is_converted_once_before_the_loop(arch):
+    """The loop's math runs in the dot's layout; the invariant row vector is what converts, once, outside."""
+    src = tilec.ASTSource(_scores_minus_invariant, "*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,*fp32:16,*fp32:16,i32:16",
+                          constexprs=dict(D=64, BM=128, BN=32))
+    k = tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": 4, "num_stages": 3})
+    lines = str(k.asm["gir"]).splitlines()
+    loop = next(i for i, ln in enumerate(lines) if " = for " in ln)
+    body = []
+    for ln in lines[loop + 1:]:
+        if ln.strip() == "}":
+            break
+        body.append(ln)
+    moved = [ln for ln in body if "convert_layout" in ln and "xf32" in ln]
+    assert not moved, moved

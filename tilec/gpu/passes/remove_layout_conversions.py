@@ -12,7 +12,8 @@ wanted layout instead costs a few ALU instructions. So, until nothing changes:
 - *sinking*: a conversion out of a matrix-unit result layout (the accumulator of a dot, its row slices) or a
   reshape's ``#linear`` layout moves past the elementwise ops, reductions, reshapes, transposes, ``expand_dims``
   and broadcasts that use it, when their other operands come in that layout for free (a conversion from it, or a
-  cheap rematerialisation); the math then runs where the dot (or reshape) left the data and the conversion
+  cheap rematerialisation, or a conversion before the loop of a value defined outside it); the math then runs
+  where the dot (or reshape) left the data and the conversion
   ends up before the store (or vanishes into the next dot's operand, which for a chained dot is the same
   threads' registers);
 - *hoisting*: a conversion inside a loop of a value defined outside it moves before the loop;
@@ -229,6 +230,19 @@ def _carried(v) -> bool:
     return isinstance(v, BlockArgument) and isinstance(v.block.parent_op, O.ForOp) and v.index > 0
 
 
+def _invariant_in_loop(v, user) -> bool:
+    """``v`` is defined outside the innermost ``for`` around ``user`` (and so the same at every iteration)."""
+    loop = user.parent_op
+    while loop is not None and not isinstance(loop, O.ForOp):
+        loop = loop.parent_op
+    if loop is None:
+        return False
+    if isinstance(v, OpResult):
+        return not loop.is_ancestor_of(v.op)
+    owner = v.block.parent_op if isinstance(v, BlockArgument) else None
+    return owner is not None and owner is not loop and not loop.is_ancestor_of(owner)
+
+
 def _sunk_layouts(user, layout):
     """(operand layout, result layouts) for ``user`` to run on an operand in ``layout``; None: it cannot."""
     if not user.results or user.regions and not isinstance(user, O.ReduceOp):
@@ -283,6 +297,10 @@ def _sink(conv) -> list:
                 operands.append(o)
                 continue
             x = src if o is conv.result else _free_in(o, op_lay, b, at=user)
+            if x is None and _invariant_in_loop(o, user):
+                # defined before the loop: converted once, in front of it (the hoisting rule moves it there),
+                # rather than the loop's own values converted at every iteration to meet it
+                x = b.op(G.ConvertLayoutOp, o, result_type=o.type.with_layout(op_lay))
             if x is None and _carried(o):
                 # a loop-carried value: converting it here makes the yield a conversion out of the anchored
                 # layout, so the loop rule then carries the value in that layout and this conversion goes away
