@@ -74,7 +74,14 @@ class DebugInfo:
         return md
 
     def locate(self, builder: ir.IRBuilder, sp, loc):
-        """Point ``builder`` at ``loc``; an op without one keeps the location before it."""
+        """Point ``builder`` at ``loc``; an op without one keeps the location before it, or gets line 0 of ``sp``
+        when there is none yet (LLVM's "no line"): a call that may be inlined must carry a location in a function
+        with debug information, or the module's debug information is broken."""
         md = self.location(sp, loc)
+        if md is None and getattr(builder, "debug_metadata", None) is None:
+            key = (id(sp), None, 0, 0)
+            md = self.locs.get(key)
+            if md is None:
+                md = self.locs[key] = self.m.add_debug_info("DILocation", {"line": 0, "column": 0, "scope": sp})
         if md is not None:
             builder.debug_metadata = md

@@ -16,6 +16,16 @@ def init():
     llvm.initialize_all_asmprinters()
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    no_fatal_parse()
+    return True
+
+
+@functools.cache
+def no_fatal_parse() -> bool:
+    """Parsing IR that carries debug information makes LLVM verify the module and abort the process when it is
+    broken ("Broken module found, compilation aborted!") before ``verify()`` can report it; with the debug-info
+    upgrade off, a broken module is a BackendError like any other (llvmlite >= 0.50: LLVM 20 and later)."""
+    llvm.set_option("tilec", "-disable-auto-upgrade-debug-info")
     return True
 
 

@@ -16,8 +16,10 @@ from ..errors import BackendError
 @functools.cache
 def _init() -> bool:
     import llvmlite.binding as llvm
+    from ..codegen.driver import no_fatal_parse
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
+    no_fatal_parse()
     return True
 
 
