@@ -16,7 +16,7 @@ from ..errors import BackendError
 @functools.cache
 def _init() -> bool:
     import llvmlite.binding as llvm
-    from ..codegen.driver import no_fatal_parse
+    from ..codegen.driver import no_fatal_parse  # here, as llvmlite.binding: the driver loads LLVM on import
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     no_fatal_parse()
