@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 
 from . import cache, stage_files
@@ -24,6 +25,9 @@ from .ir.verifier import verify
 from .passes.manager import debug_variables_set
 from .passes import PassManager, tir_pipeline
 from .passes.debug_checks import DebugChecks
+
+#: held while a compiled kernel loads its launcher (loading is rare; a lock per kernel would buy nothing)
+_LOADING = threading.RLock()
 
 
 class Metadata(dict):
@@ -126,9 +130,12 @@ class CompiledKernel:
     @property
     def launcher(self):
         if self._launcher is None:
-            self._launcher = self._backend.load(self.asm, self.metadata)
-            if "debug_checks" in self.metadata:
-                self._launcher = CheckedLauncher(self._launcher, self.metadata)
+            with _LOADING:  # once: threads that first launch a kernel together must not each load their own
+                if self._launcher is None:
+                    loaded = self._backend.load(self.asm, self.metadata)
+                    if "debug_checks" in self.metadata:
+                        loaded = CheckedLauncher(loaded, self.metadata)
+                    self._launcher = loaded
         return self._launcher
 
     def run(self, grid, args):

@@ -234,3 +234,41 @@ def test_the_first_launch_and_later_ones_share_one_variant():
         add3[(1,)](x, y, out, 37, BLOCK=64)
     assert torch.equal(out, x + y)
     assert len({id(k) for k in add3.cache.values()}) == 1 and len(add3.cache) == 1
+
+
+def test_threads_that_first_launch_a_kernel_together_share_one_launcher(monkeypatch):
+    """Loading a launcher is done once, however many threads ask at once: a second launcher loaded beside the first
+    could leave launch functions pointing at code whose engine is gone."""
+    import threading
+    import time
+
+    @tilec.jit
+    def once(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+    x = np.zeros(8, np.float32)
+    ck = once.warmup(x, 8, BLOCK=8, grid=(1,))
+    ck._launcher = None
+    real = ck._backend.load
+    loads = []
+
+    def slow_load(*a, **k):  # widen the window in which a second thread could also load
+        loads.append(1)
+        time.sleep(0.05)
+        return real(*a, **k)
+
+    monkeypatch.setattr(ck._backend, "load", slow_load)
+    start = threading.Barrier(6)
+    got = []
+
+    def ask():
+        start.wait()
+        got.append(ck.launcher)
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(loads) == 1 and len({id(g) for g in got}) == 1
