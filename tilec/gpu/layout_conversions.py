@@ -210,5 +210,5 @@ def byte_operand_shuffle(src: LinearLayout, dst: LinearLayout, elem_bytes: int) 
     if len(starts) * 4 != len(d_regs) or set(d_regs) != {(m, k + i) for m, k in starts for i in range(4)}:
         return False
     # rows m and m + 8 travel together (m + 8 another register of the same lane in both)
-    return all((m ^ 8, k) in starts_set and (m, k + dk) in s_regs
-               for starts_set in [set(starts)] for m, k in starts for dk in (0, 1, 8, 9))
+    paired = set(starts)
+    return all((m ^ 8, k) in paired and (m, k + dk) in s_regs for m, k in starts for dk in (0, 1, 8, 9))

@@ -62,9 +62,12 @@ def lower_cast(L, op):
     rounding = op.attrs.get("rounding", "rtne")
     x = L.get(op.src)
     if not d.element.is_ptr and d.element.name in FP8 and s.element != d.element and isinstance(x, list):
-        # all registers at once: the target's conversion may take two per instruction
-        return L.bind(op.result, round_fp8_all(L.b, d, [scalar.f32_for_fp8(L.b, s.element, v, rounding) for v in x],
-                                               rounding))
+        # all registers at once (the target's conversion may take two per instruction), each run's first only
+        leaders = L._run_leaders(op.result) or range(len(x))
+        firsts = sorted(set(leaders))
+        done = dict(zip(firsts, round_fp8_all(L.b, d, [scalar.f32_for_fp8(L.b, s.element, x[i], rounding)
+                                                       for i in firsts], rounding)))
+        return L.bind(op.result, [done[j] for j in leaders])
     L._map(op, lambda v: scalar.cast(L.b, s, d, v, rounding))
 
 

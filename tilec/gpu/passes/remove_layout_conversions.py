@@ -230,17 +230,20 @@ def _carried(v) -> bool:
     return isinstance(v, BlockArgument) and isinstance(v.block.parent_op, O.ForOp) and v.index > 0
 
 
-def _invariant_in_loop(v, user) -> bool:
-    """``v`` is defined outside the innermost ``for`` around ``user`` (and so the same at every iteration)."""
-    loop = user.parent_op
-    while loop is not None and not isinstance(loop, O.ForOp):
-        loop = loop.parent_op
-    if loop is None:
-        return False
+def _defined_outside(v, loop) -> bool:
+    """``v`` is defined outside ``loop`` (and so the same at every iteration)."""
     if isinstance(v, OpResult):
         return not loop.is_ancestor_of(v.op)
     owner = v.block.parent_op if isinstance(v, BlockArgument) else None
     return owner is not None and owner is not loop and not loop.is_ancestor_of(owner)
+
+
+def _invariant_in_loop(v, user) -> bool:
+    """``v`` is defined outside the innermost ``for`` around ``user``."""
+    loop = user.parent_op
+    while loop is not None and not isinstance(loop, O.ForOp):
+        loop = loop.parent_op
+    return loop is not None and _defined_outside(v, loop)
 
 
 def _sunk_layouts(user, layout):
@@ -327,8 +330,7 @@ def _hoist(conv) -> bool:
     loop = conv.parent_op
     if not isinstance(loop, O.ForOp) or conv.parent is not loop.body:
         return False
-    src = conv.src
-    if isinstance(src, OpResult) and loop.is_ancestor_of(src.op) or src in loop.body.args:
+    if not _defined_outside(conv.src, loop):
         return False
     conv.move_before(loop)
     return True

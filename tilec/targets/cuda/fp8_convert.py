@@ -51,16 +51,18 @@ def _infinities_back(b, values, pairs):
     finite code, so adding the compare's result (per byte) makes it infinity. Overflow is rare, so for a tile's
     worth of values the fix-ups run only where the largest magnitude among them overflows (a max tree and one
     compare on the common path)."""
+    mags = [intrinsic(b, "llvm.fabs.f32", F32, [v]) for v in values]
+
     def fixed():
         out = []
         for i, pair in enumerate(pairs):
-            lo, hi = values[2 * i], values[min(2 * i + 1, len(values) - 1)]
+            lo, hi = mags[2 * i], mags[min(2 * i + 1, len(values) - 1)]
             out.append(b.add(pair, b.or_(_overflows(b, lo), b.shl(_overflows(b, hi), ir.Constant(I16, 8)))))
         return out
 
     if len(values) < GUARDED:
         return fixed()
-    level = [intrinsic(b, "llvm.fabs.f32", F32, [v]) for v in values]
+    level = mags
     while len(level) > 1:
         level = [intrinsic(b, "llvm.maxnum.f32", F32, level[i:i + 2]) if i + 1 < len(level) else level[i]
                  for i in range(0, len(level), 2)]
@@ -77,7 +79,6 @@ def _infinities_back(b, values, pairs):
     return out
 
 
-def _overflows(b, value):
-    """1 (i16) where e5m2 rounds ``value`` to an infinity (to nearest even), else 0."""
-    mag = b.call(b.module.declare_intrinsic("llvm.fabs", [F32]), [value])
+def _overflows(b, mag):
+    """1 (i16) where e5m2 rounds a value of magnitude ``mag`` to an infinity (to nearest even), else 0."""
     return b.zext(b.fcmp_ordered(">=", mag, ir.Constant(F32, E5M2_OVERFLOW)), I16)
