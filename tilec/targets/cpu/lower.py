@@ -20,6 +20,7 @@ from . import atomics, control, dot, gather, inline_asm, reduce, runtime  # noqa
 from .loops import nest, pick_width
 from .memory import Mem
 from .nodes import Buf, Lazy, Point, ev, row_major, stride_of
+from .unswitch import chunks
 from .policy import has_writes, should_materialise
 from ...ir import ops as O
 from .registry import LOWERINGS
@@ -113,7 +114,7 @@ class Lowering:
         """Evaluate ``node`` into ``buf`` with one loop nest."""
         shape = buf.shape
         w = pick_width(shape[-1], VMAX)
-        nest(self.b, shape, w, lambda idx: buf.store(self, idx, ev(self, node, Point(shape, idx), w), w))
+        chunks(self, shape, w, [node], lambda pt: buf.store(self, pt.idx, ev(self, node, pt, w), w))
 
     def materialise(self, node) -> Buf:
         if isinstance(node, Buf) and node.owner:
@@ -222,7 +223,7 @@ class Lowering:
         w = pick_width(shape[-1], VMAX)
         vt = op.value.type
         self.note(op, f"loop nest {'x'.join(map(str, shape))} by {w}: {self.access(ptr, w)} store, fused producers")
-        nest(self.b, shape, w, lambda idx: self.mem.store_at(ptr, val, mask, vt, Point(shape, idx), w))
+        chunks(self, shape, w, [val, ptr], lambda pt: self.mem.store_at(ptr, val, mask, vt, pt, w), mask, op)
 
     def op_reshape(self, op):
         t = op.results[0].type

@@ -147,7 +147,7 @@ class Mem:
             if volatile and hasattr(v, "set_metadata"):
                 pass
             return from_memory(b, v, t, 1)
-        m = ev(L, mask, pt, w) if mask is not None else None
+        m = ev(L, mask, pt, w) if mask is not None and mask not in pt.on else None
         o = to_memory(b, ev(L, other, pt, w), t, w) if other is not None else None
         vt = LT.vec(ety, w)
         if ptr.stride == 1:
@@ -185,7 +185,7 @@ class Mem:
         ety = LT.memory_type(t.element)
         align = LT.byte_size(ety)
         v = to_memory(b, ev(L, value, pt, w), t, w)
-        m = ev(L, mask, pt, w) if mask is not None else None
+        m = ev(L, mask, pt, w) if mask is not None and mask not in pt.on else None
         if w == 1:
             p = ev(L, ptr, pt, 1)
             guarded(b, m, lambda: b.store(v, p, align=align), None)

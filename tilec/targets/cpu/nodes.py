@@ -33,10 +33,11 @@ _FREE = (O.ConstantOp, O.SplatOp, O.ArangeOp, O.BroadcastOp, O.ExpandDimsOp, O.H
 class Point:
     """One iteration of a loop nest over ``shape``: ``idx`` holds an i32 per dimension."""
 
-    __slots__ = ("shape", "idx", "memo", "kids")
+    __slots__ = ("shape", "idx", "memo", "kids", "on")
 
     def __init__(self, shape, idx):
         self.shape, self.idx, self.memo, self.kids = tuple(shape), list(idx), {}, {}
+        self.on = frozenset()  # mask nodes known on in every lane here (``unswitch``): their accesses are plain
 
     def child(self, key, shape, idx):
         p = self.kids.get(key)
