@@ -96,6 +96,21 @@ def test_loop_num_stages_overrides_the_kernels():
     assert {op.result.type.num_buffers for op in allocs} == {4}
 
 
+@pytest.mark.parametrize("arch,warps,stages", [(90, 4, 2), (90, 8, 4), (80, 4, 4), (80, 8, 4)])
+def test_rings_shrink_where_that_lets_a_second_block_share_the_multiprocessor(arch, warps, stages):
+    """128x256x64 fp16 operands take 48 KB a stage. Four stages of them fit one block of an sm_90 (227 KB) but
+    not two; with 4 warps a second block fits by registers, so two stages (96 KB) are kept. With 8 warps a second
+    block is not certain to fit, and sm_80's 81 KB for two blocks is less than two stages: the stages then stay as
+    asked (the compile refuses a kernel past the block limit afterwards, naming num_stages)."""
+    a = np.zeros((64, 64), np.float16)
+    c = np.zeros((64, 64), np.float32)
+    m = tir(mm, (a, a, c, 64, 64, 64), BM=128, BN=256, BK=64, STAGES=None, OTHER=0.0)
+    run_gpu_passes(m, CudaTarget(arch), Options(num_stages=4, num_warps=warps))
+    verify_gir(m)
+    allocs = [op for op in m.walk() if op.name == "local_alloc"]
+    assert {op.result.type.num_buffers for op in allocs} == {stages}
+
+
 @pytest.mark.parametrize("why", ["one stage", "nonzero other", "no tensor cores"])
 def test_loops_left_alone(why):
     kw = {"one stage": dict(kernel_stages=1), "nonzero other": dict(other=1.0),

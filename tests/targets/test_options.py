@@ -199,7 +199,9 @@ def test_cuda_pass_list():
     dot = one(passes, AccelerateDot)
     assert (dot.arch, dot.num_warps, dot.dot_layouts) == (90, 8, None)
     sp = one(passes, SoftwarePipeline)
-    assert (sp.num_stages, sp.shared_limit, sp.async_copies) == (4, 0, True)
+    assert (sp.num_stages, sp.shared_limit, sp.async_copies, sp.two_blocks) == (4, 0, True, 0)
+    four = one(gpu_passes(CudaTarget(90), opts.replace(num_warps=4)), SoftwarePipeline)
+    assert four.two_blocks == (232448 - 1024) // 2  # two blocks of 4 warps: half the SM's 228 KB, less 1 KB each
     assert passes[0].keep is device_callable
     assert gpu_passes(CudaTarget(90), opts.replace(debug=True))[0].keep is None  # checks live in the kernel's frame
 
@@ -210,7 +212,7 @@ def test_hip_pass_list_uses_the_targets_matrix_cores():
     dot = one(passes, AccelerateDot)
     assert dot.arch == 0 and dot.dot_layouts == target.dot_layouts
     sp = one(passes, SoftwarePipeline)
-    assert (sp.num_stages, sp.shared_limit, sp.async_copies) == (2, target.arch.lds_bytes, False)
+    assert (sp.num_stages, sp.shared_limit, sp.async_copies, sp.two_blocks) == (2, target.arch.lds_bytes, False, 0)
     gir = one(passes, ConvertToGIR)
     assert (gir.num_warps, gir.warp_size, gir.target) == (2, 64, "")
     assert passes[0].keep is None

@@ -65,14 +65,16 @@ def gpu_passes(target, options) -> list:
     warp size, its matrix units (``mma_arch``, else ``dot_layouts``), which ``descriptor_load`` ops it moves whole
     (``keeps_descriptor``; the others are expanded), whether global -> shared copies run asynchronously
     (``async_copies``; else loads are pipelined through registers), the shared memory the pipeliner's rings may
-    take (``pipeline_shared_limit``), whether ``noinline`` functions stay functions (``device_calls``; not in
+    take (``pipeline_shared_limit``; ``shared_for_two_blocks``: what they keep within when fewer stages let a
+    second block share the multiprocessor), whether ``noinline`` functions stay functions (``device_calls``; not in
     debug builds, whose checks live in the kernel's frame) and what gir records as its target (``gir_target``)."""
     nw, ws = options.num_warps, target.warp_size
     keep = device_callable if target.device_calls and not options.debug else None
     return [InlineAll(keep), ExpandDescriptors(lambda op: target.keeps_descriptor(op, options)), *cleanup_passes(),
             ConvertToGIR(nw, ws, target.gir_target), Coalesce(nw, ws), AccelerateDot.for_target(target, nw),
             RemoveLayoutConversions(), CallBoundaries(nw, ws), StageOperands(),
-            SoftwarePipeline(options.num_stages, target.pipeline_shared_limit(), target.async_copies),
+            SoftwarePipeline(options.num_stages, target.pipeline_shared_limit(), target.async_copies,
+                             target.shared_for_two_blocks(nw)),
             DescriptorCopies(), WarpGroupDot(), CSE(), DCE(), AllocateShared(), InsertBarriers()]
 
 

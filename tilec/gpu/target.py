@@ -78,6 +78,13 @@ class GpuTarget(ABC):
         refuses a kernel past :meth:`shared_memory_limit` afterwards)."""
         return 0
 
+    def shared_for_two_blocks(self, num_warps: int) -> int:
+        """Bytes of shared memory a block of ``num_warps`` may use while a second block still fits on the same
+        multiprocessor, where the block's registers leave room for a second one whatever the register allocator
+        chooses; 0: no such bound. The software pipeliner keeps its rings within it when fewer stages (at least
+        two) make that second block fit: a lone block of few warps has nothing to run while it waits."""
+        return 0
+
     def shared_memory_limit(self):
         """``(bytes, what the target calls it)``: the shared memory one block may use (a kernel needing more is
         refused at compile time, ``gpu/shared_limit.py``), e.g. ``(65536, "<processor> shared memory")``; None: no

@@ -15,7 +15,8 @@ spelling of them (transposed or not) alike. In three steps, each its own functio
   (those first needed at the same place: the first announces all their bytes, one wait covers them);
 - **emit** (:class:`Emitter`): a barrier (the rings may reuse scratch bytes of ops before the loop);
   ``S = num_stages`` (the loop's own from ``tl.range`` first, else the kernel's,
-  fewer when the rings would not fit the target's shared memory) and a ring ``smem<S x tile>`` per pair, in the
+  fewer when the rings would not fit the target's shared memory, or when at least two stages would fit beside a
+  second block on the multiprocessor and ``S`` would not: ``GpuTarget.shared_for_two_blocks``) and a ring ``smem<S x tile>`` per pair, in the
   allocation's placement; a prologue copying iterations ``0 .. S-2`` into stages ``0 .. S-2`` (masked off past
   the loop's end), each pointer load's copies their own commit group; where a buffer is first needed an
   ``async_wait`` (or ``mbarrier_wait`` for tensor copies) and a barrier, then ``local_index(ring, read stage)``
@@ -443,10 +444,12 @@ class Emitter:
 class SoftwarePipeline(Pass):
     name = "software-pipeline"
 
-    def __init__(self, num_stages: int = Options.num_stages, shared_limit: int = 0, async_copies: bool = True):
+    def __init__(self, num_stages: int = Options.num_stages, shared_limit: int = 0, async_copies: bool = True,
+                 two_blocks: int = 0):
         self.num_stages = num_stages
         self.shared_limit = shared_limit  # bytes the rings may take (0: no limit)
         self.async_copies = async_copies  # the target copies global -> shared asynchronously
+        self.two_blocks = two_blocks      # a block's shared memory with a second block beside it (0: no bound)
 
     def run(self, module):
         changed = False
@@ -466,7 +469,10 @@ class SoftwarePipeline(Pass):
         staged = match(loop, self.async_copies)
         if not staged:
             return None
-        S = stages_that_fit(S, staged, self.shared_limit, reserved_bytes(loop, staged) if self.shared_limit else 0)
+        reserved = reserved_bytes(loop, staged) if self.shared_limit or self.two_blocks else 0
+        S = stages_that_fit(S, staged, self.shared_limit, reserved)
+        if S > 2 and self.two_blocks:  # fewer stages, if that is what lets a second block in
+            S = stages_that_fit(S, staged, self.two_blocks, reserved) or S
         closure = carried_closure(loop, staged)
         if not S or closure is None:
             return None

@@ -46,6 +46,14 @@ class CudaTarget(GpuTarget):
         known = [a for a in MAX_SHARED if a <= self.arch]
         return (MAX_SHARED[max(known)], f"sm_{self.arch} shared memory") if known else None
 
+    def shared_for_two_blocks(self, num_warps: int) -> int:
+        # an SM has 64K registers and a thread at most 255 (a warp's allocation: 256 x 32), so blocks of up to
+        # 4 warps always fit twice; the SM's shared memory is the block limit plus the 1 KB each block reserves
+        limit = self.shared_memory_limit()
+        if limit is None or num_warps * 32 * 256 * 2 > 65536:
+            return 0
+        return (limit[0] - 1024) // 2
+
     def kernel_attributes(self, num_threads: int, func=None, options=None) -> dict:
         # ptxas budgets registers for the real block size
         attrs = {"nvvm.maxntid": str(num_threads)}
