@@ -145,3 +145,54 @@ def test_isinstance_tensor_descriptor_picks_descriptor_or_pointer(mode):
             if as_desc else (x, z)
         _jit(double_either, mode)[(tilec.cdiv(n, bn),)](*args, n, bn)
         np.testing.assert_allclose(z, 2 * x, rtol=1e-6)
+
+
+def test_repeated_launches_with_descriptors_and_tuples_take_the_binders_cache():
+    """The binder keys descriptor and tuple arguments (structure and leaf keys) and spreads their leaves into the
+    cached launch entry: later launches skip the general path, and each still reads its own arrays and sizes; a
+    new block shape, a shape of another divisibility or a read-only destination gets a key of its own."""
+    k = tilec.jit(copy_scaled)
+    calls = []
+    general = k._variant
+    k._variant = lambda *a, **kw: calls.append(1) or general(*a, **kw)
+    def launch(m, n, bm, bn, scale, z=None):
+        x = random_array(rng(m * n + bm), (m, n), "float32")
+        z = np.zeros((m, n), np.float32) if z is None else z
+        k[(tilec.cdiv(m, bm), tilec.cdiv(n, bn))](tilec.TensorDescriptor.from_tensor(x, [bm, bn]),
+                                                 tilec.TensorDescriptor.from_tensor(z, [bm, bn]), scale, bm, bn)
+        np.testing.assert_allclose(z, x * scale + n, rtol=1e-6)
+    launch(32, 48, 16, 16, 2)   # compiles (the first compile of a kernel learns its globals: no key kept)
+    launch(32, 48, 16, 16, 2)
+    assert len(calls) == 2
+    for m, scale in [(32, 3), (48, 5), (64, -1)]:  # same key: new arrays, sizes and scales through the cache
+        launch(m, 48, 16, 16, scale)
+    assert len(calls) == 2
+    launch(32, 52, 16, 16, 2)   # n = 52: not a multiple of 16, another specialisation
+    launch(32, 48, 16, 32, 2)   # another block shape
+    assert len(calls) == 4 and len(k.cache) == 3
+    launch(32, 52, 16, 16, 7)
+    launch(16, 48, 16, 32, 3)
+    assert len(calls) == 4
+    ro = np.zeros((32, 48), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(TypeError, match="read-only"):
+        launch(32, 48, 16, 16, 2, z=ro)
+
+
+def tuple_scale(pair, out, n, B: tl.constexpr):
+    x_ptr, s = pair
+    o = tl.arange(0, B)
+    tl.store(out + o, tl.load(x_ptr + o, mask=o < n) * s, mask=o < n)
+
+
+def test_repeated_launches_with_tuples_take_the_binders_cache():
+    k = tilec.jit(tuple_scale)
+    calls = []
+    general = k._variant
+    k._variant = lambda *a, **kw: calls.append(1) or general(*a, **kw)
+    for i, n in enumerate([10, 30, 17]):
+        x = random_array(rng(n), (n,), "float32")
+        out = np.zeros(n, np.float32)
+        k[(1,)]((x, 1.5 + i), out, n, B=32)
+        np.testing.assert_allclose(out, x * np.float32(1.5 + i), rtol=1e-6)
+    assert len(calls) == 2  # the first two launches; the third through the binder's cache

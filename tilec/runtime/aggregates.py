@@ -6,7 +6,9 @@ Compiled kernels take flat lists of pointers and scalars, so such an argument is
 *structure* (tuple shapes, a descriptor's block shape and padding, compile-time members such as dtypes), which
 specialises the kernel as a constexpr does. Inside the kernel the parameter is rebuilt from its leaf parameters
 (``frontend.values.Packed``), so a descriptor argument is the very ``tl.tensor_descriptor`` that
-``tl.make_tensor_descriptor`` makes. Launches with such arguments take the general (uncached-key) path.
+``tl.make_tensor_descriptor`` makes. The launch binder keys such an argument by its structure and its leaves'
+keys (:func:`_probe_descriptor`; tuples through their description) and its cached launches spread the leaves into
+the launch entry (:func:`spreading`).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import numbers
 from ..frontend.values import LEAF, Packed, _StaticKey, flatten_each
 from ..language.descriptor import tensor_descriptor
 from ..targets import arguments
-from .args import DESCRIBERS, describer
+from .args import DESCRIBERS, KEYERS, PROBES, describer
 from .tensor_descriptor import TensorDescriptor
 
 
@@ -84,3 +86,52 @@ def _describe_aggregate(v):
 
 DESCRIBERS[tuple] = _describe_aggregate
 DESCRIBERS[TensorDescriptor] = _describe_aggregate
+
+
+def _leaf_key(x):
+    k = KEYERS.get(type(x))
+    if k is None:
+        describer(x)  # registers the type's keyer (or raises TypeError: the binder's miss path says why)
+        k = KEYERS[type(x)]
+    return k(x)
+
+
+def _probe_descriptor(v):
+    """The launch binder's key of a host descriptor (its block shape, padding and each leaf's key: the base's
+    dtype and alignment, the shape's and strides' integer specialisations) and the descriptor itself."""
+    return ("descriptor", tuple(v.block_shape), v.padding, _leaf_key(v.base),
+            tuple(_leaf_key(x) for x in v.shape), tuple(_leaf_key(x) for x in v.strides)), v
+
+
+def _probe_tuple(v):
+    return _describe_aggregate(v)[0], v
+
+
+PROBES[TensorDescriptor] = _probe_descriptor
+PROBES[tuple] = _probe_tuple
+
+
+def _spread(v) -> list:
+    if type(v) is TensorDescriptor:
+        return [v.base, *v.shape, *v.strides]
+    return leaves(v)
+
+
+def spreading(single, every, sample):
+    """Launch entries taking the runtime values as the binder has them, aggregates whole, for entries
+    (``targets/entry.py: entries``) made for their leaves; ``sample``: the values of the launch that made them
+    (a later launch with the same key has aggregates at the same places, of the same structure)."""
+    at = tuple(j for j, v in enumerate(sample) if is_aggregate(v))
+
+    def flat(values):
+        out = list(values)
+        for j in reversed(at):
+            out[j:j + 1] = _spread(out[j])
+        return out
+
+    def spread_single(*values):
+        return single(*flat(values))
+
+    def spread_any(grid, *values):
+        return every(grid, *flat(values))
+    return spread_single, spread_any

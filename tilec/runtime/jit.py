@@ -286,6 +286,9 @@ class JITFunction(KernelFunction):
         self._launch(kernel, grid, values)  # first: arguments it refuses (read-only memory) never get a cached key
         if fkey is not None:
             runtime = [values[i] for i in self._runtime_idx]
+            if any(aggregates.is_aggregate(v) for v in runtime):
+                self._cache_spread(fkey, kernel, runtime)
+                return kernel
             keep = tuple(j for j, v in enumerate(runtime) if v is not None)
             if not any(type(v) in _NP_SCALARS for v in runtime):
                 launcher = kernel.launcher
@@ -300,6 +303,17 @@ class JITFunction(KernelFunction):
                 later = keep is None and getattr(launcher, "native", None) is not None
                 self._fast_cache[fkey] = (single, every, host, kernel, _LATER if later else None)
         return kernel
+
+    def _cache_spread(self, fkey, kernel, runtime):
+        """The binder's key for a launch with aggregate arguments (host descriptors, tuples): entries for their
+        leaves, behind a step that spreads them (never the native way, nor addresses for host launchers)."""
+        flat = aggregates.expand(runtime)
+        if any(type(v) in _NP_SCALARS for v in flat):
+            return
+        keep = tuple(j for j, v in enumerate(flat) if v is not None)
+        keep = None if len(keep) == len(flat) else keep
+        single, every = aggregates.spreading(*entries(kernel.launcher, len(flat), keep), runtime)
+        self._fast_cache[fkey] = (single, every, False, kernel, None)
 
     def _native_way(self, key, nk, specialised, rest):
         """The binder's Python way found ``key``'s variant, which has or may have a native way
