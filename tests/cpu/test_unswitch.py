@@ -1,4 +1,4 @@
-"""Chunks whose masks are all on run unmasked code (``targets/cpu/unswitch.py``): the results match numpy for
+"""Rows whose masks are all on run unmasked code (``targets/cpu/unswitch.py``): the results match numpy for
 every mask form the scalar test knows, at sizes where some chunks are whole and some are not, for lanes that wrap
 around, and for masks it does not know (which keep the masked code)."""
 import numpy as np
@@ -139,7 +139,7 @@ def unknown_mask(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def test_known_masks_get_the_scalar_test_and_unknown_ones_do_not():
     x, out = np.zeros(64, np.float32), np.zeros(64, np.float32)
-    assert "chunks test 2 mask(s) at once" in _plan(edge_forms, x, out, 10, 0, FORM=3, BLOCK=64)
-    assert "chunks test" not in _plan(unknown_mask, x, out, 1, BLOCK=64)
+    assert "rows test 2 mask(s) at once" in _plan(edge_forms, x, out, 10, 0, FORM=3, BLOCK=64)
+    assert "rows test" not in _plan(unknown_mask, x, out, 1, BLOCK=64)
     unknown_mask[(1,)](np.arange(64, dtype=np.float32), out, 1, BLOCK=64)
     np.testing.assert_array_equal(out, np.where(np.arange(64) % 3 != 1, np.arange(64), 0))

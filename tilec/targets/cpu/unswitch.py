@@ -1,10 +1,11 @@
-"""Chunks whose masks are all on run unmasked code.
+"""Rows whose masks are all on run unmasked code.
 
 A masked load or store checks its mask chunk by chunk: the vector compare that makes the mask, a reduction of it
-to one bit and a branch, per access. Most chunks of a masked tile are whole (only the last program's tail is
-not), so a loop nest whose fused accesses are masked tests once per chunk, with a few scalar instructions, that
-every mask of the chunk is on, and then runs a copy of the chunk's code in which those masks are known on: plain
-vector loads and stores, no mask computed at all. The other chunks run the code as it was.
+to one bit and a branch, per access. Most rows of a masked tile are whole (only the last program's tail, or an
+edge tile's, is not), so a loop nest whose fused accesses are masked tests once per row (the innermost
+dimension; a 1-d tile is one row), with a few scalar instructions, that every mask is on in all the row's lanes,
+and then runs a copy of the row's loop in which those masks are known on: plain vector loads and stores, no mask
+computed at all, a loop LLVM unrolls. The other rows run the code as it was.
 
 The scalar test exists for the masks kernels write to guard a tile's edge: ``offs < n`` (any of ``< <= > >=``,
 either side) where ``offs`` is affine along the chunk (``pid * BLOCK + tl.arange(0, BLOCK)``, with casts and
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from ...codegen import llvm_types as LT
 from ...ir import ops as O
-from .loops import nest
+from .loops import counted_loop, nest
 from .nodes import Lazy, Node, Point, ev
 
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
@@ -87,27 +88,36 @@ def _compare_on(L, mask, pt, w):
 def chunks(L, shape, w, values, body, mask=None, op=None):
     """``nest`` over ``shape`` by ``w`` calling ``body(pt)`` per chunk; ``values`` are the nodes the body computes
     and ``mask`` the body's own (a store's). When the masks among them are of a form :func:`all_on` knows, each
-    chunk tests them and runs a copy of the body whose point knows them on (``pt.on``), or else the body as it
-    is. ``op``'s plan notes say how many masks each chunk tests."""
+    row (the innermost dimension, all of a 1-d tile) tests them once, for all its lanes, and runs a loop of the
+    body whose points know them on (``pt.on``: no mask is computed, accesses are plain), or else the loop as it
+    is (each access checks its chunk). ``op``'s plan notes say how many masks a row tests."""
     masks = masks_of(values)
-    tested = []
     if isinstance(mask, Node) and mask not in masks:
         masks.append(mask)
+    last = len(shape) - 1
+    if w == 1 or not masks:
+        return nest(L.b, shape, w, lambda idx: body(Point(shape, idx)))
+    tested = []
 
-    def at(idx):
-        known = []
-        if w > 1 and masks:
-            probe = Point(shape, idx)
-            known = [(m, t) for m, t in ((m, all_on(L, m, probe, w)) for m in masks) if t is not None]
+    def loop(idx, on):
+        def chunk(iv, _):
+            pt = Point(shape, idx[:-1] + [iv])
+            pt.on = on
+            body(pt)
+            return []
+        counted_loop(L.b, shape[-1], w, [], chunk, name=f"d{last}")
+
+    def row(idx):
+        probe = Point(shape, idx)
+        known = [(m, t) for m, t in ((m, all_on(L, m, probe, shape[-1])) for m in masks) if t is not None]
         if not known:
-            return body(Point(shape, idx))
+            return loop(idx, frozenset())
         cond = known[0][1]
         for _, t in known[1:]:
             cond = L.b.and_(cond, t)
         tested.append(len(known))
-        fast = Point(shape, idx)
-        fast.on = frozenset(m for m, _ in known)
-        L.mem.two_way(cond, lambda: body(fast), lambda: body(Point(shape, idx)))
-    nest(L.b, shape, w, at)
+        on = frozenset(m for m, _ in known)
+        L.mem.two_way(cond, lambda: loop(idx, on), lambda: loop(idx, frozenset()))
+    nest(L.b, shape, w, row, dims=list(range(last)))
     if tested:
-        L.note(op, f"chunks test {tested[0]} mask(s) at once: all on -> unmasked accesses")
+        L.note(op, f"rows test {tested[0]} mask(s) at once: all on -> unmasked accesses")
