@@ -110,12 +110,14 @@ def int8_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, strid
 @tilec.jit
 def desc_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                       DESC_STORE: tl.constexpr = False):
+                       DESC_STORE: tl.constexpr = False, KERNEL_SHAPE: tl.constexpr = False):
     """The matmul through in-kernel tensor descriptors (Triton 3.6's tutorial style): on sm_90 both operands
     arrive by the tensor copy engine; out-of-bounds rows and columns load as zeros. ``DESC_STORE``: the result
-    leaves through a descriptor too (out-of-bounds elements dropped)."""
+    leaves through a descriptor too (out-of-bounds elements dropped). ``KERNEL_SHAPE``: A's shape is computed in
+    the kernel (each program then writes A's descriptor itself; the others the launch writes)."""
     pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [stride_am, 1], [BLOCK_M, BLOCK_K])
+    rows = tl.minimum(M, 1 << 30) if KERNEL_SHAPE else M
+    a_desc = tl.make_tensor_descriptor(a_ptr, [rows, K], [stride_am, 1], [BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [stride_bk, 1], [BLOCK_K, BLOCK_N])
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):

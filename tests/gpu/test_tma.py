@@ -1,7 +1,8 @@
 """Tensor descriptors on a CUDA device: ``tl.make_tensor_descriptor`` loads feeding dots in a loop go through
 the tensor copy engine on sm_90 (and through the pointer path on sm_80, or with ``TILEC_CUDA_ARCH=80``),
 checked against float64 references over ragged shapes, dtypes, tile shapes and pipeline depths; the launch's
-descriptor scratch from tilec's own buffers and from ``tilec.set_allocator``."""
+descriptor scratch from tilec's own buffers and from ``tilec.set_allocator``, descriptors written by the launch
+(leaves that are parameters) and by each program (computed in the kernel)."""
 import math
 
 import pytest
@@ -43,7 +44,8 @@ def test_descriptor_matmul(dtype, config, shape):
     torch.testing.assert_close(c.double(), ref, atol=1e-2 * math.sqrt(K), rtol=1e-2)
     if ck.metadata["arch"] >= 90:  # strides and row lengths the specialisation proves 16-byte aligned
         copied = sum(s % 16 == 0 and n % 16 == 0 for s, n in ((a.stride(0), K), (b.stride(0), N)))
-        assert ck.metadata["global_scratch_size"] == 128 * copied
+        # the descriptors' leaves are parameters: the launch writes them once (none per program)
+        assert len(ck.metadata["launch_tensormaps"]) == copied and ck.metadata["global_scratch_size"] == 0
         assert ("cp.async.bulk.tensor" in ck.asm["ptx"]) == bool(copied)
 
 
@@ -93,8 +95,21 @@ def test_set_allocator_provides_the_scratch():
     finally:
         tilec.set_allocator(None)
     torch.testing.assert_close(c, (a.float() @ b.float()), atol=0.1, rtol=1e-2)
+    # the descriptors' leaves are parameters: the launch writes them in its own buffer and the programs need no
+    # scratch, so the allocator is not asked (as Triton asks it only for descriptors made in the kernel)
+    assert ck.metadata["arch"] < 90 or (ck.metadata["launch_tensormaps"] and calls == [])
+    calls.clear()
+    c.fill_(float("nan"))
+    tilec.set_allocator(alloc)
+    try:  # A's shape computed in the kernel: each program writes A's descriptor, in the allocator's memory
+        ck = desc_matmul_kernel[(3, 3)](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), BLOCK_M=64,
+                                        BLOCK_N=64, BLOCK_K=64, KERNEL_SHAPE=True, num_warps=4, num_stages=3)
+    finally:
+        tilec.set_allocator(None)
+    torch.testing.assert_close(c, (a.float() @ b.float()), atol=0.1, rtol=1e-2)
     if ck.metadata["global_scratch_size"]:
-        assert calls == [(ck.metadata["global_scratch_size"] * 9, 128)]  # 3 x 3 programs
+        header = 128 * len(ck.metadata["launch_tensormaps"])  # B's, then A's per program
+        assert calls == [(header + ck.metadata["global_scratch_size"] * 9, 128)]  # 3 x 3 programs
     with pytest.raises(TypeError, match="callable"):
         tilec.set_allocator(42)
 
@@ -132,3 +147,21 @@ def test_host_descriptor_matmul(dtype, shape):
     torch.testing.assert_close(c.double(), a.double() @ b.double(), atol=2e-2 * math.sqrt(K), rtol=2e-2)
     if ck.metadata["arch"] >= 90 and K % 16 == 0 and N % 16 == 0:
         assert "cp.async.bulk.tensor" in ck.asm["ptx"]
+
+
+@pytest.mark.parametrize("kernel_shape", [False, True])
+def test_relaunches_with_other_tensors_use_their_own_descriptors(kernel_shape):
+    """The launch encodes its descriptors from each launch's arguments (tilec's scratch buffer is reused, so a
+    stale header would read the previous tensors); with A's shape computed in the kernel, A's descriptor is the
+    programs' and B's the launch's."""
+    for seed, (M, N, K) in enumerate([(256, 192, 320), (128, 128, 128), (256, 192, 320), (200, 144, 256)]):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        a = torch.randn(M, K, device="cuda", generator=g).half()
+        b = torch.randn(K, N, device="cuda", generator=g).half()
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float32)
+        ck = desc_matmul_kernel[((M + 63) // 64, (N + 63) // 64)](
+            a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), BLOCK_M=64, BLOCK_N=64, BLOCK_K=64,
+            KERNEL_SHAPE=kernel_shape, num_warps=4, num_stages=3)
+        torch.testing.assert_close(c, a.float() @ b.float(), atol=0.1, rtol=1e-2)
+        if ck.metadata["arch"] >= 90:
+            assert len(ck.metadata["launch_tensormaps"]) == (1 if kernel_shape else 2)

@@ -1,6 +1,7 @@
 """Tensor descriptors compiled without a GPU: on sm_90 the loads feeding dots in a loop become tensor copies
-(descriptor written in the kernel, stage barriers, ``cp.async.bulk.tensor``) with the global scratch the launch
-must provide in the metadata; what the copy engine cannot take (sm_80, unaligned strides, loads outside loops or
+(stage barriers, ``cp.async.bulk.tensor``) through descriptors the launch writes (their leaves are parameters:
+``metadata["launch_tensormaps"]``) or each program writes (computed in the kernel), in the global scratch the
+launch provides; what the copy engine cannot take (sm_80, unaligned strides, loads outside loops or
 read transposed) is the pointer path. Every PTX is assembled by ptxas where it is on PATH."""
 import pytest
 
@@ -9,11 +10,11 @@ import tilec
 import tc_kernels as T
 
 
-def _mm(arch, stride_spec="i32:16", dtype="fp16", cfg=(128, 128, 64, 8, 3), desc_store=False):
+def _mm(arch, stride_spec="i32:16", dtype="fp16", cfg=(128, 128, 64, 8, 3), desc_store=False, kernel_shape=False):
     BM, BN, BK, nw, ns = cfg
     sig = f"*{dtype}:16,*{dtype}:16,*fp32:16,i32:16,i32:16,i32:16,{stride_spec},{stride_spec},{stride_spec}"
     src = tilec.ASTSource(T.desc_matmul_kernel, sig, constexprs=dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK,
-                                                                     DESC_STORE=desc_store))
+                                                                     DESC_STORE=desc_store, KERNEL_SHAPE=kernel_shape))
     return tilec.compile(src, tilec.Target("cuda", arch, 32), {"num_warps": nw, "num_stages": ns})
 
 
@@ -22,14 +23,22 @@ def test_sm90_descriptor_loads_use_the_copy_engine(dtype):
     ck = _mm(90, dtype=dtype)
     ptx, gir = ck.asm["ptx"], ck.asm["gir"]
     assert ptx.count("cp.async.bulk.tensor.2d") >= 2
-    assert "tensormap.replace.tile.global_address" in ptx and "mbarrier.try_wait.parity" in ptx
+    assert "mbarrier.try_wait.parity" in ptx
+    # the descriptors' bases, shapes and strides are parameters (or 1): the launch writes them, not the programs
+    assert "tensormap.replace" not in ptx and "fence.proxy.tensormap" not in ptx
     assert "cp.async.cg" not in ptx  # no pointer copies left
     for op in ("tensormap_create", "tma_copy", "mbarrier_init", "mbarrier_wait", "mbarrier_inval"):
         assert op in gir
     # tf32 warpgroup dots read k-contiguous operands only: B (stored n-contiguous) cannot come from the copy
     # engine as it is, and is transposed on its way through registers instead (one descriptor, A's)
     descriptors = 1 if dtype == "fp32" else 2
-    assert ck.metadata["global_scratch_size"] == 128 * descriptors and ck.metadata["global_scratch_align"] == 128
+    maps = ck.metadata["launch_tensormaps"]
+    assert ck.metadata["global_scratch_size"] == 0 and ck.metadata["global_scratch_align"] == 128
+    assert [m["offset"] for m in maps] == [128 * k for k in range(descriptors)]
+    eb = {"fp16": 2, "bf16": 2, "fp32": 4}[dtype]
+    # A: a_ptr (parameter 0), shape [M, K] (3, 5), strides [stride_am, 1] (6, the constant 1), box [BM, BK]
+    assert maps[0]["leaves"] == [("param", 0), ("param", 3), ("param", 5), ("param", 6), ("const", 1)]
+    assert maps[0]["box"] == [128, 64 * 2 // eb] and maps[0]["elem_bytes"] == eb and maps[0]["padding"] == "zero"
     if "cubin" in ck.asm:
         assert ck.metadata["spill_stores"] == 0
 
@@ -52,10 +61,19 @@ def test_descriptor_store_in_the_epilogue_is_a_copy_engine_store():
     ptx, gir = ck.asm["ptx"], ck.asm["gir"]
     assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == 4 and "cp.async.bulk.wait_group.read 0" in ptx
     assert "tma_store" in gir and "descriptor_store" not in gir
-    assert ck.metadata["global_scratch_size"] == 384
+    assert ck.metadata["global_scratch_size"] == 0 and len(ck.metadata["launch_tensormaps"]) == 3
     for other in (_mm(80, desc_store=True), _mm(90, stride_spec="i32", desc_store=True)):
         assert "cp.async.bulk" not in other.asm["ptx"] and "descriptor_store" in other.asm["tir"]
         assert "st.global" in other.asm["ptx"]
+
+
+def test_a_descriptor_computed_in_the_kernel_is_written_by_each_program():
+    ck = _mm(90, kernel_shape=True)
+    ptx = ck.asm["ptx"]
+    assert ptx.count("tensormap.replace.tile.global_address") == 1 and "fence.proxy.tensormap" in ptx
+    assert ck.metadata["global_scratch_size"] == 128  # A's, per program
+    maps = ck.metadata["launch_tensormaps"]
+    assert len(maps) == 1 and maps[0]["leaves"][0] == ("param", 1)  # B's, the launch's
 
 
 def test_wide_rows_go_as_column_blocks():

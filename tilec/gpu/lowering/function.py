@@ -14,6 +14,7 @@ from ...codegen.blocks import guarded
 from ...errors import BackendError
 from ...ir import ops as O
 from .. import ops as G
+from ..launch_tensormaps import scratch_layout
 from ..passes.axis_info import AxisAnalysis
 from .registry import lowering_for
 from .types import I8, I32, llvm_type
@@ -44,9 +45,9 @@ def declare_device_function(module: ir.Module, func) -> ir.Function:
 
 
 def global_scratch_bytes(func) -> int:
-    """Bytes of global scratch each program of ``func`` needs: one 128-byte slot per tensor copy descriptor."""
-    slots = [op.attrs.get("slot", 0) for op in func.walk() if isinstance(op, G.TensormapCreateOp)]
-    return 128 * (max(slots) + 1) if slots else 0
+    """Bytes of global scratch each program of ``func`` needs: one 128-byte slot per tensor copy descriptor the
+    kernel writes itself (``gpu/launch_tensormaps.py``: those the launch writes sit in a header before them)."""
+    return scratch_layout(func).per_program
 
 
 class FuncLowering:
@@ -84,12 +85,12 @@ class FuncLowering:
         (declared beforehand by ``declare_device_function``, so that calls can be lowered in any order)."""
         f = self.func
         kernel = fn is None
-        scratch = global_scratch_bytes(f) if kernel else 0
+        scratch = scratch_layout(f).used if kernel else False
         if kernel:
             arg_types = [llvm_type(a.type) if not a.type.is_tile else None for a in f.args]
             if any(t is None for t in arg_types):
                 raise BackendError("kernel parameters must be scalars or pointers")
-            if scratch:  # a hidden last parameter: the launch's global scratch, ``scratch`` bytes per program
+            if scratch:  # a hidden last parameter: the launch's global scratch (``launch_tensormaps.scratch_layout``)
                 arg_types.append(ir.PointerType(I8, addrspace=1))
             fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), f.sym_name)
             fn.calling_convention = self.target.kernel_calling_convention

@@ -1,16 +1,17 @@
 """Lowering of the tensor copy engine's ops (``tensormap_create``, ``tma_copy``, ``tma_store``, ``mbarrier_*``): addresses
 here, instructions from the target (:class:`tilec.gpu.target.GpuTarget`'s tensor copy hooks).
 
-A descriptor lives in the launch's global scratch (the kernel's hidden last parameter): program ``p`` (linear
-over the grid) owns ``scratch`` bytes from ``p * scratch``, one 128-byte slot per descriptor. Barriers are
-stages of an i64 shared buffer, 8 bytes each.
+A descriptor lives in the launch's global scratch (the kernel's hidden last parameter,
+``gpu/launch_tensormaps.py: scratch_layout``): one the launch writes, in the header, the same for every program;
+else program ``p`` (linear over the grid) owns ``per_program`` bytes after the header from ``p * per_program``, one
+128-byte slot per descriptor, and writes it. Barriers are stages of an i64 shared buffer, 8 bytes each.
 """
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
 from .. import ops as G
-from .function import global_scratch_bytes
+from ..launch_tensormaps import scratch_layout
 from .registry import lowers
 from .shared import stage_base
 from .types import I32
@@ -37,9 +38,15 @@ def _program_index(L):
 @lowers(G.TensormapCreateOp)
 def lower_tensormap_create(L, op):
     b = L.b
-    per_program = global_scratch_bytes(L.func)
-    off = b.add(b.mul(b.zext(_program_index(L), I64), _c(per_program, I64)), _c(128 * op.attrs["slot"], I64))
-    addr = b.add(b.ptrtoint(L.global_scratch, I64), off)
+    lay = scratch_layout(L.func)
+    slot = op.attrs["slot"]
+    base = b.ptrtoint(L.global_scratch, I64)
+    if slot in lay.launched:  # the launch wrote it, the same for every program
+        L.bind(op.result, b.add(base, _c(lay.launched[slot], I64)))
+        return
+    off = b.add(b.mul(b.zext(_program_index(L), I64), _c(lay.per_program, I64)),
+                _c(lay.header + lay.program[slot], I64))
+    addr = b.add(base, off)
     L.target.tensormap_create(L, op, addr)
     L.bind(op.result, addr)
 

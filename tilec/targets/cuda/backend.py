@@ -26,6 +26,7 @@ from ..params import param_kind
 from .lower import lower_module_text
 from .options import CUDAOptions
 from .target import CudaTarget
+from ...gpu.launch_tensormaps import launch_metadata
 from ...gpu.lowering.function import global_scratch_bytes
 
 
@@ -164,9 +165,11 @@ class CUDABackend:
         if kernel is not None:
             check_shared_memory(kernel, metadata, self.gpu_target())
             metadata["param_kinds"] = [param_kind(t) for t in kernel.function_type.inputs]
-            # in-kernel tensor copy descriptors live in global scratch the launch provides (128 bytes each)
+            # tensor copy descriptors live in global scratch the launch provides (128 bytes each): those the
+            # launch writes in a header, the others per program (``gpu/launch_tensormaps.py``)
             metadata["global_scratch_size"] = global_scratch_bytes(kernel)
             metadata["global_scratch_align"] = 128
+            metadata["launch_tensormaps"] = launch_metadata(kernel)
         return module
 
     def make_llir(self, module, metadata, options):

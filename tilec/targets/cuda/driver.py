@@ -306,6 +306,37 @@ def memset32(address: int, value: int, count: int, stream) -> None:
     check(driver().cuMemsetD32Async(address, value, count, _stream(stream)), "cuMemsetD32Async", LaunchError)
 
 
+def copy_to_device(address: int, data: bytes, stream) -> None:
+    """Copy ``data`` to device ``address`` in order on ``stream`` (from pageable memory: the driver takes its own
+    copy of the bytes before returning)."""
+    check(driver().cuMemcpyHtoDAsync(address, data, len(data), _stream(stream)), "cuMemcpyHtoDAsync", LaunchError)
+
+
+def encode_tensormap(elem_code: int, base: int, dims, strides, box, swizzle_code: int, nan_fill: bool) -> bytes:
+    """The 128 bytes of a tiled tensor copy descriptor (``cuTensorMapEncodeTiled``): ``elem_code`` the driver's
+    data type, ``dims``/``box`` innermost first, ``strides`` the byte strides of dimensions 1.. (innermost
+    first), element strides 1, no interleave, no L2 promotion; out-of-bounds elements read zero, or NaN where
+    ``nan_fill`` (what the kernel's own ``tensormap.replace`` writes for the same descriptor)."""
+    f = _state.get("encode_tiled")
+    if f is None:
+        driver()
+        p, u32, i = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int
+        f = _libcuda_symbol("cuTensorMapEncodeTiled", [p, i, u32, p, p, p, p, p, i, i, i, i])
+        if f is None:
+            raise LaunchError("tensor copy descriptors written by the launch need the driver library "
+                              "(cuTensorMapEncodeTiled)")
+        _state["encode_tiled"] = f
+    n = len(dims)
+    out = (ctypes.c_uint64 * 16)()
+    u64s, u32s = ctypes.c_uint64 * max(n, 1), ctypes.c_uint32 * max(n, 1)
+    err = f(ctypes.addressof(out), elem_code, n, base, u64s(*dims), u64s(*strides), u32s(*box), u32s(*([1] * n)),
+            0, swizzle_code, 0, 1 if nan_fill else 0)
+    if err:
+        raise LaunchError(f"cuTensorMapEncodeTiled failed ({error_text(err)}): base {base:#x}, dims {list(dims)}, "
+                          f"byte strides {list(strides)}, box {list(box)}")
+    return bytes(out)
+
+
 def copy_to_host(host_address: int, address: int, nbytes: int, stream) -> None:
     """Copy ``nbytes`` from device ``address`` to host memory after the work queued on ``stream``, and wait."""
     d = driver()

@@ -21,7 +21,7 @@ from ...gpu.param_block import ParamBlock, packed
 from ..arguments import device_of
 from ..grid import MAX_GRID
 from ..params import PARAM_KINDS_KEY
-from . import driver as drv
+from . import driver as drv, tma
 from ..allocator import get_allocator
 from .array import empty
 
@@ -41,12 +41,18 @@ class Launcher(GpuLauncher):
         self.image = image
         self.shared = shared
         self.metadata = metadata
-        # a hidden last parameter: global scratch of ``scratch`` bytes per program (tensor copy descriptors)
+        # a hidden last parameter: global scratch (``gpu/launch_tensormaps.py``): a header of the tensor copy
+        # descriptors the launch writes, then ``scratch`` bytes per program for those the kernel writes
         self.scratch = int(metadata.get("global_scratch_size", 0) or 0)
+        self.maps = list(metadata.get("launch_tensormaps") or ())
+        self.header = max((m["offset"] for m in self.maps), default=-128) + 128
         self.scratch_bufs: dict = {}  # (device, stream) -> tilec's own buffer; or "user" -> the allocator's
-        self.args = ParamBlock(*packed(list(params) + (["u64"] if self.scratch else [])))
+        scratch = bool(self.scratch or self.header)
+        self.args = ParamBlock(*packed(list(params) + (["u64"] if scratch else [])))
         cells = self.args.cells
-        self.scratch_cell = cells[-1] if self.scratch else None
+        self.scratch_cell = cells[-1] if scratch else None
+        self._encoded: dict = {}  # (descriptor, its leaf values) -> the driver's 128 bytes
+        self._written: dict = {}  # scratch address -> the header last copied there (tilec's own buffers)
         # CUDA's grid: x up to 2^31-1 blocks, y and z up to 65535, whatever the block size
         self.setup(name, params, cells[:len(params)], 32 * num_warps, MAX_GRID)
         self.argv = self.args.pointers()  # kernelParams: a pointer to each parameter
@@ -67,8 +73,10 @@ class Launcher(GpuLauncher):
 
     def issue(self, fn, grid, stream, device):
         gx, gy, gz = grid
-        if self.scratch:
-            self.scratch_cell.value = self._scratch(device, stream, self.scratch * gx * gy * gz)
+        if self.scratch_cell is not None:
+            addr = self.scratch_cell.value = self._scratch(device, stream, self.header + self.scratch * gx * gy * gz)
+            if self.maps:
+                self._write_header(addr, stream)
         launch = self.launch or self._resolve_launch()
         cfg = self.config
         if cfg is not None:
@@ -81,10 +89,31 @@ class Launcher(GpuLauncher):
         if err:
             raise self.launch_failed(err, grid, device)
 
+    def _write_header(self, addr: int, stream):
+        """Encode the descriptors the launch writes from this launch's arguments (as the cells hold them: device
+        addresses, integers) and copy them to the scratch header, unless tilec's own buffer holds them already."""
+        cells = self.args.cells
+        parts = []
+        for k, m in enumerate(self.maps):
+            values = tuple((cells[i].value or 0) if kind == "param" else i for kind, i in m["leaves"])
+            data = self._encoded.get((k, values))
+            if data is None:
+                if len(self._encoded) > 256:
+                    self._encoded.clear()
+                data = self._encoded[(k, values)] = tma.encode_for_launch(m, values)
+            parts.append((m["offset"], data))
+        header = b"".join(d for _, d in sorted(parts))
+        if "user" in self.scratch_bufs or self._written.get(addr) != header:
+            drv.copy_to_device(addr, header, stream)
+            self._written[addr] = header
+
     def _scratch(self, device, stream, nbytes: int) -> int:
         """Address of ``nbytes`` of global scratch for this launch: from ``tilec.set_allocator``'s allocator
-        when one is set, else a buffer of the launcher's own per device and stream (reused, grown)."""
-        alloc = get_allocator()
+        when one is set and the programs need scratch of their own (as Triton asks it only for descriptors made in
+        the kernel), else a buffer of the launcher's own per device and stream (reused, grown; the descriptors
+        the launch writes stay there from one launch to the next)."""
+        alloc = get_allocator() if self.scratch else None
+        self.scratch_bufs.pop("user", None)
         if alloc is not None:
             buf = alloc(nbytes, 128, stream)
             self.scratch_bufs["user"] = buf  # alive until the next launch; stream order covers reuse
@@ -98,6 +127,7 @@ class Launcher(GpuLauncher):
         if buf is None or buf.size < nbytes:
             import numpy as np
             buf = self.scratch_bufs[key] = empty((max(nbytes, 1 << 16),), np.uint8, device)
+            self._written.clear()  # a new buffer may lie where an earlier one was
         return buf.ptr
 
     def _resolve_launch(self):

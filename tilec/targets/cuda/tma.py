@@ -125,6 +125,22 @@ def _feeds_dots(v) -> bool:
     return True
 
 
+def encode_for_launch(entry, values) -> bytes:
+    """The descriptor ``entry`` of ``metadata["launch_tensormaps"]`` (``gpu/launch_tensormaps.py``) with its leaf
+    ``values`` (base address, shape, strides in elements), encoded by the driver as :func:`tensormap_create` would
+    write it in the kernel."""
+    from . import driver as drv  # local: this module generates code, only launches reach the driver
+    box = entry["box"]
+    n = len(box)
+    base, shape, strides = values[0], values[1:1 + n], values[1 + n:1 + 2 * n]
+    eb = entry["elem_bytes"]
+    nan = entry["padding"] == "nan"
+    code = _FLOAT_CODES[entry["elem"]] if nan else _UINT_OF_BYTES[eb]
+    bstrides = [s * eb for s in reversed(strides)][1:]
+    return drv.encode_tensormap(code, base, list(reversed(shape)), bstrides, list(reversed(box)),
+                                _SWIZZLE_MODE[entry["swizzle"]], nan)
+
+
 # -- lowering -----------------------------------------------------------------------------------------------
 def tensormap_create(L, op, addr):
     """Thread 0 writes ``op``'s descriptor at global address ``addr`` (i64) and fences it for its own copies."""
