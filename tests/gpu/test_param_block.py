@@ -49,3 +49,35 @@ def test_cuda_kernel_params_point_at_each_cell_and_the_scratch_last(monkeypatch)
     assert [c.value for c in k.cells] == [0x1000, 7, 0x3C00, 0]
     plain = Launcher("ptx", "k", kinds, 4, 0, {})
     assert plain.scratch_cell is None and len(plain.argv) == 4
+
+
+def test_descriptors_the_launch_writes_are_encoded_from_the_cells_and_copied_when_they_change(monkeypatch):
+    """``metadata["launch_tensormaps"]``: each launch encodes them from its own arguments (the cells: device
+    addresses and integers; constants as given) and copies the header to the head of the scratch, the programs'
+    slots after it; tilec's own buffer keeps the header, so an unchanged one is not copied again."""
+    fake_cuda.install(monkeypatch, fake_cuda.FakeCuda(devices=1))
+    from tilec.targets.cuda import driver as drv, launcher as L
+    encoded, copies = [], []
+    monkeypatch.setattr(drv, "encode_tensormap", lambda code, base, dims, strides, box, swizzle, nan: (
+        encoded.append((code, base, dims, strides, box, swizzle, nan)) or base.to_bytes(8, "little") * 16))
+    monkeypatch.setattr(drv, "copy_to_device", lambda addr, data, stream: copies.append((addr, data)))
+    monkeypatch.setattr(L.Launcher, "_scratch", lambda self, device, stream, nbytes: (
+        copies.append(("alloc", nbytes)) or 0x9000))
+    maps = [{"offset": 0, "leaves": [("param", 0), ("param", 1), ("param", 2), ("param", 3), ("const", 1)],
+             "box": [64, 32], "swizzle": 128, "padding": "zero", "elem_bytes": 2, "elem": "f16"},
+            {"offset": 128, "leaves": [("param", 4), ("const", 8), ("param", 1), ("const", 64), ("const", 1)],
+             "box": [8, 64], "swizzle": 0, "padding": "nan", "elem_bytes": 4, "elem": "f32"}]
+    k = L.Launcher("ptx", "k", ["ptr", "i32", "i32", "i32", "ptr"], 4, 0,
+                   {"global_scratch_size": 256, "launch_tensormaps": maps})
+    k.load = lambda device: 1
+    k.launch, k.config = (lambda *a: 0), None
+    k([2, 3, 1], [0x1000, 100, 48, 56, 0x2000])
+    assert copies[0] == ("alloc", 256 + 256 * 6)  # the header, then 256 bytes per program
+    # innermost first; byte strides of the outer dimensions; box innermost first; 128-byte swizzle is mode 3
+    assert encoded == [(1, 0x1000, [48, 100], [112], [32, 64], 3, False),
+                       (7, 0x2000, [100, 8], [256], [64, 8], 0, True)]
+    assert copies[1] == (0x9000, (0x1000).to_bytes(8, "little") * 16 + (0x2000).to_bytes(8, "little") * 16)
+    k([2, 3, 1], [0x1000, 100, 48, 56, 0x2000])     # the same arguments: nothing encoded or copied again
+    assert len(encoded) == 2 and len(copies) == 3
+    k([2, 3, 1], [0x3000, 100, 48, 56, 0x2000])     # another A
+    assert encoded[-1][1] == 0x3000 and copies[-1][1][:8] == (0x3000).to_bytes(8, "little") and len(copies) == 5
