@@ -61,6 +61,7 @@ def test_descriptors_the_launch_writes_are_encoded_from_the_cells_and_copied_whe
     monkeypatch.setattr(drv, "encode_tensormap", lambda code, base, dims, strides, box, swizzle, nan: (
         encoded.append((code, base, dims, strides, box, swizzle, nan)) or base.to_bytes(8, "little") * 16))
     monkeypatch.setattr(drv, "copy_to_device", lambda addr, data, stream: copies.append((addr, data)))
+    monkeypatch.setattr(drv, "capturing", lambda stream: False)
     monkeypatch.setattr(L.Launcher, "_scratch", lambda self, device, stream, nbytes: (
         copies.append(("alloc", nbytes)) or 0x9000))
     maps = [{"offset": 0, "leaves": [("param", 0), ("param", 1), ("param", 2), ("param", 3), ("const", 1)],
@@ -81,3 +82,28 @@ def test_descriptors_the_launch_writes_are_encoded_from_the_cells_and_copied_whe
     assert len(encoded) == 2 and len(copies) == 3
     k([2, 3, 1], [0x3000, 100, 48, 56, 0x2000])     # another A
     assert encoded[-1][1] == 0x3000 and copies[-1][1][:8] == (0x3000).to_bytes(8, "little") and len(copies) == 5
+
+
+def test_descriptors_the_launch_writes_go_into_a_captured_graph_as_memsets_in_scratch_of_their_own(monkeypatch):
+    """A launch captured into a CUDA graph: the header goes to scratch that no later launch writes (here
+    tilec's own, kept), as memsets of its words (capturable, unlike a copy from pageable memory)."""
+    fake_cuda.install(monkeypatch, fake_cuda.FakeCuda(devices=1))
+    from tilec.targets.cuda import driver as drv, launcher as L
+    sets, copies = [], []
+    monkeypatch.setattr(drv, "encode_tensormap", lambda code, base, *rest: base.to_bytes(4, "little") + bytes(124))
+    monkeypatch.setattr(drv, "copy_to_device", lambda addr, data, stream: copies.append(addr))
+    monkeypatch.setattr(drv, "memset32", lambda addr, value, count, stream: sets.append((addr, value, count)))
+    maps = [{"offset": 0, "leaves": [("param", 0), ("const", 64), ("const", 1)], "box": [64], "swizzle": 0,
+             "padding": "zero", "elem_bytes": 4, "elem": "f32"}]
+    k = L.Launcher("ptx", "k", ["ptr"], 4, 0, {"global_scratch_size": 0, "launch_tensormaps": maps})
+    k.load = lambda device: 1
+    k.launch, k.config = (lambda *a: 0), None
+    monkeypatch.setattr(drv, "capturing", lambda stream: False)
+    k([1, 1, 1], [0x1234])
+    eager = k.scratch_cell.value
+    assert copies == [eager] and sets == []
+    monkeypatch.setattr(drv, "capturing", lambda stream: True)
+    k([1, 1, 1], [0x1234])
+    graph = k.scratch_cell.value
+    assert graph != eager and k._captured and copies == [eager]
+    assert sets == [(graph, 0x1234, 1), (graph + 4, 0, 31)]  # the base's word, then a run of zeros

@@ -306,6 +306,16 @@ def memset32(address: int, value: int, count: int, stream) -> None:
     check(driver().cuMemsetD32Async(address, value, count, _stream(stream)), "cuMemsetD32Async", LaunchError)
 
 
+def capturing(stream) -> bool:
+    """Whether ``stream`` is being captured into a CUDA graph (False where the driver cannot say)."""
+    d = driver()
+    f = getattr(d, "cuStreamIsCapturing", None)
+    if f is None:
+        return False
+    err, status = f(_stream(stream))
+    return not err and int(status) != 0
+
+
 def copy_to_device(address: int, data: bytes, stream) -> None:
     """Copy ``data`` to device ``address`` in order on ``stream`` (from pageable memory: the driver takes its own
     copy of the bytes before returning)."""

@@ -53,6 +53,7 @@ class Launcher(GpuLauncher):
         self.scratch_cell = cells[-1] if scratch else None
         self._encoded: dict = {}  # (descriptor, its leaf values) -> the driver's 128 bytes
         self._written: dict = {}  # scratch address -> the header last copied there (tilec's own buffers)
+        self._captured: list = []  # own scratch of launches captured into CUDA graphs (replayed later)
         # CUDA's grid: x up to 2^31-1 blocks, y and z up to 65535, whatever the block size
         self.setup(name, params, cells[:len(params)], 32 * num_warps, MAX_GRID)
         self.argv = self.args.pointers()  # kernelParams: a pointer to each parameter
@@ -74,9 +75,15 @@ class Launcher(GpuLauncher):
     def issue(self, fn, grid, stream, device):
         gx, gy, gz = grid
         if self.scratch_cell is not None:
-            addr = self.scratch_cell.value = self._scratch(device, stream, self.header + self.scratch * gx * gy * gz)
-            if self.maps:
-                self._write_header(addr, stream)
+            nbytes = self.header + self.scratch * gx * gy * gz
+            if self.maps and drv.capturing(stream):  # a CUDA graph keeps this launch's scratch and header
+                addr = self._capture_scratch(device, stream, nbytes)
+                self._write_header(addr, stream, capture=True)
+            else:
+                addr = self._scratch(device, stream, nbytes)
+                if self.maps:
+                    self._write_header(addr, stream)
+            self.scratch_cell.value = addr
         launch = self.launch or self._resolve_launch()
         cfg = self.config
         if cfg is not None:
@@ -89,9 +96,11 @@ class Launcher(GpuLauncher):
         if err:
             raise self.launch_failed(err, grid, device)
 
-    def _write_header(self, addr: int, stream):
+    def _write_header(self, addr: int, stream, capture: bool = False):
         """Encode the descriptors the launch writes from this launch's arguments (as the cells hold them: device
-        addresses, integers) and copy them to the scratch header, unless tilec's own buffer holds them already."""
+        addresses, integers) and copy them to the scratch header, unless tilec's own buffer holds them already.
+        Into a graph being captured they go as memsets of their words (a copy from pageable memory cannot be
+        captured, and a memset node keeps its value)."""
         cells = self.args.cells
         parts = []
         for k, m in enumerate(self.maps):
@@ -103,9 +112,37 @@ class Launcher(GpuLauncher):
                 data = self._encoded[(k, values)] = tma.encode_for_launch(m, values)
             parts.append((m["offset"], data))
         header = b"".join(d for _, d in sorted(parts))
+        if capture:
+            words = [int.from_bytes(header[j:j + 4], "little") for j in range(0, len(header), 4)]
+            j = 0
+            while j < len(words):  # one memset per run of equal words (descriptors hold many zeros)
+                n = 1
+                while j + n < len(words) and words[j + n] == words[j]:
+                    n += 1
+                drv.memset32(addr + 4 * j, words[j], n, stream)
+                j += n
+            return
         if "user" in self.scratch_bufs or self._written.get(addr) != header:
             drv.copy_to_device(addr, header, stream)
             self._written[addr] = header
+
+    def _capture_scratch(self, device, stream, nbytes: int) -> int:
+        """Scratch for a launch captured into a CUDA graph: the graph replays it with this address, so it is never
+        one that later launches write (``tilec.set_allocator``'s allocator, whose memory the graph's pool owns,
+        else a buffer of its own kept as long as the launcher)."""
+        alloc = get_allocator()
+        if alloc is not None:
+            buf = alloc(nbytes, 128, stream)
+            self.scratch_bufs["user"] = buf
+            try:
+                return int(buf.data_ptr())
+            except AttributeError:
+                raise LaunchError(f"'{self.name}': the set_allocator allocator returned {type(buf).__name__}, "
+                                  "which has no data_ptr()") from None
+        import numpy as np
+        buf = empty((nbytes,), np.uint8, device)
+        self._captured.append(buf)
+        return buf.ptr
 
     def _scratch(self, device, stream, nbytes: int) -> int:
         """Address of ``nbytes`` of global scratch for this launch: from ``tilec.set_allocator``'s allocator
