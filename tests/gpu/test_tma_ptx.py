@@ -37,7 +37,7 @@ def test_sm90_descriptor_loads_use_the_copy_engine(dtype):
     assert [m["offset"] for m in maps] == [128 * k for k in range(descriptors)]
     eb = {"fp16": 2, "bf16": 2, "fp32": 4}[dtype]
     # A: a_ptr (parameter 0), shape [M, K] (3, 5), strides [stride_am, 1] (6, the constant 1), box [BM, BK]
-    assert maps[0]["leaves"] == [("param", 0), ("param", 3), ("param", 5), ("param", 6), ("const", 1)]
+    assert maps[0]["leaves"] == [["param", 0], ["param", 3], ["param", 5], ["param", 6], ["const", 1]]
     assert maps[0]["box"] == [128, 64 * 2 // eb] and maps[0]["elem_bytes"] == eb and maps[0]["padding"] == "zero"
     if "cubin" in ck.asm:
         assert ck.metadata["spill_stores"] == 0
@@ -73,7 +73,7 @@ def test_a_descriptor_computed_in_the_kernel_is_written_by_each_program():
     assert ptx.count("tensormap.replace.tile.global_address") == 1 and "fence.proxy.tensormap" in ptx
     assert ck.metadata["global_scratch_size"] == 128  # A's, per program
     maps = ck.metadata["launch_tensormaps"]
-    assert len(maps) == 1 and maps[0]["leaves"][0] == ("param", 1)  # B's, the launch's
+    assert len(maps) == 1 and maps[0]["leaves"][0] == ["param", 1]  # B's, the launch's
 
 
 def test_wide_rows_go_as_column_blocks():

@@ -85,7 +85,8 @@ def launch_metadata(func) -> list:
     out = []
     for op in lay.ops:
         elt = op.base.type.pointee
-        out.append({"offset": lay.launched[op.attrs.get("slot", 0)], "leaves": launch_leaves(op, func),
+        leaves = [list(x) for x in launch_leaves(op, func)]  # lists: the metadata goes through JSON
+        out.append({"offset": lay.launched[op.attrs.get("slot", 0)], "leaves": leaves,
                     "box": list(op.attrs["box"]), "swizzle": op.attrs["swizzle"], "padding": op.attrs["padding"],
                     "elem_bytes": 8 if isinstance(elt, PointerType) else elt.bytes,
                     "elem": "ptr" if isinstance(elt, PointerType) else elt.name})
