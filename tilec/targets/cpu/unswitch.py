@@ -8,11 +8,11 @@ and then runs a copy of the row's loop in which those masks are known on: plain 
 computed at all, a loop LLVM unrolls. The other rows run the code as it was.
 
 The scalar test exists for the masks kernels write to guard a tile's edge: ``offs < n`` (any of ``< <= > >=``,
-either side) where ``offs`` is affine along the chunk (``pid * BLOCK + tl.arange(0, BLOCK)``, with casts and
+either side) where ``offs`` is affine along the row (``pid * BLOCK + tl.arange(0, BLOCK)``, with casts and
 broadcasts) and ``n`` is the same in every lane, masks that are the same in every lane (a row's test in a 2-d
-tile), and ``&`` of such masks. An affine value is monotonic along the chunk unless its lanes wrap around, so its
+tile), and ``&`` of such masks. An affine value is monotonic along the row unless its lanes wrap around, so its
 first and last lanes decide the compare; the test also checks that the last lane is the first plus the step
-times the width and that no wrap happened in between, so a chunk whose lanes wrap takes the masked code.
+times the width and that no wrap happened in between, so a row whose lanes wrap takes the masked code.
 """
 from __future__ import annotations
 
