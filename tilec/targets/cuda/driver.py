@@ -307,12 +307,20 @@ def memset32(address: int, value: int, count: int, stream) -> None:
 
 
 def capturing(stream) -> bool:
-    """Whether ``stream`` is being captured into a CUDA graph (False where the driver cannot say)."""
-    d = driver()
-    f = getattr(d, "cuStreamIsCapturing", None)
+    """Whether ``stream`` is being captured into a CUDA graph (False where the driver cannot say). Through
+    ctypes on the driver library where it can (a launch asks this), else cuda-python's wrapper."""
+    f = _state.get("is_capturing")
     if f is None:
+        driver()
+        f = _libcuda_symbol("cuStreamIsCapturing", [ctypes.c_void_p, ctypes.c_void_p]) or False
+        _state["is_capturing"] = f
+    if f:
+        status = ctypes.c_int(0)
+        return f(stream or None, ctypes.addressof(status)) == 0 and status.value != 0
+    wrapped = getattr(driver(), "cuStreamIsCapturing", None)
+    if wrapped is None:
         return False
-    err, status = f(_stream(stream))
+    err, status = wrapped(_stream(stream))
     return not err and int(status) != 0
 
 
