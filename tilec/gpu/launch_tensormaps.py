@@ -52,7 +52,7 @@ class ScratchLayout:
     per_program: int = 0
     launched: dict = field(default_factory=dict)
     program: dict = field(default_factory=dict)
-    ops: list = field(default_factory=list)  # the launched descriptors' ops, in header order
+    ops: list = field(default_factory=list)  # (op, its launch_leaves) of the launched descriptors, in header order
 
     @property
     def used(self) -> bool:
@@ -68,10 +68,11 @@ def scratch_layout(func) -> ScratchLayout:
         slot = op.attrs.get("slot", 0)
         if slot in lay.launched or slot in lay.program:
             continue
-        if launch_leaves(op, func) is not None:
+        leaves = launch_leaves(op, func)
+        if leaves is not None:
             lay.launched[slot] = lay.header
             lay.header += SLOT
-            lay.ops.append(op)
+            lay.ops.append((op, leaves))
         else:
             lay.program[slot] = lay.per_program
             lay.per_program += SLOT
@@ -83,10 +84,10 @@ def launch_metadata(func) -> list:
     from, and how the kernel's copies move it (box, outermost first; swizzle bytes; padding; element bytes)."""
     lay = scratch_layout(func)
     out = []
-    for op in lay.ops:
+    for op, leaves in lay.ops:
         elt = op.base.type.pointee
-        leaves = [list(x) for x in launch_leaves(op, func)]  # lists: the metadata goes through JSON
-        out.append({"offset": lay.launched[op.attrs.get("slot", 0)], "leaves": leaves,
+        out.append({"offset": lay.launched[op.attrs.get("slot", 0)],
+                    "leaves": [list(x) for x in leaves],  # lists: the metadata goes through JSON
                     "box": list(op.attrs["box"]), "swizzle": op.attrs["swizzle"], "padding": op.attrs["padding"],
                     "elem_bytes": 8 if isinstance(elt, PointerType) else elt.bytes,
                     "elem": "ptr" if isinstance(elt, PointerType) else elt.name})

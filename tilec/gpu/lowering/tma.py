@@ -38,7 +38,9 @@ def _program_index(L):
 @lowers(G.TensormapCreateOp)
 def lower_tensormap_create(L, op):
     b = L.b
-    lay = scratch_layout(L.func)
+    lay = L.cache.get("scratch_layout")
+    if lay is None:
+        lay = L.cache["scratch_layout"] = scratch_layout(L.func)
     slot = op.attrs["slot"]
     base = b.ptrtoint(L.global_scratch, I64)
     if slot in lay.launched:  # the launch wrote it, the same for every program

@@ -102,7 +102,7 @@ class Launcher(GpuLauncher):
         Into a graph being captured they go as memsets of their words (a copy from pageable memory cannot be
         captured, and a memset node keeps its value)."""
         cells = self.args.cells
-        parts = []
+        parts = []  # in header order: the metadata lists them at offsets 0, 128, ...
         for k, m in enumerate(self.maps):
             values = tuple((cells[i].value or 0) if kind == "param" else i for kind, i in m["leaves"])
             data = self._encoded.get((k, values))
@@ -110,8 +110,8 @@ class Launcher(GpuLauncher):
                 if len(self._encoded) > 256:
                     self._encoded.clear()
                 data = self._encoded[(k, values)] = tma.encode_for_launch(m, values)
-            parts.append((m["offset"], data))
-        header = b"".join(d for _, d in sorted(parts))
+            parts.append(data)
+        header = b"".join(parts)
         if capture:
             words = [int.from_bytes(header[j:j + 4], "little") for j in range(0, len(header), 4)]
             j = 0
@@ -132,13 +132,7 @@ class Launcher(GpuLauncher):
         else a buffer of its own kept as long as the launcher)."""
         alloc = get_allocator()
         if alloc is not None:
-            buf = alloc(nbytes, 128, stream)
-            self.scratch_bufs["user"] = buf
-            try:
-                return int(buf.data_ptr())
-            except AttributeError:
-                raise LaunchError(f"'{self.name}': the set_allocator allocator returned {type(buf).__name__}, "
-                                  "which has no data_ptr()") from None
+            return self._allocated(alloc, nbytes, stream)
         import numpy as np
         buf = empty((nbytes,), np.uint8, device)
         self._captured.append(buf)
@@ -152,13 +146,7 @@ class Launcher(GpuLauncher):
         alloc = get_allocator() if self.scratch else None
         self.scratch_bufs.pop("user", None)
         if alloc is not None:
-            buf = alloc(nbytes, 128, stream)
-            self.scratch_bufs["user"] = buf  # alive until the next launch; stream order covers reuse
-            try:
-                return int(buf.data_ptr())
-            except AttributeError:
-                raise LaunchError(f"'{self.name}': the set_allocator allocator returned {type(buf).__name__}, "
-                                  "which has no data_ptr()") from None
+            return self._allocated(alloc, nbytes, stream)
         key = (device, stream)
         buf = self.scratch_bufs.get(key)
         if buf is None or buf.size < nbytes:
@@ -166,6 +154,17 @@ class Launcher(GpuLauncher):
             buf = self.scratch_bufs[key] = empty((max(nbytes, 1 << 16),), np.uint8, device)
             self._written.clear()  # a new buffer may lie where an earlier one was
         return buf.ptr
+
+    def _allocated(self, alloc, nbytes: int, stream) -> int:
+        """Address of ``nbytes`` from ``tilec.set_allocator``'s allocator, the buffer kept alive until the next
+        launch (stream order covers its reuse; a graph's pool owns what a captured launch got)."""
+        buf = alloc(nbytes, 128, stream)
+        self.scratch_bufs["user"] = buf
+        try:
+            return int(buf.data_ptr())
+        except AttributeError:
+            raise LaunchError(f"'{self.name}': the set_allocator allocator returned {type(buf).__name__}, "
+                              "which has no data_ptr()") from None
 
     def _resolve_launch(self):
         ex = drv.raw_launch_ex()
