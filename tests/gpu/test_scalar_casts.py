@@ -120,8 +120,9 @@ def test_fp8_casts_store_the_evaluators_codes(e, src, rounding):
 @pytest.mark.parametrize("e", FP8, ids=str)
 @pytest.mark.parametrize("dst", ["f32", "f16", "f64", "bf16"])
 def test_every_fp8_code_loads_as_its_value(e, dst):
-    """Each of the 256 codes read from memory and cast to ``dst`` is exact; stored back, a number keeps its code
-    (-0.0 included) and every NaN becomes 0x7F, as in the evaluator."""
+    """Each of the 256 codes read from memory and cast to ``dst`` is exact; stored back unchanged, every code is
+    kept (-0.0, e5m2's infinities and the NaNs included), as on the CPU; cast to f32 and back, numbers keep their
+    codes, infinities saturate and NaNs become 0x7F, as in the evaluator."""
     codes = np.arange(256, dtype=np.uint8)
     d = getattr(T, dst)
     f = _jit_map(memory_type(e), llvm_type(d), lambda b, x: scalar.cast(b, e, d, from_memory(b, e, x)))
@@ -131,5 +132,11 @@ def test_every_fp8_code_loads_as_its_value(e, dst):
     num = ~np.isnan(want)  # the sign of a NaN is not part of the contract
     np.testing.assert_array_equal(np.signbit(got[num]), np.signbit(want[num]))
     back = _jit_map(memory_type(e), memory_type(e), lambda b, x: to_memory(b, e, from_memory(b, e, x)))(codes)
-    np.testing.assert_array_equal(back, encode(decode(codes, e), e))
-    np.testing.assert_array_equal(back, np.where(np.isnan(want), 0x7F, codes))
+    np.testing.assert_array_equal(back, codes)
+    f32 = T.f32
+    rounded = _jit_map(memory_type(e), memory_type(e), lambda b, x: to_memory(
+        b, e, scalar.cast(b, f32, e, scalar.cast(b, e, f32, from_memory(b, e, x)), "rtne")))(codes)
+    np.testing.assert_array_equal(rounded, encode(round_to(decode(codes, e), e), e))
+    big = 0x7B if e is T.f8e5m2 else 0x7E
+    np.testing.assert_array_equal(rounded, np.where(np.isnan(want), 0x7F, np.where(
+        np.isinf(want), np.where(want > 0, big, big | 0x80), codes)))

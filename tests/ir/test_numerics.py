@@ -48,11 +48,16 @@ def test_fp8_rounding_matches_brute_force(e, x):
     assert quantize(np.array([x]), e)[0] == _nearest_even(x, _codes(e))
 
 
-def test_fp8_overflow():
+def test_fp8_overflow_saturates_in_both_formats():
+    """Like ``cvt.rn.satfinite`` (Triton's fp8 casts on sm_89+): finite overflow and infinities go to the largest
+    finite value, in both roundings; NaN stays NaN."""
     assert quantize(np.array([1e6]), f8e4m3)[0] == 448.0
     assert quantize(np.array([-1e6]), f8e4m3)[0] == -448.0
-    assert np.isinf(quantize(np.array([1e6]), f8e5m2)[0])
-    assert quantize(np.array([1e6]), f8e5m2, "rtz")[0] == 57344.0
+    for rounding in ("rtne", "rtz"):
+        got = quantize(np.array([1e6, -61440.0, 57344.0, np.inf, -np.inf, 60000.0]), f8e5m2, rounding)
+        np.testing.assert_array_equal(got, [57344.0, -57344.0, 57344.0, 57344.0, -57344.0, 57344.0])
+    assert np.isnan(quantize(np.array([np.nan]), f8e5m2)[0])
+    assert quantize(np.array([1e39]), bf16)[0] == np.inf  # the IEEE formats still overflow
 
 
 @settings(max_examples=300, deadline=None)

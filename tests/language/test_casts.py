@@ -308,3 +308,32 @@ def test_fp8_compiled_matches_the_evaluator(fmt):
     canon = [np.where(np.isnan(b), np.float32(np.nan), b).view(np.uint32) for b in (outs["cpu"][1],
                                                                                       outs["interpret"][1])]
     np.testing.assert_array_equal(*canon)  # the sign of a NaN is not part of the contract
+
+
+@tilec.jit
+def fp8_move_kernel(Codes, Copied, Selected, Cast, FP8: tl.constexpr):
+    o = tl.arange(0, 256)
+    v = tl.load(Codes + o).to(FP8, bitcast=True)
+    tl.store(Copied + o, v.to(tl.uint8, bitcast=True))
+    w = tl.where(o % 3 == 0, v, tl.load(Codes + 255 - o).to(FP8, bitcast=True))
+    tl.store(Selected + o, w.to(tl.uint8, bitcast=True))
+    tl.store(Cast + o, v.to(tl.float32).to(FP8).to(tl.uint8, bitcast=True))
+
+
+@pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
+def test_fp8_values_moved_keep_their_codes_and_casts_saturate(mode, fmt):
+    """Bitcast, select and copy move codes unchanged (an e5m2 infinity stays one); a cast rounds, saturating
+    infinities at the largest finite value as ``cvt.rn.satfinite`` does; a NaN cast becomes 0x7F."""
+    fp8 = tl.float8e4nv if fmt == "e4m3" else tl.float8e5
+    codes = np.arange(256, dtype=np.uint8)
+    copied, selected, cast = (np.zeros(256, np.uint8) for _ in range(3))
+    launch(fp8_move_kernel, (1,), mode, codes, copied, selected, cast, FP8=fp8)
+    values = fp8_table(4, 3, True) if fmt == "e4m3" else fp8_table(5, 2, False)
+    nan = np.isnan(values)
+    np.testing.assert_array_equal(copied[~nan], codes[~nan])
+    o = np.arange(256)
+    want = np.where(o % 3 == 0, codes, codes[::-1])
+    np.testing.assert_array_equal(selected[~nan[want]], want[~nan[want]])
+    big = 0x7E if fmt == "e4m3" else 0x7B
+    want_cast = np.where(nan, 0x7F, np.where(np.isinf(values), np.where(values > 0, big, big | 0x80), codes))
+    np.testing.assert_array_equal(cast, want_cast)

@@ -1,7 +1,7 @@
 """fp8 codes <-> f32 values in LLVM IR, scalar (``w == 1``) or ``w``-wide vectors: the one encoding every backend
 uses, so the CPU's i8-code registers and the GPU's f32 registers convert alike (and like the evaluator,
 ``tilec/ir/numerics.py``). e4m3 is NVIDIA's "fn" variant (no infinities, S.1111.111 the only NaN, saturating);
-e5m2 is IEEE-like. Integer operations only, plus one exact scaling for subnormals, so no target needs an fp8
+e5m2 is IEEE-like, but casts saturate as e4m3's do (Triton's casts on sm_89+). Integer operations only, plus one exact scaling for subnormals, so no target needs an fp8
 instruction.
 """
 from __future__ import annotations
@@ -37,8 +37,8 @@ def decode(b, v, e, w=1):
 
 
 def encode(b, v, e, rounding="rtne", w=1):
-    """f32 -> fp8 codes, to nearest even (or toward zero): e4m3 saturates at +-448 (infinities too), e5m2
-    overflows to infinity under rtne; NaN -> 0x7F."""
+    """f32 -> fp8 codes, to nearest even (or toward zero), saturating (infinities too) at the largest finite value,
+    +-448 (e4m3) or +-57344 (e5m2), as ``cvt.rn.satfinite`` does; NaN -> 0x7F."""
     eb, mb, bias, has_inf = _format(e)
     i32, f32 = LT.vec(LT.I32, w), LT.vec(LT.F32, w)
     c = lambda x: LT.const(LT.I32, x, w)  # noqa: E731
@@ -58,14 +58,8 @@ def encode(b, v, e, rounding="rtne", w=1):
     small = b.fcmp_ordered("<", a, LT.const(LT.F32, 2.0 ** (1 - bias), w))
     code = b.select(small, sub, normal)
     top_code = ((1 << eb) - 1) << mb  # e5m2: infinity; e4m3: 448 is top_code | 6
-    if has_inf:
-        limit = c(top_code - 1 if rounding == "rtz" else top_code)
-        code = b.select(b.icmp_signed(">", code, limit), limit, code)
-        inf_in = b.icmp_unsigned("==", mag, c(0x7F800000))
-        code = b.select(inf_in, c(top_code), code)
-    else:
-        limit = c(top_code | ((1 << mb) - 2))
-        code = b.select(b.icmp_signed(">", code, limit), limit, code)
+    limit = c(top_code - 1 if has_inf else top_code | ((1 << mb) - 2))  # the largest finite code: saturate
+    code = b.select(b.icmp_signed(">", code, limit), limit, code)
     code = b.or_(code, sign)
     nan = b.fcmp_unordered("uno", v, v)
     code = b.select(nan, c(0x7F), code)

@@ -6,9 +6,10 @@ are uint64 byte addresses. bf16 and fp8 live widened in float32 but always hold 
 (``ldexp``/``rint``), which is exact in float64 and needs no lookup tables. In memory, bf16/fp8 are their real
 2-/1-byte encodings (:func:`encode`/:func:`decode`), so kernels see the same bytes the compiled code does.
 
-Overflow when narrowing: IEEE formats (f16, bf16, f32, e5m2) go to infinity under round-to-nearest and to the
-largest finite value under round-toward-zero; e4m3 (the NVIDIA "fn" variant: no infinities, one NaN) saturates
-to +-448 like the hardware's ``cvt.satfinite``.
+Overflow when narrowing: IEEE formats (f16, bf16, f32) go to infinity under round-to-nearest and to the
+largest finite value under round-toward-zero; the fp8 formats saturate, infinities too, at +-448 (e4m3, the NVIDIA
+"fn" variant: no infinities, one NaN) and +-57344 (e5m2), as the hardware's ``cvt.rn.satfinite`` does and so as
+Triton's fp8 casts on sm_89 and later give them.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from .types import PointerType, ScalarType, Type
 _U = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _I = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 NARROW = frozenset({"bf16", "f8e4m3", "f8e5m2"})
+FP8 = frozenset({"f8e4m3", "f8e5m2"})
 
 
 def storage(t: Type) -> np.dtype:
@@ -44,12 +46,15 @@ def _format(e: ScalarType):
 
 
 def quantize(x, e: ScalarType, rounding: str = "rtne") -> np.ndarray:
-    """Round float values to format ``e`` (rtne or rtz); returns float64 holding exact format values."""
-    return quantize_format(x, *_format(e), rounding)
+    """Round float values to format ``e`` (rtne or rtz); returns float64 holding exact format values. fp8 formats
+    saturate (see the module)."""
+    m, emin, big, has_inf = _format(e)
+    return quantize_format(x, m, emin, big, has_inf and e.name not in FP8, rounding)
 
 
 def quantize_format(x, m: int, emin: int, big: float, has_inf: bool, rounding: str = "rtne") -> np.ndarray:
-    """Round to ``m`` mantissa bits with minimum normal exponent ``emin`` and largest finite value ``big``."""
+    """Round to ``m`` mantissa bits with minimum normal exponent ``emin`` and largest finite value ``big``; with
+    ``has_inf`` false, overflow and infinities saturate to ``big``."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(all="ignore"):
         _, ex = np.frexp(x)
@@ -79,14 +84,15 @@ def round_to(x, e: ScalarType, rounding: str = "rtne") -> np.ndarray:
     return quantize(x, e, rounding).astype(e.numpy)
 
 
-def finish(x, e: Type) -> np.ndarray:
-    """A computed result as a value of element type ``e``: storage dtype, narrow floats rounded."""
+def finish(x, e: Type, rounded: bool = True) -> np.ndarray:
+    """A computed result as a value of element type ``e``: storage dtype, narrow floats rounded (unless
+    ``rounded`` is false: values that already are the format's, moved or decoded)."""
     e = e.element
     x = np.asarray(x)
     if isinstance(e, PointerType):
         return x.astype(np.uint64)
     if e.name in NARROW:
-        return quantize(x, e).astype(np.float32)
+        return (quantize(x, e) if rounded else x).astype(np.float32)
     if e.kind == "bool":
         return x.astype(bool) if x.dtype.kind == "b" else (x.astype(np.int64) & 1).astype(bool)
     if x.dtype != e.numpy:

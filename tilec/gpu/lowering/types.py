@@ -4,8 +4,9 @@ bf16 has no llvmlite type: bf16 values live in f32 registers (exact, since bf16 
 become 16-bit patterns at memory boundaries (:func:`to_memory` / :func:`from_memory`). fp8 likewise lives in
 f32 registers, always holding a value of its format (:func:`round_fp8`), with its 8-bit code in memory. The codes
 convert as on the CPU (``tilec/codegen/fp8.py``) by integer operations every GPU has, or by a target's own
-conversion instruction where it gives the same codes (``GpuTarget.encode_fp8``). Like the evaluator, a NaN's code in memory is 0x7F whatever code it was
-loaded from.
+conversion instruction where it gives the same codes (``GpuTarget.encode_fp8``). A rounding (a cast, an op's
+result) saturates, infinities too, as the hardware's conversion does; a value loaded and stored again keeps its code
+(an e5m2 infinity stays one; a NaN keeps its code, as on the CPU).
 This register model differs from tilec/codegen/llvm_types.py (the CPU's: 16-bit codes for bf16, i8 codes for fp8), so only the
 byte sizes are shared.
 """
@@ -113,8 +114,8 @@ def from_memory(b: ir.IRBuilder, t, v):
         return b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
     if name == "bf16":
         return b.bitcast(b.shl(b.zext(v, I32), ir.Constant(I32, 16)), F32)
-    if name in FP8:
-        return fp8.decode(b, v, t.element)
+    if name in FP8:  # remembers the code: a value copied from memory to memory keeps its bytes (NaNs, infinities)
+        return decoded_with_code(b, t.element, v)
     return v
 
 
@@ -139,8 +140,8 @@ def round_fp8_all(b: ir.IRBuilder, t, values, rounding: str = "rtne"):
 
 
 def decoded_with_code(b: ir.IRBuilder, elem, code):
-    """The f32 value of fp8 ``code`` (i8) of type ``elem``, remembering the code: only for a code an encoding gave
-    (a NaN's is 0x7F), since storing the value gives back exactly that code."""
+    """The f32 value of fp8 ``code`` (i8) of type ``elem``, remembering the code, so that storing the value gives
+    back exactly that code (a code from memory or from an encoding)."""
     value = fp8.decode(b, code, elem)
     value.fp8_code = (elem.name, code)
     return value

@@ -22,6 +22,9 @@ from .base import _check
 class ElementwiseOp(Operation):
     """Operands share one shape; results have that shape. ``same_type`` ops also share the element type."""
     traits = frozenset({"pure", "elementwise", "same_type"})
+    #: the results are operand values or decoded bits, already values of the result type: not rounded again
+    #: (an e5m2 infinity selected or bitcast stays one, where rounding saturates it)
+    moves_values = False
 
     def verify_(self):
         shapes = {o.type.shape for o in self.operands} | {r.type.shape for r in self.results}
@@ -38,7 +41,7 @@ class ElementwiseOp(Operation):
     def evaluate(self, args) -> list:
         """The op's results on operand arrays: its reference semantics, rounded to the result type."""
         with np.errstate(all="ignore"):
-            return [finish(self.compute(args), self.results[0].type)]
+            return [finish(self.compute(args), self.results[0].type, rounded=not self.moves_values)]
 
     def undefined_on(self, args) -> bool:
         """Whether the IR leaves the result undefined on these operand values (the evaluator picks one)."""
@@ -122,6 +125,7 @@ class SelectOp(ElementwiseOp):
     operand_names = ("cond", "true_value", "false_value")
     traits = frozenset({"pure", "elementwise"})
     result_type_of = 1
+    moves_values = True
 
     def verify_(self):
         super().verify_()
@@ -159,6 +163,7 @@ class BitcastOp(ElementwiseOp):
     name = "bitcast"
     operand_names = ("src",)
     traits = frozenset({"pure", "elementwise"})
+    moves_values = True
 
     def verify_(self):
         super().verify_()
