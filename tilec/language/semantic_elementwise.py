@@ -39,7 +39,9 @@ class ElementwiseRules:
         x, y = self.binary_operands(x, y)
         return self._emit("mul", x, y)
 
-    def truediv(self, x, y) -> tensor:
+    def truediv(self, x, y, ieee_rounding: bool = False) -> tensor:
+        """``x / y``: ``fdiv`` (a GPU may compute an f32 quotient within 2 ulp, as Triton's ``div.full.f32``), or
+        ``div``, correctly rounded, with ``ieee_rounding`` and for f64 (Triton's ``div.rn.f64``)."""
         x, y = self.binary_operands(x, y, div_or_mod=True)
         xt, yt = x.dtype, y.dtype
         if xt.is_int() and yt.is_int():
@@ -53,7 +55,9 @@ class ElementwiseRules:
                 y = self.cast(y, xt)
             else:
                 x = self.cast(x, yt)
-        return self._emit("div", x, y)
+        if ieee_rounding or x.dtype.is_fp64():
+            return self._emit("div", x, y)
+        return self._emit("fdiv", x, y)
 
     def floordiv(self, x, y) -> tensor:
         x, y = self.binary_operands(x, y, div_or_mod=True)

@@ -193,7 +193,7 @@ sin, cos, floor, ceil, erf, sqrt_rn, sigmoid = (_math(n) for n in ("sin", "cos",
 
 @builtin
 def fdiv(x, y, ieee_rounding=False):
-    return current().truediv(x, y)
+    return current().truediv(x, y, ieee_rounding=bool(_unwrap(ieee_rounding)))
 
 
 @builtin
@@ -456,8 +456,8 @@ def reduce_or(input, axis=None, keep_dims=False):
 
 @builtin
 def div_rn(x, y):
-    """Division rounded to nearest even (every backend's float division already is)."""
-    return current().truediv(x, y)
+    """Division rounded to nearest even (``/`` may be within 2 ulp on a GPU, as in Triton)."""
+    return current().truediv(x, y, ieee_rounding=True)
 
 
 @builtin

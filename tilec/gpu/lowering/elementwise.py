@@ -53,7 +53,15 @@ def lower_cmp(L, op):
 
 @lowers(O.SelectOp)
 def lower_select(L, op):
-    L._map(op, lambda c, x, y: L.b.select(c, x, y))
+    """A select moves values: fp8 operands that remember their codes give a result that remembers the selected
+    code (so an e5m2 infinity selected and stored stays one; see ``types.py``)."""
+    def one(c, x, y):
+        r = L.b.select(c, x, y)
+        cx, cy = getattr(x, "fp8_code", None), getattr(y, "fp8_code", None)
+        if cx is not None and cy is not None and cx[0] == cy[0]:
+            r.fp8_code = (cx[0], L.b.select(c, cx[1], cy[1]))
+        return r
+    L._map(op, one)
 
 
 @lowers(O.CastOp)

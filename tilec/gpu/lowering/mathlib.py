@@ -22,13 +22,19 @@ EXACT_ANY = {"sqrt": "sqrt", "sqrt_rn": "sqrt", "floor": "floor", "ceil": "ceil"
 
 
 class GpuMath:
-    """``unary(b, name, x)``, ``pow_(b, x, y)`` and ``atan2(b, y, x)`` over f16/f32/f64 registers; ``name`` as in
+    """``unary(b, name, x)``, ``pow_(b, x, y)``, ``atan2(b, y, x)`` and ``fdiv`` over f16/f32/f64 registers; ``name`` as in
     ``tilec.ir.ops.UNARY_OPS``. ``f32`` maps names to ``fn(b, x)`` (``mathlib32.table``); ``pow_f32``/``atan2_f32``
     are the binary functions. What neither covers raises a BackendError naming ``backend``."""
 
-    def __init__(self, backend: str, f32: dict, pow_f32, atan2_f32):
+    def __init__(self, backend: str, f32: dict, pow_f32, atan2_f32, div_f32=None):
         self.backend, self.f32 = backend, f32
-        self._pow_f32, self._atan2_f32 = pow_f32, atan2_f32
+        self._pow_f32, self._atan2_f32, self._div_f32 = pow_f32, atan2_f32, div_f32
+
+    def fdiv(self, b, x, y, ieee_rounding: bool):
+        """``fdiv``: the vendor's approximate f32 division where it has one (``F32Primitives.div``), else IEEE's."""
+        if x.type == F32 and not ieee_rounding and self._div_f32 is not None:
+            return self._div_f32(b, x, y)
+        return b.fdiv(x, y)
 
     def unary(self, b, name: str, x):
         t = x.type

@@ -48,7 +48,9 @@ class F32Primitives:
     included (one hardware instruction and a scaling): then ``exp`` is :func:`exp_corrected`, a few instructions
     cheaper than :func:`exp_with`. ``exp``, ``log``, ``log2``: the vendor's own when its backend lowers them
     accurately over the whole range, else None and this module's are used. ``table_address_space``: where the
-    constant table of 2/pi's bits lives (the reduction of huge sin/cos arguments): the target's constant memory."""
+    constant table of 2/pi's bits lives (the reduction of huge sin/cos arguments): the target's constant memory.
+    ``div``: ``fn(b, x, y)``, f32 ``fdiv`` (Triton's ``/``) as the vendor's full-range approximate division, within 2
+    ulp; None: the correctly rounded quotient."""
     exp2_reduced: Callable
     exp2: Callable
     exp2_flushes_subnormals: bool = False
@@ -57,6 +59,7 @@ class F32Primitives:
     log: Optional[Callable] = None
     log2: Optional[Callable] = None
     table_address_space: int = 0
+    div: Optional[Callable] = None
 
 
 # -- exponentials ----------------------------------------------------------------------------------------------------
@@ -235,4 +238,4 @@ def table(p: F32Primitives) -> dict:
 
 def library(backend: str, p: F32Primitives) -> GpuMath:
     """The target's whole math library: these f32 functions, f16 through them, f64 from :mod:`.mathlib64`."""
-    return GpuMath(backend, table(p), pow32.pow_with(p.exp2_reduced), atan2)
+    return GpuMath(backend, table(p), pow32.pow_with(p.exp2_reduced), atan2, p.div)

@@ -77,13 +77,19 @@ def _divrem(b, x, y, a):
     return b.select(is_zero, zero, r)
 
 
+def _fdiv(b, x, y, a):
+    """``fdiv``: the math library's (``GpuMath.fdiv``: a vendor's approximate f32 division) where it has one."""
+    fdiv = getattr(a.math, "fdiv", None)
+    return fdiv(b, x, y, a.attrs.get("ieee_rounding", False)) if fdiv is not None else b.fdiv(x, y)
+
+
 # op class -> fn(builder, x, y, _Operands), for float and for integer (bool, pointer) element types
 FLOAT_BINARY = {
     O.AddOp: lambda b, x, y, a: b.fadd(x, y, flags=a.flags),
     O.SubOp: lambda b, x, y, a: b.fsub(x, y, flags=a.flags),
     O.MulOp: lambda b, x, y, a: b.fmul(x, y, flags=a.flags),
     O.DivOp: lambda b, x, y, a: b.fdiv(x, y),
-    O.FDivOp: lambda b, x, y, a: b.fdiv(x, y),
+    O.FDivOp: lambda b, x, y, a: _fdiv(b, x, y, a),
     O.RemOp: lambda b, x, y, a: b.frem(x, y),
     O.MaxOp: _float_minmax, O.MinOp: _float_minmax,
     O.PowOp: lambda b, x, y, a: a.math.pow_(b, x, y),

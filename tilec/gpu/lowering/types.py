@@ -15,11 +15,12 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 import llvmlite.ir as ir
+import numpy as np
 
 from ...codegen import fp8
 from ...codegen.llvm_types import byte_size
 from ...errors import BackendError
-from ...ir.numerics import quantize
+from ...ir.numerics import encode, quantize
 from ...ir.types import PointerType, ScalarType
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
@@ -64,8 +65,11 @@ def constant(t, value):
         return ir.Constant(lt, v)
     if isinstance(lt, ir.PointerType):
         return ir.Constant(lt, None)
-    if t.element.name in FP8:  # the format's value, as the evaluator rounds it
+    if t.element.name in FP8:  # the format's value, as the evaluator rounds it, remembering its code
         value = quantize(float(value), t.element)
+        c = ir.Constant(lt, float(value))
+        c.fp8_code = (t.element.name, ir.Constant(I8, int(encode(np.float32(value), t.element))))
+        return c
     return ir.Constant(lt, float(value))
 
 

@@ -66,6 +66,8 @@ MinOp = binary("MinOp", "min", S.minmax(np.minimum, np.fmin, False), commutative
 PowOp = binary("PowOp", "pow", S.plain(np.power), "float")
 Atan2Op = binary("Atan2Op", "atan2", S.plain(np.arctan2), "float")
 UMulHiOp = binary("UMulHiOp", "umulhi", S.wrapping(S.umulhi), "int")
+#: Triton's float ``/``: the quotient, which a backend may compute within 2 ulp (CUDA's ``div.full.f32``, as Triton)
+#: unless ``ieee_rounding``; ``div`` is the correctly rounded quotient everywhere (``tl.math.div_rn``)
 FDivOp = binary("FDivOp", "fdiv", S.plain(np.true_divide), "float", identities=[(one, LHS)],
                 attrs={"ieee_rounding": False})
 

@@ -97,7 +97,10 @@ def truediv(name, nodes, tys, attrs, k):
     need(not a.weak, "literal on the left")
     ct = _binary(a, b, div=True)
     _lits_fit(nodes, ct)
-    return _elementwise("float32" if is_int(ct) else ct, tys)
+    t = _elementwise("float32" if is_int(ct) else ct, tys)
+    if t.dtype == "float32":  # NVIDIA's f32 `/` is div.full.f32 (as Triton's), within 2 ulp
+        t = replace(t, err=min(MAX_ERR, max(t.err, 4 * EPS["float32"])))
+    return t
 
 
 def _positive_divisor(node):
