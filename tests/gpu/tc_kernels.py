@@ -114,9 +114,16 @@ def desc_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, strid
     """The matmul through in-kernel tensor descriptors (Triton 3.6's tutorial style): on sm_90 both operands
     arrive by the tensor copy engine; out-of-bounds rows and columns load as zeros. ``DESC_STORE``: the result
     leaves through a descriptor too (out-of-bounds elements dropped). ``KERNEL_SHAPE``: A's shape is computed in
-    the kernel (each program then writes A's descriptor itself; the others the launch writes)."""
+    the kernel (each program then writes A's descriptor itself; the others the launch writes); ``"product"``: A's
+    rows are integer arithmetic of parameters (``(M + K) * 2 - K - M - K``, which is M), which the launch computes
+    too, so it writes all descriptors."""
     pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    rows = tl.minimum(M, 1 << 30) if KERNEL_SHAPE else M
+    if KERNEL_SHAPE == "product":
+        rows = (M + K) * 2 - K - M - K
+    elif KERNEL_SHAPE:
+        rows = tl.minimum(M, 1 << 30)
+    else:
+        rows = M
     a_desc = tl.make_tensor_descriptor(a_ptr, [rows, K], [stride_am, 1], [BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [stride_bk, 1], [BLOCK_K, BLOCK_N])
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)

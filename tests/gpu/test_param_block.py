@@ -54,7 +54,8 @@ def test_cuda_kernel_params_point_at_each_cell_and_the_scratch_last(monkeypatch)
 def test_descriptors_the_launch_writes_are_encoded_from_the_cells_and_copied_when_they_change(monkeypatch):
     """``metadata["launch_tensormaps"]``: each launch encodes them from its own arguments (the cells: device
     addresses and integers; constants as given) and copies the header to the head of the scratch, the programs'
-    slots after it; tilec's own buffer keeps the header, so an unchanged one is not copied again."""
+    slots after it; tilec's own buffer keeps the header, so an unchanged one is not copied again. A leaf may be
+    integer arithmetic of arguments (``gpu/launch_tensormaps.py: leaf_value``)."""
     fake_cuda.install(monkeypatch, fake_cuda.FakeCuda(devices=1))
     from tilec.targets.cuda import driver as drv, launcher as L
     encoded, copies = [], []
@@ -66,7 +67,9 @@ def test_descriptors_the_launch_writes_are_encoded_from_the_cells_and_copied_whe
         copies.append(("alloc", nbytes)) or 0x9000))
     maps = [{"offset": 0, "leaves": [("param", 0), ("param", 1), ("param", 2), ("param", 3), ("const", 1)],
              "box": [64, 32], "swizzle": 128, "padding": "zero", "elem_bytes": 2, "elem": "f16"},
-            {"offset": 128, "leaves": [("param", 4), ("const", 8), ("param", 1), ("const", 64), ("const", 1)],
+            {"offset": 128, "leaves": [("param", 4), ("const", 8),  # shape 2 * arg 1 - arg 1, as the kernel computes it
+                                       ["sub", 32, True, ["mul", 32, True, ["param", 1], ["const", 2]], ["param", 1]],
+                                       ("const", 64), ("const", 1)],
              "box": [8, 64], "swizzle": 0, "padding": "nan", "elem_bytes": 4, "elem": "f32"}]
     k = L.Launcher("ptx", "k", ["ptr", "i32", "i32", "i32", "ptr"], 4, 0,
                    {"global_scratch_size": 256, "launch_tensormaps": maps})

@@ -149,11 +149,11 @@ def test_host_descriptor_matmul(dtype, shape):
         assert "cp.async.bulk.tensor" in ck.asm["ptx"]
 
 
-@pytest.mark.parametrize("kernel_shape", [False, True])
+@pytest.mark.parametrize("kernel_shape", [False, True, "product"])
 def test_relaunches_with_other_tensors_use_their_own_descriptors(kernel_shape):
     """The launch encodes its descriptors from each launch's arguments (tilec's scratch buffer is reused, so a
     stale header would read the previous tensors); with A's shape computed in the kernel, A's descriptor is the
-    programs' and B's the launch's."""
+    programs' and B's the launch's; with A's rows arithmetic of parameters, the launch computes them too."""
     for seed, (M, N, K) in enumerate([(256, 192, 320), (128, 128, 128), (256, 192, 320), (200, 144, 256)]):
         g = torch.Generator(device="cuda").manual_seed(seed)
         a = torch.randn(M, K, device="cuda", generator=g).half()
@@ -164,4 +164,4 @@ def test_relaunches_with_other_tensors_use_their_own_descriptors(kernel_shape):
             KERNEL_SHAPE=kernel_shape, num_warps=4, num_stages=3)
         torch.testing.assert_close(c, a.float() @ b.float(), atol=0.1, rtol=1e-2)
         if ck.metadata["arch"] >= 90:
-            assert len(ck.metadata["launch_tensormaps"]) == (1 if kernel_shape else 2)
+            assert len(ck.metadata["launch_tensormaps"]) == (1 if kernel_shape is True else 2)

@@ -76,6 +76,24 @@ def test_a_descriptor_computed_in_the_kernel_is_written_by_each_program():
     assert len(maps) == 1 and maps[0]["leaves"][0] == ["param", 1]  # B's, the launch's
 
 
+def test_shapes_computed_from_parameters_are_computed_by_the_launch():
+    """A's rows are ``(M + K) * 2 - K - M - K`` (i32, wrapping): the metadata carries the expression and the launch
+    evaluates it as the kernel would, so no program writes a descriptor."""
+    from tilec.gpu.launch_tensormaps import leaf_value
+    ck = _mm(90, kernel_shape="product")
+    assert "tensormap.replace" not in ck.asm["ptx"] and ck.metadata["global_scratch_size"] == 0
+    maps = ck.metadata["launch_tensormaps"]
+    assert len(maps) == 2
+    rows = maps[0]["leaves"][1]
+    assert rows[0] in ("add", "sub", "mul") and rows[1] == 32 and rows[2] is True
+    args = {3: 1000, 5: 320}  # M, K
+    assert leaf_value(rows, args.__getitem__) == 1000
+    args = {3: 2 ** 30 + 5, 5: 7}  # (M + K) * 2 wraps in i32: so does the launch's value, then back to M
+    assert leaf_value(rows, args.__getitem__) == 2 ** 30 + 5
+    assert leaf_value(["mul", 32, True, ["param", 0], ["const", 3]], [2 ** 30].__getitem__) == -(2 ** 30)
+    assert leaf_value(["add", 32, False, ["param", 0], ["const", 1]], [2 ** 32 - 1].__getitem__) == 0
+
+
 def test_wide_rows_go_as_column_blocks():
     ck = _mm(90, cfg=(128, 256, 64, 8, 3))  # B rows of 512 bytes: four 128-byte column blocks per stage
     assert ck.asm["ptx"].count("cp.async.bulk.tensor.2d") >= 5

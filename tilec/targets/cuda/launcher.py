@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 
 from ...errors import LaunchError
+from ...gpu.launch_tensormaps import leaf_value
 from ...gpu.launcher import GpuLauncher
 from ...gpu.param_block import ParamBlock, packed
 from ..arguments import device_of
@@ -104,7 +105,8 @@ class Launcher(GpuLauncher):
         cells = self.args.cells
         parts = []  # in header order: the metadata lists them at offsets 0, 128, ...
         for k, m in enumerate(self.maps):
-            values = tuple((cells[i].value or 0) if kind == "param" else i for kind, i in m["leaves"])
+            values = tuple((cells[leaf[1]].value or 0) if leaf[0] == "param" else leaf[1] if leaf[0] == "const"
+                           else leaf_value(leaf, lambda i: cells[i].value or 0) for leaf in m["leaves"])
             data = self._encoded.get((k, values))
             if data is None:
                 if len(self._encoded) > 256:
