@@ -15,8 +15,10 @@ from tilec.tools.fuzz.repro import repro_script
 from tilec.tools.fuzz import runner
 from tilec.tools.fuzz.runner import compare, load_kernel
 
-#: seeds the CI run checks, in chunks so that a parallel run spreads them over its workers
-SEEDS = range(0, 300)
+#: seeds the CI run checks, in chunks so that a parallel run spreads them over its workers: each seed compiles a
+#: kernel for the CPU (~0.35 s), so 180 of them are already three times the examples of the suite's other compiling
+#: properties; campaigns of thousands of seeds are the CLI's job (docs/fuzzing.md)
+SEEDS = range(0, 180)
 CHUNK = 30
 #: seeds that hit a known, recorded bug (docs/fuzzing.md); they still run, so a fix shows up as XPASS. Seeds 251
 #: and 252 were LLVM's AVX2 masked-load miscompile, worked around in the CPU lowering (tests/cpu/test_fuzz_found.py)
