@@ -26,3 +26,28 @@ def restored(snap):
         yield
     finally:
         _apply(old)
+
+
+def unsupported(err) -> bool:
+    """A recompile's error that lists the kernel rather than failing the session: the backend saying it does not
+    support a feature, or the kernel needing more than the target has (``OutOfResources``: a located error for its
+    author, as designed)."""
+    from tilec.errors import BackendError, OutOfResources
+    text = str(err)
+    if isinstance(err, OutOfResources):
+        return True
+    return isinstance(err, BackendError) and "tilec bug" not in text and any(
+        w in text for w in ("not supported", "unsupported", "supports"))
+
+
+def fail_session(session, failures: list, label: str):
+    """Fail the run for these recompile failures. Under pytest-xdist a worker's exit status and terminal output
+    never reach the controller, so the worker hands them over (``workeroutput``) and the controller's hooks
+    (``conftest.py``) print them and fail the run."""
+    import pytest
+    if not failures:
+        return
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:
+        out.setdefault("recompile_failures", []).extend(f"{label}: {f}" for f in failures)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -43,3 +43,22 @@ def pytest_collection_modifyitems(config, items):
 
 
 pytest_plugins = ["ptx_everywhere", "hsaco_everywhere"]
+
+# -- the end-of-session recompiles under pytest-xdist: the workers' failures fail the run here ------------------
+_RECOMPILE_FAILURES: list = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _RECOMPILE_FAILURES.extend(getattr(node, "workeroutput", {}).get("recompile_failures", []))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    if _RECOMPILE_FAILURES and not hasattr(session.config, "workeroutput"):
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        write = tr.write_line if tr else print
+        write(f"\n{len(_RECOMPILE_FAILURES)} end-of-session recompile(s) failed in the workers:")
+        for f in _RECOMPILE_FAILURES:
+            write(f"  FAILED {f}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -45,10 +45,7 @@ def _record():
 
 
 def _unsupported(err) -> bool:
-    from tilec.errors import BackendError
-    text = str(err)
-    return isinstance(err, BackendError) and "tilec bug" not in text and any(
-        w in text for w in ("not supported", "unsupported", "supports"))
+    return compile_env.unsupported(err)
 
 
 def pytest_configure(config):
@@ -96,5 +93,4 @@ def pytest_sessionfinish(session, exitstatus):
         lines += [f"  FAILED {f}" for f in failures]
         with open(os.environ["TILEC_TEST_HSACO_REPORT"], "a", encoding="utf-8") as fh:
             fh.write("\n".join(lines) + "\n")
-    if failures:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    compile_env.fail_session(session, failures, "AMD")

@@ -47,10 +47,7 @@ ALIGNMENT_UNPROVABLE = {
 
 
 def _unsupported(err) -> bool:
-    from tilec.errors import BackendError
-    text = str(err)
-    return isinstance(err, BackendError) and "tilec bug" not in text and any(
-        w in text for w in ("not supported", "unsupported", "supports"))
+    return compile_env.unsupported(err)
 
 
 def _kernel_key(src):
@@ -107,5 +104,4 @@ def pytest_sessionfinish(session, exitstatus):
         with open(os.environ["TILEC_TEST_PTX_REPORT"], "a", encoding="utf-8") as fh:
             fh.write(f"PTX: {done} assembled ({len(_seen)} kernels), {len(failures)} failed\n")
             fh.write("".join(f"  FAILED {f}\n" for f in failures))
-    if failures:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    compile_env.fail_session(session, failures, "PTX")
