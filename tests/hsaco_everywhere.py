@@ -44,10 +44,6 @@ def _record():
     pipeline.COMPILE_OBSERVERS.append(observe)
 
 
-def _unsupported(err) -> bool:
-    return compile_env.unsupported(err)
-
-
 def pytest_configure(config):
     if enabled():
         _record()
@@ -71,7 +67,7 @@ def pytest_sessionfinish(session, exitstatus):
                 done += 1
             except Exception as e:  # noqa: BLE001 - every failure is reported below
                 name = getattr(src.fn, "__name__", "?")
-                if _unsupported(e):
+                if compile_env.unsupported(e):
                     unsupported.setdefault(str(e).splitlines()[0][:160], []).append(f"{name}@{arch}")
                 else:
                     failures.append(f"{name} {arch} {src.signature} {src.constexprs}: "

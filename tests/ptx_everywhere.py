@@ -46,10 +46,6 @@ ALIGNMENT_UNPROVABLE = {
 }
 
 
-def _unsupported(err) -> bool:
-    return compile_env.unsupported(err)
-
-
 def _kernel_key(src):
     fn = getattr(src.fn, "fn", None)
     module = (getattr(fn, "__module__", "") or "").rsplit(".", 1)[-1]
@@ -85,7 +81,7 @@ def pytest_sessionfinish(session, exitstatus):
             except Exception as e:  # noqa: BLE001 - every failure is reported below
                 name = getattr(src.fn, "__name__", "?")
                 known = _known_bug(src)
-                if known or _unsupported(e):
+                if known or compile_env.unsupported(e):
                     why = f"known bug: {known}" if known else str(e).splitlines()[0][:160]
                     unsupported.setdefault(why, []).append(f"{name}@sm_{arch}")
                 else:

@@ -106,10 +106,10 @@ def scratch_layout(func) -> ScratchLayout:
     return lay
 
 
-def launch_metadata(func) -> list:
-    """What the launch writes, per launched descriptor: its byte offset in the header, where its leaves come
-    from, and how the kernel's copies move it (box, outermost first; swizzle bytes; padding; element bytes)."""
-    lay = scratch_layout(func)
+def launch_metadata(lay: ScratchLayout) -> list:
+    """What the launch writes, per launched descriptor of a function's ``scratch_layout``: its byte offset in the
+    header, where its leaves come from, and how the kernel's copies move it (box, outermost first; swizzle bytes;
+    padding; element bytes)."""
     out = []
     for op, leaves in lay.ops:
         elt = op.base.type.pointee

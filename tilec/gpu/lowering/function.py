@@ -44,12 +44,6 @@ def declare_device_function(module: ir.Module, func) -> ir.Function:
     return fn
 
 
-def global_scratch_bytes(func) -> int:
-    """Bytes of global scratch each program of ``func`` needs: one 128-byte slot per tensor copy descriptor the
-    kernel writes itself (``gpu/launch_tensormaps.py``: those the launch writes sit in a header before them)."""
-    return scratch_layout(func).per_program
-
-
 class FuncLowering:
     def __init__(self, module: ir.Module, func, options, target, debug=None):
         self.module, self.func, self.options, self.target = module, func, options, target

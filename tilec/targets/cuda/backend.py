@@ -26,8 +26,7 @@ from ..params import param_kind
 from .lower import lower_module_text
 from .options import CUDAOptions
 from .target import CudaTarget
-from ...gpu.launch_tensormaps import launch_metadata
-from ...gpu.lowering.function import global_scratch_bytes
+from ...gpu.launch_tensormaps import launch_metadata, scratch_layout
 
 
 
@@ -167,9 +166,10 @@ class CUDABackend:
             metadata["param_kinds"] = [param_kind(t) for t in kernel.function_type.inputs]
             # tensor copy descriptors live in global scratch the launch provides (128 bytes each): those the
             # launch writes in a header, the others per program (``gpu/launch_tensormaps.py``)
-            metadata["global_scratch_size"] = global_scratch_bytes(kernel)
+            lay = scratch_layout(kernel)
+            metadata["global_scratch_size"] = lay.per_program  # bytes per program (the header comes first)
             metadata["global_scratch_align"] = 128
-            metadata["launch_tensormaps"] = launch_metadata(kernel)
+            metadata["launch_tensormaps"] = launch_metadata(lay)
         return module
 
     def make_llir(self, module, metadata, options):
