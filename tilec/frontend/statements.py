@@ -408,6 +408,7 @@ class StmtGen:
             raise self.g.src.error(node.target, "the loop variable must be a plain name")
         lb, ub, step = rng.start, rng.end, rng.step
         num_stages = getattr(rng, "num_stages", None)
+        flatten = getattr(rng, "flatten", False)
         bounds = [self.g.sem.to_tensor(v) for v in (lb, ub, step)]
         for b in bounds:
             if b.shape or not b.dtype.is_int():
@@ -435,6 +436,8 @@ class StmtGen:
             with self.g.ir.at_end(body):
                 self.g.ir.yield_(*[v.handle for v in outs])
             attrs = {} if num_stages is None else {"num_stages": int(num_stages)}
+            if flatten:
+                attrs["flatten"] = True
             op = self.g.ir.create(irops.ForOp, [b.handle for b in bounds] + [v.handle for v in inits],
                                   [v.handle.type for v in inits], attrs, regions=[Region([body])])
             return op, inits

@@ -26,6 +26,7 @@ from ..passes.cse import CSE
 from ..passes.dce import DCE
 from ..passes.inline import InlineAll
 from ..passes.expand_descriptors import ExpandDescriptors
+from ..passes.flatten_loops import FlattenLoops
 from ..passes.manager import PassManager, cleanup_passes
 from ..targets.options import Options
 from .passes.accelerate_dot import AccelerateDot
@@ -70,7 +71,8 @@ def gpu_passes(target, options) -> list:
     debug builds, whose checks live in the kernel's frame) and what gir records as its target (``gir_target``)."""
     nw, ws = options.num_warps, target.warp_size
     keep = device_callable if target.device_calls and not options.debug else None
-    return [InlineAll(keep), ExpandDescriptors(lambda op: target.keeps_descriptor(op, options)), *cleanup_passes(),
+    return [InlineAll(keep), FlattenLoops(), ExpandDescriptors(lambda op: target.keeps_descriptor(op, options)),
+            *cleanup_passes(),
             ConvertToGIR(nw, ws, target.gir_target), Coalesce(nw, ws), AccelerateDot.for_target(target, nw),
             RemoveLayoutConversions(), CallBoundaries(nw, ws), StageOperands(),
             SoftwarePipeline(options.num_stages, target.pipeline_shared_limit(), target.async_copies,

@@ -32,7 +32,7 @@ class ForOp(Operation):
     name = "for"
     traits = frozenset({"loop"})
     operand_names = ("lb", "ub", "step", "*inits")
-    attr_types = {"num_stages": int}
+    attr_types = {"num_stages": int, "flatten": bool}
     num_regions = 1
 
     @classmethod
