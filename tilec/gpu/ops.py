@@ -202,9 +202,11 @@ class WarpGroupDotOp(Operation):
     the matrix-unit operand layout) is a one-stage shared buffer; ``acc`` and the result use the version-3
     matrix-unit layout. When the op returns at most ``pending`` of this warpgroup's dots are still running (-1:
     no wait at all): with ``pending`` != 0 the result may only feed the next such dot until a
-    ``warp_group_dot_wait`` hands it over."""
+    ``warp_group_dot_wait`` hands it over. ``use_acc`` (optional i1 scalar): where false the units compute
+    ``a @ b`` without reading ``acc`` (the instruction's scale-d), so a loop that restarts its accumulator (a
+    flattened persistent matmul) keeps it in the units instead of selecting zeros in registers."""
     name = "warp_group_dot"
-    operand_names = ("a", "b", "acc")
+    operand_names = ("a", "b", "acc", "use_acc?")
     attr_types = {"input_precision": str, "max_num_imprecise_acc": int, "pending": int}
     attr_defaults = {"pending": 0}
     traits = frozenset({"reads", "writes"})

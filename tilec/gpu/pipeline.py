@@ -3,7 +3,8 @@
 
 - ``inline-all`` first: every call is inlined except those to ``noinline`` functions on a target that calls
   device functions (``device_calls``; not in debug builds, nor for functions with tensor descriptors);
-  ``expand-descriptors`` then turns the tensor-descriptor loads the target cannot move whole into masked
+  ``flatten-loops`` runs a ``tl.range(..., flatten=True)`` loop and the one loop inside it as one loop (so the
+  pipeliner copies across the outer iterations: persistent matmuls); ``expand-descriptors`` then turns the tensor-descriptor loads the target cannot move whole into masked
   pointer loads, and the tir cleanups (canonicalize, cse, licm, dce) hoist and share their address arithmetic.
 - ``convert-to-gir`` gives every tile a blocked layout; ``coalesce`` picks layouts that make global accesses
   contiguous per thread; ``accelerate-dot`` moves dots to the target's matrix-unit layouts; then
@@ -14,7 +15,7 @@
   ``software-pipeline`` (num_stages) turns each load whose only user is such an allocation in a loop into
   asynchronous copies into a ring of stages; ``descriptor-copies`` stages kept descriptor stores through the
   copy engine and expands kept descriptor loads no pipeline took; ``warpgroup-dot`` hands shared operands to
-  warpgroup matrix units.
+  warpgroup matrix units (an accumulator restarted by ``select(first, 0, acc)`` becomes the units' ``use_acc``).
 - ``cse`` and ``dce`` clean up what the rewrites left (duplicate indices, dead conversions and their scratch
   memory) before ``allocate-shared`` places every shared-memory buffer and scratch space and ``insert-barriers``
   orders shared-memory accesses across threads.

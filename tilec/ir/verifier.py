@@ -13,7 +13,7 @@ from .types import FunctionType, Type, i1
 from . import ops as O
 
 # Attributes declared in attr_types without a default that an op may nevertheless omit.
-OPTIONAL_ATTRS = {ForOp: {"num_stages"}, FuncOp: {"arg_divisibility"}}
+OPTIONAL_ATTRS = {ForOp: {"num_stages", "flatten"}, FuncOp: {"arg_divisibility"}}
 
 
 class VerifyError(IRError):

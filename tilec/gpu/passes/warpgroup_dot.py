@@ -15,7 +15,7 @@ from ...ir import ops as O
 from .. import ops as G
 from ...ir.builder import Builder
 from ...ir.core import OpResult
-from ...ir.types import SharedBufferType
+from ...ir.types import SharedBufferType, i1
 from ..layouts import MmaLayout
 from .common import Pass
 from .software_pipeline import recount_waits
@@ -97,9 +97,10 @@ class WarpGroupDot(Pass):
         args = list(loop.iter_args)
         moved = []
         for dot in [o for o in body.ops if isinstance(o, G.WarpGroupDotOp)]:
-            if len(dot.result.uses) != 1 or dot.result.uses[0][0] is not y or _rewritten_in(loop, dot):
+            carried = [idx for u, idx in dot.result.uses if u is y]
+            if len(carried) != 1 or _rewritten_in(loop, dot) or not _wait_in_branches(dot, y):
                 continue
-            i = dot.result.uses[0][1]
+            i = carried[0]
             arg = args[i]
             dot.attrs["pending"] = 1
             if not (dot.acc is arg and len(arg.uses) == 1):
@@ -177,15 +178,64 @@ class WarpGroupDot(Pass):
         b = Builder()
         b.set_insertion_point_before(op)
         b.loc = op.loc
-        new = b.create(G.WarpGroupDotOp, [operands[0], operands[1], op.acc], [op.result.type], dict(op.attrs))
+        old_acc = op.acc
+        acc, use_acc = _restart(b, old_acc)
+        new = b.create(G.WarpGroupDotOp, [operands[0], operands[1], acc] + ([use_acc] if use_acc else []),
+                       [op.result.type], dict(op.attrs))
         loads = [_stage_of(v) for v in (op.a, op.b)]
         op.replace_with([new.result])
+        if use_acc is not None and not old_acc.uses:  # the select the units now do: gone, so that the carried
+            old_acc.op.erase()                          # accumulator feeds the next dot alone
         for ld in loads:
             if ld is not None:
                 ld.erase()
         for v in operands[:2]:
             if isinstance(v.type, SharedBufferType):
                 _fence_after_writes(v)
+
+
+def _wait_in_branches(dot, y) -> bool:
+    """Where ``dot``'s result is also read inside ``if``s after it (a flattened loop's epilogue, on a tile's last
+    step), a ``warp_group_dot_wait`` at the top of each such branch hands it over there, so that the dot may
+    stay running across the back edge on the other steps. False (nothing changed) for any other reader."""
+    body = dot.parent
+    at = body.ops.index(dot)
+    branches = {}
+    for u, idx in dot.result.uses:
+        if u is y:
+            continue
+        top = _top(u, body)
+        if not isinstance(top, O.IfOp) or body.ops.index(top) < at:
+            return False
+        blk = u.parent
+        while blk.parent_op is not top:
+            blk = blk.parent_op.parent
+        branches.setdefault(id(blk), (blk, []))[1].append((u, idx))
+    for blk, uses in branches.values():
+        w = G.WarpGroupDotWaitOp([dot.result], [dot.result.type], {"pending": 0})
+        blk.insert(0, w)
+        for u, idx in uses:
+            u.set_operand(idx, w.result)
+    return True
+
+
+def _restart(b, acc):
+    """``(acc, None)``, or for an accumulator that is ``select(c, zeros, x)`` (or ``select(c, x, zeros)``) used by
+    this dot alone, ``(x, use_acc)``: the units then start from the product where the accumulator restarts (a
+    flattened loop's first step of a tile), and ``x`` stays the carried value the next dot reads in place."""
+    if not (isinstance(acc, OpResult) and isinstance(acc.op, O.SelectOp) and len(acc.uses) == 1):
+        return acc, None
+    sel = acc.op
+    if _is_zero_tile(sel.true_value):
+        return sel.false_value, b.op(O.SelectOp, sel.cond, b.constant(False, i1), b.constant(True, i1))
+    if _is_zero_tile(sel.false_value):
+        return sel.true_value, sel.cond
+    return acc, None
+
+
+def _is_zero_tile(v) -> bool:
+    return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] in (0, 0.0) and \
+        not isinstance(v.op.attrs["value"], bool)
 
 
 def _drop_wait_barrier(body):

@@ -130,6 +130,11 @@ class Instruction:
     def text(self, accumulate):
         return "{\n.reg .pred p;\n" f"setp.ne.b32 p, {int(accumulate)}, 0;\n{self.body}\n}}"
 
+    def text_flag(self, flag_index):
+        """The accumulating form whose scale-d is the i32 input ``$flag_index`` (0: D = A B, the input
+        accumulator's registers unread)."""
+        return "{\n.reg .pred p;\n" f"setp.ne.b32 p, ${flag_index}, 0;\n{self.body}\n}}"
+
 
 def lower_warp_group_dot(L, op):
     """``op`` as warpgroup instructions: per 64-row pass of the warpgroups and per N chunk of at most 256
@@ -161,6 +166,11 @@ def lower_warp_group_dot(L, op):
     kstep = inst.k
     chunk = chunk_of(op, K)
     zero = _is_zero(op.acc)  # the first step writes D without reading it: no registers to set up
+    flag = L.get(op.use_acc) if op.use_acc is not None else None
+    if flag is not None and chunk:  # partial sums restart anyway: the accumulator itself is selected
+        acc = [b.select(flag, x, ir.Constant(x.type, 0)) for x in acc]
+        flag = None
+    flag32 = b.zext(flag, I32) if flag is not None else None
     # operands first: registers the units read must not be written between the fence and the last issue
     a_in, b_in = {}, {}
     for mp in range(M // per_pass):
@@ -185,6 +195,9 @@ def lower_warp_group_dot(L, op):
                     partial.setdefault((mp, nc), []).append(part)
                 if fresh:
                     r = _asm(b, inst.text(False), inst.fresh_cons, a_in[mp, kb] + b_in[nc, kb], inst.ret)
+                elif flag32 is not None and kb == 0:
+                    ins = a_in[mp, kb] + b_in[nc, kb] + [acc[i] for i in regs]
+                    r = _asm(b, inst.text_flag(inst.n_out + len(ins)), inst.cons + ",r", ins + [flag32], inst.ret)
                 else:
                     cur = part if chunk else [acc[i] for i in regs]
                     r = _asm(b, inst.text(True), inst.cons, a_in[mp, kb] + b_in[nc, kb] + cur, inst.ret)
