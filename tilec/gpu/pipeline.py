@@ -48,7 +48,8 @@ from .passes.verify_gir import verify_gir
 #: quadratic ``n x n`` intermediate would be ``n * n / threads`` registers each)
 FRONTEND_OPTIONS = {"sort_network": True}
 
-GPU_PASSES = ("inline-all", "expand-descriptors", "canonicalize", "cse", "licm", "canonicalize", "cse", "dce",
+GPU_PASSES = ("inline-all", "flatten-loops", "expand-descriptors", "canonicalize", "cse", "licm", "canonicalize",
+              "cse", "dce",
               "convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions", "call-boundaries",
               "stage-operands", "software-pipeline", "descriptor-copies", "warpgroup-dot",
               "cse", "dce", "allocate-shared", "insert-barriers")
