@@ -373,14 +373,17 @@ class static_range:
 
 class range:  # noqa: A001 - Triton's name
     """``for i in tl.range(...)``: a runtime loop; ``num_stages`` asks the pipeliner for that many stages;
-    ``flatten`` asks GPU compiles to run it and the one loop inside it as one loop (``passes/flatten_loops.py``)."""
+    ``flatten`` asks GPU compiles to run it and the one loop inside it as one loop (``passes/flatten_loops.py``).
+    ``warp_specialize``: tilec does not split a block's warps into copying and computing ones; what that gains
+    around a loop nest (the next outer iteration's copies in flight while this one's dots run) flattening gives,
+    so it asks for ``flatten`` too (a loop with no loop inside is pipelined as it is)."""
 
     def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None, flatten=False,
                  warp_specialize=False, disallow_acc_multi_buffer=False):
         self.start, self.end = (0, arg1) if arg2 is None else (arg1, arg2)
         self.step = 1 if step is None else step
         self.num_stages = _unwrap(num_stages)
-        self.flatten = bool(_unwrap(flatten))
+        self.flatten = bool(_unwrap(flatten)) or bool(_unwrap(warp_specialize))
 
     def __iter__(self):  # only the interpreter iterates; compiled loops become `for` ops
         return iter(builtins.range(int(_unwrap(self.start)), int(_unwrap(self.end)), int(_unwrap(self.step))))

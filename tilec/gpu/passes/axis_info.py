@@ -120,8 +120,9 @@ class AxisAnalysis:
                     for a in b.args:
                         self.values.setdefault(a, AxisInfo.unknown(len(a.type.shape)))
                     self.block(b)
-            for r in op.results:
-                self.values[r] = AxisInfo.unknown(len(r.type.shape))
+            for k, r in enumerate(op.results):
+                self.values[r] = self._if_result(op, k) if isinstance(op, O.IfOp) else \
+                    AxisInfo.unknown(len(r.type.shape))
             return
         rule = RULES.lookup(op)
         if rule is None and op.is_elementwise:
@@ -129,6 +130,15 @@ class AxisAnalysis:
         for r in op.results:
             info = rule(self, op) if rule is not None and len(op.results) == 1 else None
             self.values[r] = info if info is not None else AxisInfo.unknown(len(r.type.shape))
+
+    def _if_result(self, op, k) -> AxisInfo:
+        """What both branches of an ``if`` promise about their ``k``-th yield (a value carried across a loop's
+        iterations and renewed under an ``if``, as flatten-loops writes it, keeps its contiguity)."""
+        infos = [self.info(r.blocks[0].terminator.operands[k]) for r in op.regions
+                 if r.blocks and r.blocks[0].terminator is not None and len(r.blocks[0].terminator.operands) > k]
+        if len(infos) != 2:
+            return AxisInfo.unknown(len(op.results[k].type.shape))
+        return infos[0].meet(infos[1])
 
     def for_(self, op: O.ForOp):
         iv = op.induction_var

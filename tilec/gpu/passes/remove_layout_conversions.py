@@ -93,7 +93,7 @@ def _cost(v, layout, seen, budget, at=None):
     if key in seen:
         return 0
     if not isinstance(v, OpResult):
-        return None
+        return 1 if _renewed(v) is not None else None  # converted itself; the loop rule then carries it so
     op = v.op
     if isinstance(op, G.ConvertLayoutOp):
         return _cost(op.src, layout, seen, budget, at)
@@ -121,6 +121,9 @@ def _build(v, layout, builder, memo):
         return v
     key = (v, layout)
     if key in memo:
+        return memo[key]
+    if isinstance(v, BlockArgument):  # a renewed carried tile (see _cost)
+        memo[key] = builder.op(G.ConvertLayoutOp, v, result_type=v.type.with_layout(layout))
         return memo[key]
     op = v.op
     if isinstance(op, G.ConvertLayoutOp):
@@ -158,6 +161,13 @@ def _carried_layout(op, i):
         return None
     y = op.body.terminator
     v = y.operands[i]
+    renewed = _renewed(arg)
+    if renewed is not None:
+        keep = renewed[0].regions[1 - renewed[2]].blocks[0].terminator
+        wants = {u.result.type.layout for u, _ in arg.uses if isinstance(u, G.ConvertLayoutOp)}
+        if len(wants) != 1 or any(not isinstance(u, G.ConvertLayoutOp) and u is not keep for u, _ in arg.uses):
+            return None
+        return wants.pop()
     if not (isinstance(v, OpResult) and isinstance(v.op, G.ConvertLayoutOp)):
         return _advanced_layout(arg, v)
     want = v.op.src.type.layout
@@ -169,6 +179,24 @@ def _carried_layout(op, i):
         if not isinstance(use_op, G.ConvertLayoutOp) or use_op.result.type.layout != want:
             return None
     return want
+
+
+def _renewed(arg):
+    """For a carried tile renewed under an ``if`` (flatten-loops' form: the loop yields a result of an ``if``,
+    used by nothing else, whose one branch yields ``arg`` unchanged): ``(the if, the result's index, the index
+    of the branch that yields a fresh value)``; None for any other value."""
+    if not _carried(arg):
+        return None
+    y = arg.block.terminator
+    v = y.operands[arg.index - 1] if y is not None else None
+    if not (isinstance(v, OpResult) and isinstance(v.op, O.IfOp)) or len(v.uses) != 1:
+        return None
+    yields = [r.blocks[0].terminator.operands[v.index] for r in v.op.regions]
+    if yields[1] is arg and yields[0] is not arg:
+        return v.op, v.index, 0
+    if yields[0] is arg and yields[1] is not arg:
+        return v.op, v.index, 1
+    return None
 
 
 def _advanced_layout(arg, v):
@@ -361,8 +389,16 @@ class RemoveLayoutConversions(Pass):
                 continue
             arg, res = op.iter_args[i], op.results[i]
             old = arg.type
+            renewed = _renewed(arg)
             convert_before(op, 3 + i, want)
             arg.type = arg.type.with_layout(want)
+            if renewed is not None:  # the if renews it in ``want``; the branch keeping it yields it as it is
+                self.renew_in(renewed, want)
+                for use_op, _ in [(u, x) for u, x in arg.uses if isinstance(u, G.ConvertLayoutOp)]:
+                    use_op.replace_with([arg])
+                retype_behind_convert(res, want, op)
+                changed = True
+                continue
             uses = list(arg.uses)
             if all(isinstance(u, G.ConvertLayoutOp) and u.result.type.layout == want for u, _ in uses):
                 for use_op, _ in uses:
@@ -390,11 +426,20 @@ class RemoveLayoutConversions(Pass):
             changed = True
         return changed
 
+    @staticmethod
+    def renew_in(renewed, want):
+        """The ``if`` result of a renewed carried tile in ``want``: its fresh branch converts what it yields."""
+        ifop, k, fresh = renewed
+        r = ifop.results[k]
+        r.type = r.type.with_layout(want)
+        convert_before(ifop.regions[fresh].blocks[0].terminator, k, want)
+
     def run(self, module):
         for f in module.funcs:
             for _ in range(16):
                 if not self.sweep(f):
                     break
+                _dce(f)  # what a sweep left unused must not hold the next one back (the loop rule counts uses)
             _dce(f)
 
     def sweep(self, f) -> bool:

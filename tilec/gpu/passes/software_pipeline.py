@@ -87,9 +87,39 @@ def recomputable(v, body, iv, args, seen=None):
     op = v.op
     if op.parent is not body:
         return not body.parent_op.is_ancestor_of(op)
-    if not op.is_pure or op.regions or isinstance(op, O.DotOp):
+    if op.regions:
+        return pure_if(op) and all(recomputable(o, body, iv, args, seen) for o in operands_read(op))
+    if not op.is_pure or isinstance(op, O.DotOp):
         return False
     return all(recomputable(o, body, iv, args, seen) for o in op.operands)
+
+
+def pure_if(op) -> bool:
+    """An ``if`` whose branches only compute (pure ops and nested such ``if``\\ s): flatten-loops renews carried
+    values under one, and it can be recomputed for another iteration like a pure op."""
+    if not isinstance(op, O.IfOp):
+        return False
+    for r in op.regions:
+        for blk in r.blocks:
+            for o in blk.ops:
+                if not (o.is_terminator or (o.regions and pure_if(o)) or
+                        (not o.regions and o.is_pure and not isinstance(o, O.DotOp))):
+                    return False
+    return True
+
+
+def operands_read(op):
+    """``op``'s operands and the values defined outside it that ops in its regions read."""
+    out = list(op.operands)
+    for inner in op.walk():
+        if inner is not op:
+            out += [v for v in inner.operands if not _defined_in(v, op)]
+    return list(dict.fromkeys(out))
+
+
+def _defined_in(v, op) -> bool:
+    owner = v.block.parent_op if isinstance(v, BlockArgument) else v.op
+    return owner is not None and op.is_ancestor_of(owner)
 
 
 def _is_zero(v) -> bool:
@@ -168,7 +198,7 @@ def _args_used(values, body, args):
         if v in args:
             out.append(v)
         elif isinstance(v, OpResult) and v.op.parent is body:
-            stack.extend(v.op.operands)
+            stack.extend(operands_read(v.op) if v.op.regions else v.op.operands)
     return sorted(out, key=args.index)
 
 
@@ -498,7 +528,7 @@ def _clone(v, body, mapping, b):
     if isinstance(v, BlockArgument) or v.op.parent is not body:
         return v
     op = v.op
-    for o in op.operands:
+    for o in operands_read(op) if op.regions else op.operands:
         _clone(o, body, mapping, b)
     new = op.clone(mapping)
     b.insert(new)
