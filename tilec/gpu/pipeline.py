@@ -4,7 +4,9 @@
 - ``inline-all`` first: every call is inlined except those to ``noinline`` functions on a target that calls
   device functions (``device_calls``; not in debug builds, nor for functions with tensor descriptors);
   ``flatten-loops`` runs a ``tl.range(..., flatten=True)`` loop and the one loop inside it as one loop (so the
-  pipeliner copies across the outer iterations: persistent matmuls); ``expand-descriptors`` then turns the tensor-descriptor loads the target cannot move whole into masked
+  pipeliner copies across the outer iterations: persistent matmuls); ``version-alignment`` runs a loop whose
+  addresses come from integers the kernel loads (a grouped GEMM's pointers and strides) in a second version
+  where they are multiples of 16, as the launcher specialises arguments; ``expand-descriptors`` then turns the tensor-descriptor loads the target cannot move whole into masked
   pointer loads, and the tir cleanups (canonicalize, cse, licm, dce) hoist and share their address arithmetic.
 - ``convert-to-gir`` gives every tile a blocked layout; ``coalesce`` picks layouts that make global accesses
   contiguous per thread; ``accelerate-dot`` moves dots to the target's matrix-unit layouts; then
@@ -28,6 +30,7 @@ from ..passes.dce import DCE
 from ..passes.inline import InlineAll
 from ..passes.expand_descriptors import ExpandDescriptors
 from ..passes.flatten_loops import FlattenLoops
+from ..passes.version_alignment import VersionAlignment
 from ..passes.manager import PassManager, cleanup_passes
 from ..targets.options import Options
 from .passes.accelerate_dot import AccelerateDot
@@ -48,8 +51,8 @@ from .passes.verify_gir import verify_gir
 #: quadratic ``n x n`` intermediate would be ``n * n / threads`` registers each)
 FRONTEND_OPTIONS = {"sort_network": True}
 
-GPU_PASSES = ("inline-all", "flatten-loops", "expand-descriptors", "canonicalize", "cse", "licm", "canonicalize",
-              "cse", "dce",
+GPU_PASSES = ("inline-all", "flatten-loops", "version-alignment", "expand-descriptors", "canonicalize", "cse",
+              "licm", "canonicalize", "cse", "dce",
               "convert-to-gir", "coalesce", "accelerate-dot", "remove-layout-conversions", "call-boundaries",
               "stage-operands", "software-pipeline", "descriptor-copies", "warpgroup-dot",
               "cse", "dce", "allocate-shared", "insert-barriers")
@@ -73,7 +76,8 @@ def gpu_passes(target, options) -> list:
     debug builds, whose checks live in the kernel's frame) and what gir records as its target (``gir_target``)."""
     nw, ws = options.num_warps, target.warp_size
     keep = device_callable if target.device_calls and not options.debug else None
-    return [InlineAll(keep), FlattenLoops(), ExpandDescriptors(lambda op: target.keeps_descriptor(op, options)),
+    return [InlineAll(keep), FlattenLoops(), VersionAlignment(),
+            ExpandDescriptors(lambda op: target.keeps_descriptor(op, options)),
             *cleanup_passes(),
             ConvertToGIR(nw, ws, target.gir_target), Coalesce(nw, ws), AccelerateDot.for_target(target, nw),
             RemoveLayoutConversions(), CallBoundaries(nw, ws), StageOperands(),

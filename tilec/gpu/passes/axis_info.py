@@ -304,6 +304,9 @@ def _cast(an, op):
     s = an.info(op.src)
     if op.src.type.is_int and op.result.type.is_int:
         return s
+    if (op.src.type.is_int and op.result.type.is_ptr) or (op.src.type.is_ptr and op.result.type.is_int):
+        # an address as an integer and back: its alignment in bytes is the integer's divisibility
+        return AxisInfo((1,) * len(s.constancy), s.divisibility, s.constancy)
     return AxisInfo((1,) * len(s.constancy), (1,) * len(s.constancy), s.constancy)
 
 

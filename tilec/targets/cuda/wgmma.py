@@ -172,21 +172,18 @@ def lower_warp_group_dot(L, op):
         flag = None
     flag32 = b.zext(flag, I32) if flag is not None else None
     # operands first: registers the units read must not be written between the fence and the last issue
-    a_in, b_in = {}, {}
-    for mp in range(M // per_pass):
-        for kb in range(0, K, kstep):
-            a_in[mp, kb] = _a_fragment(b, a_regs, mp * per_pass, kb) if A is None else \
-                [A.desc(b.add(wg_row, _c(mp * per_pass)), kb)]
-    for nc in range(cols // n_inst):
-        col = nc * n_inst if wg_col is None else wg_col if nc == 0 else L.b.add(wg_col, _c(nc * n_inst))
-        for kb in range(0, K, kstep):
-            b_in[nc, kb] = [B.desc(col, kb)]
+    a_in, b_in = _operand_inputs(L, A, B, a_regs, (M // per_pass, per_pass), (cols // n_inst, n_inst), K, kstep,
+                                 wg_row, wg_col)
     _asm(b, "wgmma.fence.sync.aligned;", "~{memory}", [], ir.VoidType())
     touched, partial = [], {}
+
+    def regs_of(mp, nc):  # the accumulator registers one instruction writes
+        return [c_idx[(mp * per_pass + 8 * ((i & 3) >> 1), nc * n_inst + 8 * (i >> 2) + (i & 1))]
+                for i in range(inst.n_out)]
+
     for mp in range(M // per_pass):
         for nc in range(cols // n_inst):
-            regs = [c_idx[(mp * per_pass + 8 * ((i & 3) >> 1), nc * n_inst + 8 * (i >> 2) + (i & 1))]
-                    for i in range(inst.n_out)]
+            regs = regs_of(mp, nc)
             touched += regs
             part = None
             for kb in range(0, K, kstep):
@@ -211,12 +208,26 @@ def lower_warp_group_dot(L, op):
                 partial.setdefault((mp, nc), []).append(part)
     _asm(b, "wgmma.commit_group.sync.aligned;", "~{memory}", [], ir.VoidType())
     if chunk:
-        _add_chunks(b, acc, partial, lambda mp, nc: [c_idx[(mp * per_pass + 8 * ((i & 3) >> 1),
-                                                            nc * n_inst + 8 * (i >> 2) + (i & 1))]
-                                                     for i in range(inst.n_out)], zero)
+        _add_chunks(b, acc, partial, regs_of, zero)
     else:
         _retire(b, acc, touched, op.attrs.get("pending", 0))
     L.bind(op.result, acc)
+
+
+def _operand_inputs(L, A, B, a_regs, m_passes, n_chunks, K, kstep, wg_row, wg_col):
+    """The instructions' operand inputs, keyed by (row pass, k) for A and (column chunk, k) for B: shared-memory
+    descriptors, or A's register fragments."""
+    b = L.b
+    a_in, b_in = {}, {}
+    for mp in range(m_passes[0]):
+        for kb in range(0, K, kstep):
+            a_in[mp, kb] = _a_fragment(b, a_regs, mp * m_passes[1], kb) if A is None else \
+                [A.desc(b.add(wg_row, _c(mp * m_passes[1])), kb)]
+    for nc in range(n_chunks[0]):
+        col = nc * n_chunks[1] if wg_col is None else wg_col if nc == 0 else b.add(wg_col, _c(nc * n_chunks[1]))
+        for kb in range(0, K, kstep):
+            b_in[nc, kb] = [B.desc(col, kb)]
+    return a_in, b_in
 
 
 def _add_chunks(b, acc, partial, regs_of, zero):
