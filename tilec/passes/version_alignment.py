@@ -1,18 +1,19 @@
 """version-alignment: a loop whose load and store addresses are computed from integers the kernel itself loads
-(pointers and leading dimensions read from device arrays: a grouped GEMM, a mixture of experts) runs in two
-versions, chosen at run time: one where every such integer is a multiple of 16, and the loop as written.
+(pointers and leading dimensions read from device arrays: a grouped GEMM, a mixture of experts) runs, with the
+rest of its block, in two versions chosen at run time: one where every such integer is a multiple of 16, and the
+code as written.
 
 The launcher specialises a kernel's integer and pointer arguments on divisibility by 16, which is what lets the
 axis analysis prove addresses aligned, so that copies move 16 bytes at once (and asynchronously, on GPUs that
 copy into shared memory in the background). Integers loaded by the kernel get no such specialisation: their
 addresses stay element by element. This pass gives them the same specialisation in the kernel::
 
-    if (x & 15) == 0 and (y & 15) == 0 ...:      # x, y: the loaded integers the loop's addresses are built from
+    x = load ...; y = load ...                   # the loaded integers the loop's addresses are built from
+    if (x & 15) == 0 and (y & 15) == 0 ...:
         x', y' = hint(x, divisibility=16), ...    # what the branch knows
-        <the ops before the loop computed from x, y>, recomputed from x', y'
-        <the loop>, reading them
+        <the rest of the block: the loop and what follows it>, reading x', y'
     else:
-        <the loop>, as written
+        <the rest of the block>, as written
 
 GPU pipelines run it before the cleanups (which share what the two versions compute alike).
 """
@@ -33,8 +34,14 @@ def _memory_ops(loop):
 def loaded_leaves(loop) -> list:
     """The integer scalars loaded outside ``loop`` that the addresses of its tile loads and stores are computed
     from (through pure ops, and through the values the loop carries: their inits and advances)."""
+    return _leaves(_memory_ops(loop), loop.is_ancestor_of)
+
+
+def _leaves(memory_ops, inside) -> list:
+    """The integer scalars loaded by ops for which ``inside`` is false that the tile addresses of
+    ``memory_ops`` are computed from."""
     leaves, seen = [], set()
-    stack = [op.operands[0] for op in _memory_ops(loop)]
+    stack = [op.operands[0] for op in memory_ops]
     while stack:
         v = stack.pop()
         if v in seen:
@@ -42,11 +49,11 @@ def loaded_leaves(loop) -> list:
         seen.add(v)
         if isinstance(v, BlockArgument):
             owner = v.block.parent_op
-            if isinstance(owner, O.ForOp) and loop.is_ancestor_of(owner) and v.index > 0:
+            if isinstance(owner, O.ForOp) and inside(owner) and v.index > 0:
                 stack += [owner.inits[v.index - 1], owner.body.terminator.operands[v.index - 1]]
             continue
         op = v.op
-        if isinstance(op, O.LoadOp) and not v.type.is_tile and v.type.is_int and not loop.is_ancestor_of(op):
+        if isinstance(op, O.LoadOp) and not v.type.is_tile and v.type.is_int and not inside(op):
             leaves.append(v)
         elif op.is_pure and not op.regions:
             stack += list(op.operands)
@@ -64,35 +71,57 @@ def _position(op):
 
 
 def version(loop) -> bool:
-    leaves = [v for v in loaded_leaves(loop) if v.op.parent is loop.parent]
-    if not leaves:
-        return False
+    """Version the rest of ``loop``'s block from just after the last loaded leaf of its accesses and of those
+    after it (an epilogue storing through the same loaded pointers gets aligned stores too)."""
     block = loop.parent
+    at = block.ops.index(loop)
+    end = len(block.ops) - (1 if block.terminator is not None else 0)
+    before = set(map(id, block.ops[:at]))
+    outside = lambda op: id(op) not in before  # noqa: E731 - loads in the block before the loop are leaves
+    if not _leaves(_memory_ops(loop), outside):
+        return False
+    leaves = _leaves([m for op in block.ops[at:end] for m in _memory_ops(op)], outside)
+    region = block.ops[max(block.ops.index(v.op) for v in leaves) + 1:end]
+    inside = {r for op in region for r in op.results}
+    later = block.ops[end:]
+    out = [v for v in dict.fromkeys(o for op in later for o in _operands_read(op)) if v in inside]
     b = Builder()
-    b.set_insertion_point_before(loop)
+    b.set_insertion_point_before(region[0])
     b.loc = loop.loc
     cond = None
     for v in leaves:
         ok = b.op(O.CmpOp, b.op(O.AndOp, v, b.constant(ALIGN - 1, v.type)), b.constant(0, v.type), predicate="eq")
         cond = ok if cond is None else b.op(O.AndOp, cond, ok)
-    ver = b.if_(cond, [r.type for r in loop.results])
-    for old, new in zip(loop.results, ver.results):
-        old.replace_all_uses_with(new)
+    ver = b.if_(cond, [v.type for v in out])
+    for old, new in zip(out, ver.results):
+        for user, i in list(old.uses):
+            if not any(user is op or op.is_ancestor_of(user) for op in region):
+                user.set_operand(i, new)
     tb = Builder(ver.regions[0].block)
     tb.loc = loop.loc
     mapping = {v: tb.create(O.HintOp, [v], [v.type], {"divisibility": (ALIGN,)}).result for v in leaves}
-    start = min(block.ops.index(v.op) for v in leaves)
-    for op in block.ops[start:block.ops.index(ver)]:
+    first = min(block.ops.index(v.op) for v in leaves)
+    for op in block.ops[first:block.ops.index(ver)]:  # what the leaves give before the region (a pointer cast)
         if op.is_pure and not op.regions and any(o in mapping for o in op.operands):
             tb.insert(op.clone(mapping))
-    fast = loop.clone(mapping)
-    tb.insert(fast)
-    tb.yield_(*fast.results)
-    loop.detach()
-    eb = ver.regions[1].block
-    eb.append(loop)
-    Builder(eb).yield_(*loop.results)
+    for op in region:
+        tb.insert(op.clone(mapping))
+    tb.yield_(*[mapping[v] for v in out])
+    eb = Builder(ver.regions[1].block)
+    for op in region:
+        op.detach()
+        ver.regions[1].block.append(op)
+    eb.yield_(*out)
     return True
+
+
+def _operands_read(op):
+    """``op``'s operands and the values from outside it that ops in its regions read."""
+    found = list(op.operands)
+    for inner in op.walk():
+        if inner is not op:
+            found += [v for v in inner.operands]
+    return found
 
 
 class VersionAlignment(Pass):
