@@ -67,3 +67,58 @@ def test_flattened_results_are_the_nests(n_tiles, n_k, seed):
     b, cb = _run(flat, n_tiles, n_k, seed)
     np.testing.assert_array_equal(ca, cb)
     np.testing.assert_array_equal(a, b)
+
+
+@tilec.jit
+def carried(x_ptr, out_ptr, aux_ptr, n_tiles, n_k, NUM: tl.constexpr, BLOCK: tl.constexpr):
+    """The prologue's values reach the inner body through shape ops (an offset row broadcast to a tile), the
+    epilogue reads one the body does not, and an inner value starts from the prologue (an advanced pointer)."""
+    for tile in tl.range(tl.program_id(0), n_tiles, NUM, flatten=True):
+        row = (tile * 7 + 3) % n_tiles                      # prologue arithmetic (a remainder, as tile orders use)
+        offs = row * BLOCK + tl.arange(0, BLOCK)            # read by the body through expand_dims/broadcast
+        scale = (row + 1).to(tl.float32)                    # read by the epilogue only
+        ptrs = x_ptr + offs                                 # an inner value that starts from the prologue
+        acc = tl.zeros((2, BLOCK), dtype=tl.float32)
+        for k in range(0, n_k):
+            acc = acc * 0.5 + tl.load(ptrs)[None, :] + offs[None, :].to(tl.float32)
+            ptrs += n_tiles * BLOCK
+        tl.store(out_ptr + tile * 2 * BLOCK + tl.arange(0, 2)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :],
+                 acc * scale)
+        tl.store(aux_ptr + tile, row)
+
+
+def _carried_module():
+    x = np.zeros(8, np.float32)
+    values = carried._bind((x, x, np.zeros(4, np.int32), 7, 3), dict(NUM=3, BLOCK=8))
+    _, _, src = carried.specialize(values)
+    m = generate(src, {})
+    PassManager("k").run(m, tir_pipeline())
+    return m
+
+
+def test_prologue_values_are_carried_and_renewed_under_an_if():
+    m = _carried_module()
+    assert FlattenLoops().run(m)
+    loop = next(op for op in m.funcs[0].walk() if op.name == "for" and op.parent.parent_op.name == "if")
+    ifs = [op for op in loop.body.ops if op.name == "if"]
+    assert len(ifs) >= 2  # the epilogue and the renewal of the carried prologue values
+    renewal = ifs[1]
+    assert all(op.is_pure or op.name == "yield" for r in renewal.regions for op in r.block.ops)
+    assert not any(op.name in ("div", "rem") for op in loop.body.ops)  # the prologue runs once per tile
+
+
+@settings(max_examples=25, deadline=None)
+@given(n_tiles=st.integers(0, 9), n_k=st.integers(0, 4), seed=st.integers(0, 2 ** 16))
+def test_flattened_with_carried_prologue_values_is_the_nest(n_tiles, n_k, seed):
+    x = np.random.default_rng(seed).standard_normal(max(n_tiles, 1) * (n_k + 1) * 8).astype(np.float32)
+    outs = []
+    for flat in (False, True):
+        m = _carried_module()
+        if flat:
+            FlattenLoops().run(m)
+        out = np.full(max(n_tiles, 1) * 16, np.nan, np.float32)
+        aux = np.full(max(n_tiles, 1), -1, np.int32)
+        run_kernel(m, "carried", [x, out, aux, n_tiles, n_k], (3,))
+        outs.append((out, aux))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])

@@ -19,7 +19,8 @@ from tilec.passes.version_alignment import VersionAlignment, loaded_leaves
 
 @tilec.jit
 def strided_sum(x_ptr, ld_ptr, out_ptr, rows, n_k, BM: tl.constexpr, BK: tl.constexpr):
-    """out[m, :] = sum over k blocks of x[m, k * BK : (k + 1) * BK], with x's leading dimension read from memory."""
+    """out[m, :] = sum over k blocks of x[m, k * BK : (k + 1) * BK], with x's leading dimension read from memory;
+    the sum also goes back over x's first block (an epilogue addressed through the loaded stride too)."""
     ld = tl.load(ld_ptr)
     rm = tl.arange(0, BM)
     rk = tl.arange(0, BK)
@@ -29,6 +30,7 @@ def strided_sum(x_ptr, ld_ptr, out_ptr, rows, n_k, BM: tl.constexpr, BK: tl.cons
         acc += tl.load(ptrs, mask=rm[:, None] < rows, other=0.0)
         ptrs += BK
     tl.store(out_ptr + rm[:, None] * BK + rk[None, :], acc, mask=rm[:, None] < rows)
+    tl.store(x_ptr + rm[:, None] * ld + rk[None, :], acc, mask=rm[:, None] < rows)
 
 
 @tilec.jit
@@ -63,6 +65,7 @@ def test_the_loaded_stride_is_the_leaf_and_the_loop_gets_two_versions():
     fast, slow = (r.block.ops for r in version.regions)
     assert any(op.name == "hint" for op in fast) and [op.name for op in fast].count("for") == 1
     assert [op.name for op in slow].count("for") == 1
+    assert [op.name for op in fast].count("store") == [op.name for op in slow].count("store") == 2  # epilogues
     assert not VersionAlignment().run(_module(argument_strides, (np.zeros(8, np.float32),) * 2 + (16, 2),
                                               dict(BM=8, BK=4)))
 
@@ -78,10 +81,13 @@ def test_both_versions_compute_what_the_loop_does(ld, rows, n_k, seed):
         if versioned:
             VersionAlignment().run(m)
         out = np.full(8 * 4, np.nan, np.float32)
-        run_kernel(m, "strided_sum", [x, np.array([ld], np.int32), out, rows, n_k], (1,))
+        xs = x.copy()
+        run_kernel(m, "strided_sum", [xs, np.array([ld], np.int32), out, rows, n_k], (1,))
         outs.append(out)
-    np.testing.assert_array_equal(outs[0], outs[1])
-    assert np.isfinite(outs[1][:rows * 4]).all()
+        outs.append(xs)
+    np.testing.assert_array_equal(outs[0], outs[2])
+    np.testing.assert_array_equal(outs[1], outs[3])
+    assert np.isfinite(outs[2][:rows * 4]).all()
 
 
 @tilec.jit
