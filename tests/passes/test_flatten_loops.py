@@ -3,7 +3,6 @@ iterations (and the original nest for an inner loop of no iterations), with the 
 evaluator on random data against the nest, for ragged trip counts, carried values on both levels, an epilogue
 that stores and empty inner loops; and what stays a nest."""
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 import tilec

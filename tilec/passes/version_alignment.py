@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from ..ir import ops as O
 from ..ir.builder import Builder
-from ..ir.core import BlockArgument, OpResult
+from ..ir.core import BlockArgument
 from .base import Pass
+from .utils import values_used_from_outside
 
 ALIGN = 16  # what the launcher's specialisation promises for arguments
 
@@ -84,7 +85,7 @@ def version(loop) -> bool:
     region = block.ops[max(block.ops.index(v.op) for v in leaves) + 1:end]
     inside = {r for op in region for r in op.results}
     later = block.ops[end:]
-    out = [v for v in dict.fromkeys(o for op in later for o in _operands_read(op)) if v in inside]
+    out = [v for v in dict.fromkeys(o for op in later for o in values_used_from_outside(op)) if v in inside]
     b = Builder()
     b.set_insertion_point_before(region[0])
     b.loc = loop.loc
@@ -113,15 +114,6 @@ def version(loop) -> bool:
         ver.regions[1].block.append(op)
     eb.yield_(*out)
     return True
-
-
-def _operands_read(op):
-    """``op``'s operands and the values from outside it that ops in its regions read."""
-    found = list(op.operands)
-    for inner in op.walk():
-        if inner is not op:
-            found += [v for v in inner.operands]
-    return found
 
 
 class VersionAlignment(Pass):

@@ -40,6 +40,7 @@ from ...ir.types import PointerType, ScalarType, SharedBufferType, TileType, i1,
 from .. import ops as G
 from ..layouts import SharedLayout, swizzle_bytes
 from .common import Pass, elem_bytes
+from ...passes.utils import values_used_from_outside
 from ...targets.options import Options
 from .stage_operands import register_order
 from ..scratch import scratch_bytes
@@ -88,7 +89,7 @@ def recomputable(v, body, iv, args, seen=None):
     if op.parent is not body:
         return not body.parent_op.is_ancestor_of(op)
     if op.regions:
-        return pure_if(op) and all(recomputable(o, body, iv, args, seen) for o in operands_read(op))
+        return pure_if(op) and all(recomputable(o, body, iv, args, seen) for o in values_used_from_outside(op))
     if not op.is_pure or isinstance(op, O.DotOp):
         return False
     return all(recomputable(o, body, iv, args, seen) for o in op.operands)
@@ -106,20 +107,6 @@ def pure_if(op) -> bool:
                         (not o.regions and o.is_pure and not isinstance(o, O.DotOp))):
                     return False
     return True
-
-
-def operands_read(op):
-    """``op``'s operands and the values defined outside it that ops in its regions read."""
-    out = list(op.operands)
-    for inner in op.walk():
-        if inner is not op:
-            out += [v for v in inner.operands if not _defined_in(v, op)]
-    return list(dict.fromkeys(out))
-
-
-def _defined_in(v, op) -> bool:
-    owner = v.block.parent_op if isinstance(v, BlockArgument) else v.op
-    return owner is not None and op.is_ancestor_of(owner)
 
 
 def _is_zero(v) -> bool:
@@ -198,7 +185,7 @@ def _args_used(values, body, args):
         if v in args:
             out.append(v)
         elif isinstance(v, OpResult) and v.op.parent is body:
-            stack.extend(operands_read(v.op) if v.op.regions else v.op.operands)
+            stack.extend(values_used_from_outside(v.op) if v.op.regions else v.op.operands)
     return sorted(out, key=args.index)
 
 
@@ -528,7 +515,7 @@ def _clone(v, body, mapping, b):
     if isinstance(v, BlockArgument) or v.op.parent is not body:
         return v
     op = v.op
-    for o in operands_read(op) if op.regions else op.operands:
+    for o in values_used_from_outside(op) if op.regions else op.operands:
         _clone(o, body, mapping, b)
     new = op.clone(mapping)
     b.insert(new)
