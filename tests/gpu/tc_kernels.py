@@ -187,3 +187,33 @@ def desc_attn_kernel(Q, K, V, Out, sm_scale, Z_H, N_CTX, HEAD_DIM: tl.constexpr,
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     o_ptrs = Out + (y0 + offs_m)[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
     tl.store(o_ptrs, acc.to(tl.float16), mask=offs_m[:, None] < N_CTX)
+
+
+@tilec.jit
+def grouped_tile(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M: tl.constexpr):
+    """(pid_m, pid_n) of a persistent kernel's tile in grouped order (Triton's tutorial 09's ``_compute_pid``)."""
+    group_id = tile_id // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    return first_pid_m + (tile_id % group_size_m), (tile_id % num_pid_in_group) // group_size_m
+
+
+@tilec.jit
+def persistent_desc_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                           NUM_SMS: tl.constexpr, FLATTEN: tl.constexpr, WS: tl.constexpr):
+    """C = A @ B.T (B stored [N, K]) by a persistent loop over tiles in grouped order, the K loop inside it,
+    through tensor descriptors made in the kernel: Triton's tutorial 09 spelling (``flatten``, ``warp_specialize``)."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BN, BK])
+    num_pid_m, num_pid_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, flatten=FLATTEN, warp_specialize=WS):
+        pid_m, pid_n = grouped_tile(tile_id, 8 * num_pid_n, num_pid_m, 8)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for ki in range(tl.cdiv(K, BK)):
+            a = a_desc.load([pid_m * BM, ki * BK])
+            b = b_desc.load([pid_n * BN, ki * BK])
+            acc = tl.dot(a, b.T, acc)
+        rm = pid_m * BM + tl.arange(0, BM)
+        rn = pid_n * BN + tl.arange(0, BN)
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+                 mask=(rm[:, None] < M) & (rn[None, :] < N))

@@ -9,17 +9,10 @@ import pytest
 
 import tilec
 import tilec.language as tl
+from tc_kernels import grouped_tile, persistent_desc_matmul
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
-
-
-@tilec.jit
-def _pid(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M: tl.constexpr):
-    group_id = tile_id // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    return first_pid_m + (tile_id % group_size_m), (tile_id % num_pid_in_group) // group_size_m
 
 
 @tilec.jit
@@ -30,28 +23,12 @@ def _store(c_ptr, acc, pid_m, pid_n, M, N, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @tilec.jit
-def descriptor_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                      NUM_SMS: tl.constexpr, WS: tl.constexpr):
-    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
-    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BN, BK])
-    num_pid_m, num_pid_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
-    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, flatten=not WS, warp_specialize=WS):
-        pid_m, pid_n = _pid(tile_id, 4 * num_pid_n, num_pid_m, 4)
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for ki in range(tl.cdiv(K, BK)):
-            a = a_desc.load([pid_m * BM, ki * BK])
-            b = b_desc.load([pid_n * BN, ki * BK])
-            acc = tl.dot(a, b.T, acc)
-        _store(c_ptr, acc, pid_m, pid_n, M, N, BM, BN)
-
-
-@tilec.jit
 def offsets_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, BM: tl.constexpr, BN: tl.constexpr,
                    BK: tl.constexpr, NUM_SMS: tl.constexpr):
     num_pid_m, num_pid_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
     rk = tl.arange(0, BK)
     for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, flatten=True):
-        pid_m, pid_n = _pid(tile_id, 4 * num_pid_n, num_pid_m, 4)
+        pid_m, pid_n = grouped_tile(tile_id, 4 * num_pid_n, num_pid_m, 4)
         offs_am = pid_m * BM + tl.arange(0, BM)
         offs_bn = pid_n * BN + tl.arange(0, BN)
         offs_am = tl.where(offs_am < M, offs_am, 0)
@@ -110,7 +87,8 @@ def test_flattened_persistent_matmul(kind, shape, config):
     meta = dict(BM=BM, BN=BN, BK=BK, NUM_SMS=programs, num_warps=nw, num_stages=ns)
     if kind.startswith("descriptor"):
         bt = b.t().contiguous()
-        ck = descriptor_kernel[(programs,)](a, bt, c, M, N, K, WS=kind.endswith("ws"), **meta)
+        ws = kind.endswith("ws")
+        ck = persistent_desc_matmul[(programs,)](a, bt, c, M, N, K, FLATTEN=not ws, WS=ws, **meta)
     elif kind == "offsets":
         bt = b.t().contiguous()  # B stored [N, K], read k-contiguous like 09's pointer kernel
         ck = offsets_kernel[(programs,)](a, bt, c, M, N, K, a.stride(0), bt.stride(0), **meta)
