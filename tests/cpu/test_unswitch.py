@@ -143,3 +143,35 @@ def test_known_masks_get_the_scalar_test_and_unknown_ones_do_not():
     assert "rows test" not in _plan(unknown_mask, x, out, 1, BLOCK=64)
     unknown_mask[(1,)](np.arange(64, dtype=np.float32), out, 1, BLOCK=64)
     np.testing.assert_array_equal(out, np.where(np.arange(64) % 3 != 1, np.arange(64), 0))
+
+
+@tilec.jit
+def store_forms(x_ptr, out_ptr, n, lo, FORM: tl.constexpr, BLOCK: tl.constexpr):
+    """The mask forms of ``edge_forms`` on a store: chunks the scalar test finds all off are skipped."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if FORM == 0:
+        m = offs < n
+    elif FORM == 3:
+        m = (offs >= lo) & (offs < n)
+    elif FORM == 4:
+        m = (n - 1 - offs) >= 0
+    elif FORM == 6:
+        m = (offs < n) & (lo > 0)
+    else:
+        m = ((offs % 3) != 0) & (offs < n)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0 + 1.0, mask=m)
+
+
+@pytest.mark.parametrize("form", [0, 3, 4, 6, 7])
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(n=st.integers(0, 700), lo=st.integers(-5, 300), block=st.sampled_from([64, 1024]))
+def test_store_masks_skip_only_chunks_with_no_lane_on(form, n, lo, block):
+    grid = max(1, (n + block - 1) // block + 1)   # one program past the end: all of it off
+    size = grid * block
+    x = np.random.default_rng(n).standard_normal(size).astype(np.float32)
+    out = np.full(size, 7.0, np.float32)
+    store_forms[(grid,)](x, out, n, lo, FORM=form, BLOCK=block)
+    offs = np.arange(size)
+    m = {0: offs < n, 3: (offs >= lo) & (offs < n), 4: n - 1 - offs >= 0, 6: (offs < n) & (lo > 0),
+         7: (offs % 3 != 0) & (offs < n)}[form]
+    np.testing.assert_array_equal(out, np.where(m, x * 2 + 1, np.float32(7.0)))

@@ -5,7 +5,9 @@ to one bit and a branch, per access. Most rows of a masked tile are whole (only 
 edge tile's, is not), so a loop nest whose fused accesses are masked tests once per row (the innermost
 dimension; a 1-d tile is one row), with a few scalar instructions, that every mask is on in all the row's lanes,
 and then runs a copy of the row's loop in which those masks are known on: plain vector loads and stores, no mask
-computed at all, a loop LLVM unrolls. The other rows run the code as it was.
+computed at all, a loop LLVM unrolls. The other rows run the code as it was, except that a store's chunks whose
+mask the same scalar test finds all off are skipped (a last program's tail is mostly such chunks, and masked
+stores cost even with no lane on).
 
 The scalar test exists for the masks kernels write to guard a tile's edge: ``offs < n`` (any of ``< <= > >=``,
 either side) where ``offs`` is affine along the row (``pid * BLOCK + tl.arange(0, BLOCK)``, with casts and
@@ -61,7 +63,27 @@ def all_on(L, mask, pt: Point, w: int):
     return None
 
 
-def _compare_on(L, mask, pt, w):
+def none_on(L, mask, pt: Point, w: int):
+    """An i1 that is true only when no lane of the ``w`` lanes of ``mask`` at ``pt`` is on (scalar instructions,
+    as :func:`all_on`); None when ``mask`` is not of a form this knows."""
+    if not isinstance(mask, Node):
+        return None
+    b = L.b
+    if mask.stride == 0:
+        return b.not_(ev(L, mask, pt, 1))
+    if not isinstance(mask, Lazy):
+        return None
+    if isinstance(mask.op, O.AndOp):  # off wherever one side is off
+        parts = [t for t in (none_on(L, a, pt, w) for a in mask.args) if t is not None]
+        return b.or_(*parts) if len(parts) == 2 else parts[0] if parts else None
+    if isinstance(mask.op, O.CmpOp) and mask.op.attrs["predicate"] in _ICMP:
+        return _compare_on(L, mask, pt, w, off=True)
+    return None
+
+
+def _compare_on(L, mask, pt, w, off=False):
+    """All lanes on (``off``: all off). The lanes on in an affine compare that does not wrap are a prefix or a
+    suffix of the row, so its two ends decide both."""
     b = L.b
     x, y = mask.args
     pred = mask.op.attrs["predicate"]
@@ -81,7 +103,10 @@ def _compare_on(L, mask, pt, w):
     first, last, bound = ev(L, x, pt, 1), ev(L, x, last_pt, 1), ev(L, y, pt, 1)
     affine = b.icmp_unsigned("==", last, b.add(first, LT.const_of(t.element, step)))
     monotonic = cmp(">=" if k > 0 else "<=", last, first)
-    ends = b.and_(cmp(_ICMP[pred], first, bound), cmp(_ICMP[pred], last, bound))
+    if off:
+        ends = b.and_(b.not_(cmp(_ICMP[pred], first, bound)), b.not_(cmp(_ICMP[pred], last, bound)))
+    else:
+        ends = b.and_(cmp(_ICMP[pred], first, bound), cmp(_ICMP[pred], last, bound))
     return b.and_(ends, b.and_(affine, monotonic))
 
 
@@ -103,7 +128,14 @@ def chunks(L, shape, w, values, body, mask=None, op=None):
         def chunk(iv, _):
             pt = Point(shape, idx[:-1] + [iv])
             pt.on = on
-            body(pt)
+            # a masked row's chunks whose store mask is all off (most of a last program's tail) store nothing:
+            # skipped whole, as masked stores cost even with no lane on
+            empty = none_on(L, mask, pt, w) if mask is not None and not on else None
+            if empty is None:
+                body(pt)
+            else:
+                with L.b.if_then(L.b.not_(empty)):
+                    body(pt)
             return []
         counted_loop(L.b, shape[-1], w, [], chunk, name=f"d{last}")
 
