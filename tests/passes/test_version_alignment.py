@@ -118,3 +118,27 @@ def test_grouped_pointers_get_16_byte_asynchronous_copies_in_the_aligned_version
     ptx = k.asm["ptx"]
     assert re.search(r"cp\.async\.cg\.shared\.global \[[^]]+\], \[[^]]+\], 16", ptx)  # the aligned version
     assert re.search(r"ld\.global(\.nc)?\.b16|ld\.global(\.nc)?\.u16", ptx)  # the loop as written
+
+
+@tilec.jit
+def expert_weights(x_ptr, w_ptr, ids_ptr, out_ptr, stride_e, K, BM: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr):
+    """A mixture of experts' weight lookup: the loaded expert index scales a stride."""
+    e = tl.load(ids_ptr + tl.program_id(0))
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(x_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(w_ptr + e * stride_e + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(out_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@pytest.mark.parametrize("stride", ["i32:16", "i32"])
+def test_a_version_only_where_the_axis_analysis_says_it_gains(stride):
+    """With the stride specialised to a multiple of 16, ``e * stride_e`` keeps the weights' rows aligned whatever
+    the loaded index: no second version. Without it, the index's alignment is what the fast version needs."""
+    src = tilec.ASTSource(expert_weights, f"*fp16:16,*fp16:16,*i32:16,*fp32:16,{stride},i32:16",
+                          constexprs=dict(BM=64, BN=64, BK=32))
+    k = tilec.compile(src, tilec.Target("cuda", 90, 32), {"num_warps": 4, "num_stages": 3})
+    assert k.asm["gir"].count("for %") == (1 if stride.endswith(":16") else 2)

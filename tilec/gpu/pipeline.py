@@ -34,6 +34,7 @@ from ..passes.version_alignment import VersionAlignment
 from ..passes.manager import PassManager, cleanup_passes
 from ..targets.options import Options
 from .passes.accelerate_dot import AccelerateDot
+from .passes.axis_info import AxisAnalysis
 from .passes.allocate_shared import AllocateShared
 from .passes.call_boundaries import CallBoundaries
 from .passes.coalesce import Coalesce
@@ -76,7 +77,7 @@ def gpu_passes(target, options) -> list:
     debug builds, whose checks live in the kernel's frame) and what gir records as its target (``gir_target``)."""
     nw, ws = options.num_warps, target.warp_size
     keep = device_callable if target.device_calls and not options.debug else None
-    return [InlineAll(keep), FlattenLoops(), VersionAlignment(),
+    return [InlineAll(keep), FlattenLoops(), VersionAlignment(AxisAnalysis),
             ExpandDescriptors(lambda op: target.keeps_descriptor(op, options)),
             *cleanup_passes(),
             ConvertToGIR(nw, ws, target.gir_target), Coalesce(nw, ws), AccelerateDot.for_target(target, nw),

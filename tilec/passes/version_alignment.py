@@ -54,7 +54,8 @@ def _leaves(memory_ops, inside) -> list:
                 stack += [owner.inits[v.index - 1], owner.body.terminator.operands[v.index - 1]]
             continue
         op = v.op
-        if isinstance(op, O.LoadOp) and not v.type.is_tile and v.type.is_int and not inside(op):
+        if isinstance(op, O.LoadOp) and not v.type.is_tile and v.type.is_int and not v.type.is_bool \
+                and not inside(op):
             leaves.append(v)
         elif op.is_pure and not op.regions:
             stack += list(op.operands)
@@ -71,9 +72,26 @@ def _position(op):
     return path[::-1]
 
 
-def version(loop) -> bool:
+def _helps(analysis, accesses, leaves) -> bool:
+    """Whether some access built from ``leaves`` runs along a dimension (contiguity > 1) whose start the axis
+    analysis does not know 16-byte aligned: only then can the aligned version copy more at once. (An expert
+    index scaling a specialised stride, say, leaves its addresses aligned whatever the index.)"""
+    if analysis is None:
+        return True
+    for m in accesses:
+        if not leaves.intersection(_leaves([m], lambda op: False)):
+            continue
+        info = analysis.info(m.operands[0])
+        if any(c > 1 and d < ALIGN for c, d in zip(info.contiguity, info.divisibility)):
+            return True
+    return False
+
+
+def version(loop, analysis=None) -> bool:
     """Version the rest of ``loop``'s block from just after the last loaded leaf of its accesses and of those
-    after it (an epilogue storing through the same loaded pointers gets aligned stores too)."""
+    after it (an epilogue storing through the same loaded pointers gets aligned stores too). ``analysis``: the
+    function's axis analysis (``info(value)`` with contiguity and divisibility), which says whether the aligned
+    version would gain anything; None: version wherever there are leaves."""
     block = loop.parent
     at = block.ops.index(loop)
     end = len(block.ops) - (1 if block.terminator is not None else 0)
@@ -81,7 +99,10 @@ def version(loop) -> bool:
     outside = lambda op: id(op) not in before  # noqa: E731 - loads in the block before the loop are leaves
     if not _leaves(_memory_ops(loop), outside):
         return False
-    leaves = _leaves([m for op in block.ops[at:end] for m in _memory_ops(op)], outside)
+    accesses = [m for op in block.ops[at:end] for m in _memory_ops(op)]
+    leaves = _leaves(accesses, outside)
+    if not _helps(analysis, accesses, set(leaves)):
+        return False
     region = block.ops[max(block.ops.index(v.op) for v in leaves) + 1:end]
     inside = {r for op in region for r in op.results}
     later = block.ops[end:]
@@ -117,7 +138,11 @@ def version(loop) -> bool:
 
 
 class VersionAlignment(Pass):
+    """``analysis(func)``: the target's axis analysis of a function (GPU pipelines pass theirs), or None."""
     name = "version-alignment"
+
+    def __init__(self, analysis=None):
+        self.analysis = analysis
 
     def run(self, module):
         changed = False
@@ -127,7 +152,8 @@ class VersionAlignment(Pass):
                 continue
             if any(isinstance(p, O.IfOp) and id(p) in done for p in _ancestors(op)):
                 continue  # inside a version made here already
-            if version(op):
+            func = next(p for p in _ancestors(op) if isinstance(p, O.FuncOp))
+            if version(op, self.analysis(func) if self.analysis is not None else None):
                 done.add(id(op.parent_op))
                 done.add(id(op))
                 changed = True
