@@ -120,3 +120,73 @@ def test_copies_of_an_operand_tile_share_one_address():
     ll = BlockedLayout((1, 8), (2, 16), (8, 1), (1, 0)).to_linear(shape)
     consts = register_constants(lay, shape, ll)
     assert consts is not None and sorted(set(consts[::8])) == [0, 16 * 64, 32 * 64, 48 * 64]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(SHAPES), st.sampled_from([(1, 0), (0, 1)]), st.sampled_from([1, 2, 4]),
+       st.integers(0, 3), st.integers(0, 5), st.sampled_from([(1, 0), (0, 1)]), st.sampled_from([1, 2, 4, 8]))
+def test_register_split_is_exact(shape, order, eb, spt_log, tpw_log, reg_order, warps):
+    """Every element's offset is its thread's offset XOR the register's XOR part plus its constant, for every
+    lane, warp and register (checked against the placement), including layouts whose registers step into the
+    swizzle's phase (where the constants alone do not describe them)."""
+    from tilec.gpu.blocked_layouts import BlockedLayout
+    from tilec.gpu.lowering.shared import register_split
+    lay = shared_for_operand(shape, order, eb)
+    fast = reg_order[0]
+    spt = [1, 1]
+    spt[fast] = min(1 << spt_log, shape[fast])
+    tpw = [1, 1]
+    tpw[fast] = min(1 << tpw_log, max(1, shape[fast] // spt[fast]))
+    tpw[1 - fast] = 32 // tpw[fast]
+    wpc = [1, 1]
+    wpc[1 - fast] = warps
+    ll = BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), reg_order).to_linear(shape)
+    split = register_split(lay, shape, ll)
+    assert split is not None  # power-of-two shapes
+    for warp in range(warps):
+        for lane in range(32):
+            base = lay.offset(ll.coord(0, lane, warp), shape)
+            for r, (x, c) in enumerate(split):
+                assert lay.offset(ll.coord(r, lane, warp), shape) == (base ^ x) + c
+
+
+def test_grouped_gemm_fallback_copies_need_two_bases():
+    """Element copies of a [128, 64] fp16 tile, one element per thread per row (tpw [1, 32], 8 warps): a thread's
+    32 registers are its own offset XOR one of two values (columns 0-31 and 32-63 differ in the swizzle's chunk
+    bit), plus constants."""
+    from tilec.gpu.blocked_layouts import BlockedLayout
+    from tilec.gpu.lowering.shared import register_constants, register_split
+    shape = (128, 64)
+    lay = shared_for_operand(shape, (1, 0), 2)
+    ll = BlockedLayout((1, 1), (1, 32), (8, 1), (1, 0)).to_linear(shape)
+    assert register_constants(lay, shape, ll) is None
+    assert len({x for x, _ in register_split(lay, shape, ll)}) == 2
+
+
+@pytest.mark.parametrize("eb", [1, 2, 4])
+@pytest.mark.parametrize("order", [(1, 0), (0, 1)])
+@pytest.mark.parametrize("shape", [(64, 64), (128, 64), (32, 256), (16, 128)])
+def test_the_lowerings_offsets_are_the_placements(shape, order, eb):
+    """``shared_offsets`` (the i32 arithmetic the lowering emits) gives ``SharedLayout.offset`` for every element:
+    the address constants of :func:`register_split` come from the latter, the thread's base from the former.
+    Checked by running the emitted arithmetic on the host (llvmlite JIT)."""
+    import ctypes
+    from types import SimpleNamespace
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+    from tilec.gpu.lowering.shared import shared_offsets
+    lay = shared_for_operand(shape, order, eb)
+    mod = ir.Module()
+    i32 = ir.IntType(32)
+    fn = ir.Function(mod, ir.FunctionType(i32, [i32, i32]), "off")
+    b = ir.IRBuilder(fn.append_basic_block())
+    b.ret(shared_offsets(SimpleNamespace(b=b), lay, shape, [tuple(fn.args)])[0])
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    tm = llvm.Target.from_default_triple().create_target_machine()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(mod)), tm)
+    engine.finalize_object()
+    off = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)(engine.get_function_address("off"))
+    for r in range(shape[0]):
+        for c in range(shape[1]):
+            assert off(r, c) == lay.offset((r, c), shape)

@@ -58,33 +58,45 @@ def _power_of_two(n: int) -> bool:
     return n > 0 and not n & (n - 1)
 
 
-def register_constants(layout, shape, ll):
-    """Per register of distributed layout ``ll``, the constant part of its element offset in a tile placed by
-    SharedLayout ``layout``, when every element's offset is its thread's offset plus that constant; else None.
+def register_split(layout, shape, ll):
+    """Per register of distributed layout ``ll``, ``(x, c)`` such that every element's offset in a tile placed by
+    SharedLayout ``layout`` is ``(its thread's offset ^ x) + c``; None unless the extents are powers of two.
 
     With power-of-two extents the placement is linear over GF(2) in the coordinate bits (fields of a row-major
-    offset, an XOR swizzle, column blocks), so an element's offset is its thread's offset XOR its register's;
-    where no register's offset shares a bit with any thread's, the XOR is an addition."""
+    offset, an XOR swizzle, column blocks), so an element's offset is its thread's offset XOR its register's. The
+    register's bits that no thread's offset has (``c``) add; the others (``x``, often zero, or one of a few
+    values where a register steps into the swizzle's phase) XOR."""
     sizes = [*shape, layout.block_cols(shape), layout.vec, layout.per_phase, layout.max_phase]
     if not all(_power_of_two(n) for n in sizes):
         return None
     thread_bits = 0
     for basis in list(ll.lane) + list(ll.warp):
         thread_bits |= layout.offset(basis, shape)
-    consts = [layout.offset(rc, shape) for rc in ll.reg_coords()]
-    return None if any(c & thread_bits for c in consts) else consts
+    return [(c & thread_bits, c & ~thread_bits) for c in (layout.offset(rc, shape) for rc in ll.reg_coords())]
+
+
+def register_constants(layout, shape, ll):
+    """Per register, the constant that its element's offset adds to its thread's, when every register's offset
+    only adds (:func:`register_split` with no XOR part); else None."""
+    split = register_split(layout, shape, ll)
+    return None if split is None or any(x for x, _ in split) else [c for _, c in split]
 
 
 def register_offsets(ctx, layout, shape, ll):
     """i32 element offsets of every register of distributed layout ``ll`` in a tile placed by ``layout``: one
-    offset per thread plus a constant per register where the placement allows (:func:`register_constants`), which
-    the accesses fold into their immediate offsets (one address register for all of a thread's copies instead of
-    one per register group); else each register's own."""
-    consts = register_constants(layout, shape, ll)
-    if consts is None:
+    offset per thread, XORed with one of a few constants and plus a constant per register where the placement
+    allows (:func:`register_split`), which the accesses fold into their immediate offsets (a few address
+    registers for all of a thread's copies instead of one per register group); else each register's own."""
+    split = register_split(layout, shape, ll)
+    if split is None:
         return shared_offsets(ctx, layout, shape, reg_coord_values(ctx, ll))
     base = shared_offsets(ctx, layout, shape, [tuple(thread_part(ctx, ll))])[0]
-    return [ctx.b.add(base, _c(c)) if c else base for c in consts]
+    bases, out = {0: base}, []
+    for x, c in split:
+        if x not in bases:
+            bases[x] = ctx.b.xor(base, _c(x))
+        out.append(ctx.b.add(bases[x], _c(c)) if c else bases[x])
+    return out
 
 
 def stage_base(L, buf, index):
@@ -313,4 +325,4 @@ def lower_local_load(L, op):
     L.bind(op.result, out)
 
 
-__all__ = ["register_constants", "register_offsets", "shared_offsets", "stage_base"]
+__all__ = ["register_constants", "register_offsets", "register_split", "shared_offsets", "stage_base"]
