@@ -10,8 +10,8 @@ import tilec.language as tl
 
 
 @tilec.jit
-def edge_forms(x_ptr, out_ptr, n, lo, FORM: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+def _form(offs, n, lo, FORM: tl.constexpr):
+    """The mask forms the tests use (``FORM`` 7: one the scalar test does not know)."""
     if FORM == 0:
         m = offs < n
     elif FORM == 1:
@@ -28,7 +28,13 @@ def edge_forms(x_ptr, out_ptr, n, lo, FORM: tl.constexpr, BLOCK: tl.constexpr):
         m = (offs < n) & (lo > 0)        # one part the same in every lane
     else:
         m = ((offs % 3) != 0) & (offs < n)  # a form the scalar test does not know
-    x = tl.load(x_ptr + offs, mask=m, other=-1.0)
+    return m
+
+
+@tilec.jit
+def edge_forms(x_ptr, out_ptr, n, lo, FORM: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=_form(offs, n, lo, FORM), other=-1.0)
     tl.store(out_ptr + offs, x * 2.0 + 1.0, mask=offs < n + 64)
 
 
@@ -149,17 +155,7 @@ def test_known_masks_get_the_scalar_test_and_unknown_ones_do_not():
 def store_forms(x_ptr, out_ptr, n, lo, FORM: tl.constexpr, BLOCK: tl.constexpr):
     """The mask forms of ``edge_forms`` on a store: chunks the scalar test finds all off are skipped."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    if FORM == 0:
-        m = offs < n
-    elif FORM == 3:
-        m = (offs >= lo) & (offs < n)
-    elif FORM == 4:
-        m = (n - 1 - offs) >= 0
-    elif FORM == 6:
-        m = (offs < n) & (lo > 0)
-    else:
-        m = ((offs % 3) != 0) & (offs < n)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0 + 1.0, mask=m)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0 + 1.0, mask=_form(offs, n, lo, FORM))
 
 
 @pytest.mark.parametrize("form", [0, 3, 4, 6, 7])

@@ -82,15 +82,9 @@ def test_text_round_trips(v, p, m, order, cols):
     assert parse_layout(str(lay)) == lay
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.sampled_from(SHAPES), st.sampled_from([(1, 0), (0, 1)]), st.sampled_from([1, 2, 4]),
-       st.integers(0, 3), st.integers(0, 5), st.sampled_from([(1, 0), (0, 1)]), st.sampled_from([1, 2, 4, 8]))
-def test_register_constants_are_exact_where_given(shape, order, eb, spt_log, tpw_log, reg_order, warps):
-    """Where the lowering places a thread's registers as its own offset plus constants, that is every element's
-    offset, for every lane and warp (checked element by element against the placement)."""
+def _blocked(shape, spt_log, tpw_log, reg_order, warps):
+    """A blocked layout of a 2-d tile as the register tests draw them, as a linear layout."""
     from tilec.gpu.blocked_layouts import BlockedLayout
-    from tilec.gpu.lowering.shared import register_constants
-    lay = shared_for_operand(shape, order, eb)
     fast = reg_order[0]
     spt = [1, 1]
     spt[fast] = min(1 << spt_log, shape[fast])
@@ -99,7 +93,18 @@ def test_register_constants_are_exact_where_given(shape, order, eb, spt_log, tpw
     tpw[1 - fast] = 32 // tpw[fast]
     wpc = [1, 1]
     wpc[1 - fast] = warps
-    ll = BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), reg_order).to_linear(shape)
+    return BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), reg_order).to_linear(shape)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(SHAPES), st.sampled_from([(1, 0), (0, 1)]), st.sampled_from([1, 2, 4]),
+       st.integers(0, 3), st.integers(0, 5), st.sampled_from([(1, 0), (0, 1)]), st.sampled_from([1, 2, 4, 8]))
+def test_register_constants_are_exact_where_given(shape, order, eb, spt_log, tpw_log, reg_order, warps):
+    """Where the lowering places a thread's registers as its own offset plus constants, that is every element's
+    offset, for every lane and warp (checked element by element against the placement)."""
+    from tilec.gpu.lowering.shared import register_constants
+    lay = shared_for_operand(shape, order, eb)
+    ll = _blocked(shape, spt_log, tpw_log, reg_order, warps)
     consts = register_constants(lay, shape, ll)
     if consts is None:
         return
@@ -129,18 +134,9 @@ def test_register_split_is_exact(shape, order, eb, spt_log, tpw_log, reg_order, 
     """Every element's offset is its thread's offset XOR the register's XOR part plus its constant, for every
     lane, warp and register (checked against the placement), including layouts whose registers step into the
     swizzle's phase (where the constants alone do not describe them)."""
-    from tilec.gpu.blocked_layouts import BlockedLayout
     from tilec.gpu.lowering.shared import register_split
     lay = shared_for_operand(shape, order, eb)
-    fast = reg_order[0]
-    spt = [1, 1]
-    spt[fast] = min(1 << spt_log, shape[fast])
-    tpw = [1, 1]
-    tpw[fast] = min(1 << tpw_log, max(1, shape[fast] // spt[fast]))
-    tpw[1 - fast] = 32 // tpw[fast]
-    wpc = [1, 1]
-    wpc[1 - fast] = warps
-    ll = BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), reg_order).to_linear(shape)
+    ll = _blocked(shape, spt_log, tpw_log, reg_order, warps)
     split = register_split(lay, shape, ll)
     assert split is not None  # power-of-two shapes
     for warp in range(warps):
