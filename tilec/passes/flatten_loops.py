@@ -92,10 +92,10 @@ def carried_values(pre, inner):
     return roots, redone
 
 
-def _clone_all(b, ops, mapping, skip=()):
-    """Clone ``ops`` under ``mapping`` at ``b``, except those whose results are mapped already or in ``skip``."""
+def _clone_all(b, ops, mapping):
+    """Clone ``ops`` under ``mapping`` at ``b``, except those whose results are mapped already."""
     for op in ops:
-        if op not in skip and not all(r in mapping for r in op.results):
+        if not all(r in mapping for r in op.results):
             b.insert(op.clone(mapping))
 
 

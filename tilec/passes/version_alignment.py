@@ -72,15 +72,13 @@ def _position(op):
     return path[::-1]
 
 
-def _helps(analysis, accesses, leaves) -> bool:
-    """Whether some access built from ``leaves`` runs along a dimension (contiguity > 1) whose start the axis
-    analysis does not know 16-byte aligned: only then can the aligned version copy more at once. (An expert
-    index scaling a specialised stride, say, leaves its addresses aligned whatever the index.)"""
+def _helps(analysis, built) -> bool:
+    """Whether some access built from loaded leaves (``built``) runs along a dimension (contiguity > 1) whose
+    start the axis analysis does not know 16-byte aligned: only then can the aligned version copy more at once.
+    (An expert index scaling a specialised stride, say, leaves its addresses aligned whatever the index.)"""
     if analysis is None:
         return True
-    for m in accesses:
-        if not leaves.intersection(_leaves([m], lambda op: False)):
-            continue
+    for m in built:
         info = analysis.info(m.operands[0])
         if any(c > 1 and d < ALIGN for c, d in zip(info.contiguity, info.divisibility)):
             return True
@@ -97,12 +95,13 @@ def version(loop, analysis=None) -> bool:
     end = len(block.ops) - (1 if block.terminator is not None else 0)
     before = set(map(id, block.ops[:at]))
     outside = lambda op: id(op) not in before  # noqa: E731 - loads in the block before the loop are leaves
-    if not _leaves(_memory_ops(loop), outside):
+    # each access's leaves, once: the loop's own (the loop's first) decide, those after it join in
+    per_access = {m: _leaves([m], outside) for op in block.ops[at:end] for m in _memory_ops(op)}
+    if not any(per_access[m] for m in _memory_ops(loop)):
         return False
-    accesses = [m for op in block.ops[at:end] for m in _memory_ops(op)]
-    leaves = _leaves(accesses, outside)
-    if not _helps(analysis, accesses, set(leaves)):
+    if not _helps(analysis, [m for m, found in per_access.items() if found]):
         return False
+    leaves = sorted({v for found in per_access.values() for v in found}, key=lambda v: _position(v.op))
     region = block.ops[max(block.ops.index(v.op) for v in leaves) + 1:end]
     inside = {r for op in region for r in op.results}
     later = block.ops[end:]

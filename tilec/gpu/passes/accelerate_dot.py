@@ -23,7 +23,7 @@ from ...ir.types import f16, i32
 from ..layouts import MmaLayout, MmaOperandLayout
 from ...ir.core import OpResult
 from ...targets.options import Options
-from .common import Pass, convert_before, retype_behind_convert
+from .common import Pass, convert_before, is_zero, retype_behind_convert
 
 MMA_INPUTS = ("f16", "bf16")
 FP8 = ("f8e4m3", "f8e5m2")  # every value exact in f16: such dots run as f16 dots
@@ -170,16 +170,11 @@ def in_chain(op) -> bool:
     return _feeds_dot_a(op.result) or _from_dot(op.a)
 
 
-def _is_zero(v) -> bool:
-    while isinstance(v, OpResult) and isinstance(v.op, G.ConvertLayoutOp):
-        v = v.op.src
-    return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] == 0
-
 
 def fold_add_into_acc(op):
     """``x + dot(a, b, 0)`` -> ``dot(a, b, x)`` (through layout conversions), so that a loop's accumulator is
     the dot's own and can stay in the dot's layout."""
-    if not _is_zero(op.acc) or len(op.result.uses) != 1:
+    if not is_zero(op.acc) or len(op.result.uses) != 1:
         return
     v, user = op.result, op.result.uses[0][0]
     chain = []

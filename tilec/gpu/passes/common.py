@@ -3,7 +3,8 @@ options every GPU pass reads."""
 from __future__ import annotations
 
 from ...ir.builder import Builder
-from ...ir.core import Value
+from ...ir import ops as O
+from ...ir.core import OpResult, Value
 from ..layouts import Layout
 from ..ops import ConvertLayoutOp
 
@@ -50,6 +51,13 @@ def retype_behind_convert(v: Value, layout: Layout, anchor_op) -> Value:
         if use_op is not back.op:
             use_op.set_operand(idx, back)
     return back
+
+
+def is_zero(v) -> bool:
+    """``v`` is a zero constant, seen through splats and layout conversions."""
+    while isinstance(v, OpResult) and isinstance(v.op, (O.SplatOp, ConvertLayoutOp)):
+        v = v.op.operands[0]
+    return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] == 0
 
 
 def elem_bytes(t) -> int:

@@ -436,11 +436,14 @@ class RemoveLayoutConversions(Pass):
 
     def run(self, module):
         for f in module.funcs:
+            cleaned = False
             for _ in range(16):
                 if not self.sweep(f):
                     break
                 _dce(f)  # what a sweep left unused must not hold the next one back (the loop rule counts uses)
-            _dce(f)
+                cleaned = True
+            if not cleaned:
+                _dce(f)
 
     def sweep(self, f) -> bool:
         changed = False

@@ -39,7 +39,7 @@ from ...ir.core import BlockArgument, OpResult
 from ...ir.types import PointerType, ScalarType, SharedBufferType, TileType, i1, i32, i64
 from .. import ops as G
 from ..layouts import SharedLayout, swizzle_bytes
-from .common import Pass, elem_bytes
+from .common import Pass, elem_bytes, is_zero
 from ...passes.utils import values_used_from_outside
 from ...targets.options import Options
 from .stage_operands import register_order
@@ -98,21 +98,10 @@ def recomputable(v, body, iv, args, seen=None):
 def pure_if(op) -> bool:
     """An ``if`` whose branches only compute (pure ops and nested such ``if``\\ s): flatten-loops renews carried
     values under one, and it can be recomputed for another iteration like a pure op."""
-    if not isinstance(op, O.IfOp):
-        return False
-    for r in op.regions:
-        for blk in r.blocks:
-            for o in blk.ops:
-                if not (o.is_terminator or (o.regions and pure_if(o)) or
-                        (not o.regions and o.is_pure and not isinstance(o, O.DotOp))):
-                    return False
-    return True
+    return isinstance(op, O.IfOp) and all(
+        o.is_terminator or isinstance(o, O.IfOp) or (o.is_pure and not o.regions and not isinstance(o, O.DotOp))
+        for o in op.walk())
 
-
-def _is_zero(v) -> bool:
-    while isinstance(v, OpResult) and isinstance(v.op, (O.SplatOp, G.ConvertLayoutOp)):
-        v = v.op.operands[0]
-    return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] == 0
 
 
 def tma_swizzle(alloc):
@@ -149,7 +138,7 @@ def match(loop, async_copies=True):
             if tma_swizzle(alloc) is None:
                 continue
         elif not (ld.result.type.is_tile and ld.result.type.rank in (2, 3)) or ld.attrs.get("volatile") or \
-                (ld.other is not None and not _is_zero(ld.other)):
+                (ld.other is not None and not is_zero(ld.other)):
             continue
         else:
             s.registers = not async_copies or transposing(ld, alloc)

@@ -17,7 +17,7 @@ from ...ir.builder import Builder
 from ...ir.core import OpResult
 from ...ir.types import SharedBufferType, i1
 from ..layouts import MmaLayout
-from .common import Pass
+from .common import Pass, is_zero
 from .software_pipeline import recount_waits
 
 
@@ -226,16 +226,12 @@ def _restart(b, acc):
     if not (isinstance(acc, OpResult) and isinstance(acc.op, O.SelectOp) and len(acc.uses) == 1):
         return acc, None
     sel = acc.op
-    if _is_zero_tile(sel.true_value):
+    if is_zero(sel.true_value):
         return sel.false_value, b.op(O.SelectOp, sel.cond, b.constant(False, i1), b.constant(True, i1))
-    if _is_zero_tile(sel.false_value):
+    if is_zero(sel.false_value):
         return sel.true_value, sel.cond
     return acc, None
 
-
-def _is_zero_tile(v) -> bool:
-    return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] in (0, 0.0) and \
-        not isinstance(v.op.attrs["value"], bool)
 
 
 def _drop_wait_barrier(body):

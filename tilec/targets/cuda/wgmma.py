@@ -20,11 +20,9 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ...gpu.lowering.byte_operands import packed_word
+from ...gpu.passes.common import is_zero
 from ...gpu.lowering.types import I32, I64, to_memory
 from ...gpu.lowering.values import ll_of
-from ...ir import ops as O
-from ...gpu import ops as G
-from ...ir.core import OpResult
 from ...ir.types import SharedBufferType
 from . import nvvm
 
@@ -128,12 +126,15 @@ class Instruction:
         self.ret = ir.LiteralStructType([self.ty] * n)
 
     def text(self, accumulate):
-        return "{\n.reg .pred p;\n" f"setp.ne.b32 p, {int(accumulate)}, 0;\n{self.body}\n}}"
+        return self._scaled(int(accumulate))
 
     def text_flag(self, flag_index):
         """The accumulating form whose scale-d is the i32 input ``$flag_index`` (0: D = A B, the input
         accumulator's registers unread)."""
-        return "{\n.reg .pred p;\n" f"setp.ne.b32 p, ${flag_index}, 0;\n{self.body}\n}}"
+        return self._scaled(f"${flag_index}")
+
+    def _scaled(self, scale_d):
+        return "{\n.reg .pred p;\n" f"setp.ne.b32 p, {scale_d}, 0;\n{self.body}\n}}"
 
 
 def lower_warp_group_dot(L, op):
@@ -165,7 +166,7 @@ def lower_warp_group_dot(L, op):
     inst = Instruction(op, n_inst, A is not None, A is None or A.k_major, B.k_major)
     kstep = inst.k
     chunk = chunk_of(op, K)
-    zero = _is_zero(op.acc)  # the first step writes D without reading it: no registers to set up
+    zero = is_zero(op.acc)  # the first step writes D without reading it: no registers to set up
     flag = L.get(op.use_acc) if op.use_acc is not None else None
     if flag is not None and chunk:  # partial sums restart anyway: the accumulator itself is selected
         acc = [b.select(flag, x, ir.Constant(x.type, 0)) for x in acc]
@@ -300,11 +301,6 @@ def wait(b, pending, values):
              list(values), ir.LiteralStructType([v.type for v in values]))
     return [b.extract_value(r, j) for j in range(n)]
 
-
-def _is_zero(v) -> bool:
-    while isinstance(v, OpResult) and isinstance(v.op, (G.ConvertLayoutOp, O.SplatOp)):
-        v = v.op.operands[0]
-    return isinstance(v, OpResult) and isinstance(v.op, O.ConstantOp) and v.op.attrs["value"] == 0
 
 
 def _a_fragment(b, a_regs, row0, kb):
