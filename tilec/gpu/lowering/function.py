@@ -13,7 +13,6 @@ import llvmlite.ir as ir
 from ...codegen.blocks import guarded
 from ...errors import BackendError
 from ...ir import ops as O
-from .. import ops as G
 from ..launch_tensormaps import scratch_layout
 from ..passes.axis_info import AxisAnalysis
 from .registry import lowering_for
