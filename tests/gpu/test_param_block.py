@@ -110,3 +110,32 @@ def test_descriptors_the_launch_writes_go_into_a_captured_graph_as_memsets_in_sc
     graph = k.scratch_cell.value
     assert graph != eager and k._captured and copies == [eager]
     assert sets == [(graph, 0x1234, 1), (graph + 4, 0, 31)]  # the base's word, then a run of zeros
+
+
+def test_launch_written_descriptor_of_parameters_is_copied_only_when_it_changes(monkeypatch):
+    """A host descriptor's leaves are all parameters: the launch reads them from its cells, encodes once per
+    distinct value and copies the header only when it differs from what its buffer holds."""
+    fake_cuda.install(monkeypatch, fake_cuda.FakeCuda(devices=1))
+    from tilec.targets.cuda import driver as drv, launcher as L
+    copies, encoded = [], []
+
+    def encode(code, base, dims, strides, *rest):
+        encoded.append((base, list(dims), list(strides)))
+        return base.to_bytes(8, "little") + bytes(120)
+    monkeypatch.setattr(drv, "encode_tensormap", encode)
+    monkeypatch.setattr(drv, "copy_to_device", lambda addr, data, stream: copies.append(data[:8]))
+    monkeypatch.setattr(drv, "capturing", lambda stream: False)
+    maps = [{"offset": 0, "leaves": [("param", 0), ("param", 1), ("param", 2), ("param", 3), ("param", 4)],
+             "box": [16, 16], "swizzle": 0, "padding": "zero", "elem_bytes": 2, "elem": "f16"}]
+    k = L.Launcher("ptx", "k", ["ptr", "i32", "i32", "i64", "i64"], 4, 0,
+                   {"global_scratch_size": 0, "launch_tensormaps": maps})
+    monkeypatch.setattr(L.Launcher, "_scratch", lambda self, device, stream, nbytes: 0x9000)
+    k.load = lambda device: 1
+    k.launch, k.config = (lambda *a: 0), None
+    k([1, 1, 1], [0x10000, 48, 32, 48, 1])
+    k([1, 1, 1], [0x10000, 48, 32, 48, 1])
+    assert copies == [(0x10000).to_bytes(8, "little")] and len(encoded) == 1
+    assert encoded[0][1:] == ([32, 48], [96])  # innermost first; byte strides of the outer dimensions
+    k([1, 1, 1], [0x20000, 48, 32, 48, 1])
+    k([1, 1, 1], [0x10000, 48, 32, 48, 1])  # encoded before: from the cache, copied again (the buffer changed)
+    assert [int.from_bytes(c, "little") for c in copies] == [0x10000, 0x20000, 0x10000] and len(encoded) == 2

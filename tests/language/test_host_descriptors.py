@@ -94,6 +94,34 @@ def test_descriptor_rules_are_checked_on_the_host():
         tilec.TensorDescriptor(b, [8, 8], [8, 1], [8, 6])
     with pytest.raises(ValueError, match="padding 'nan'"):
         tilec.TensorDescriptor(np.zeros((8, 8), np.int32), [8, 8], [8, 1], [8, 8], padding="nan")
+    with pytest.raises(ValueError, match="padding must be"):
+        tilec.TensorDescriptor(b, [8, 8], [8, 1], [8, 8], padding="inf")
+    with pytest.raises(TypeError, match="must be an array or tensor, got list"):
+        tilec.TensorDescriptor([[0.0] * 8] * 8, [8, 8], [8, 1], [8, 8])
+    raw = np.zeros(8 * 8 + 1, np.float32)
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        tilec.TensorDescriptor.from_tensor(raw[1:].reshape(8, 8), [8, 8])
+
+
+def test_descriptor_rules_hold_for_torch_tensors_and_other_arrays():
+    """The checks read the base's address and element size however it is given: torch tensors (element size
+    from the tensor, not 1), numpy arrays and any array-interface object."""
+    torch = pytest.importorskip("torch")
+    t = torch.zeros((8, 12), dtype=torch.float16)  # rows of 24 bytes: not a multiple of 16
+    with pytest.raises(ValueError, match="multiples of 16 bytes"):
+        tilec.TensorDescriptor.from_tensor(t, [8, 8])
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        tilec.TensorDescriptor.from_tensor(torch.zeros(8 * 8 + 1)[1:].view(8, 8), [8, 8])
+    d = tilec.TensorDescriptor.from_tensor(torch.zeros((8, 16), dtype=torch.float16), [8, 16])
+    assert (d.shape, d.strides, d.block_shape) == ([8, 16], [16, 1], [8, 16])
+
+    class Wrapped:  # only the array interface: the general way
+        def __init__(self, a):
+            self.__array_interface__ = a.__array_interface__
+            self.shape, self.strides, self.itemsize = a.shape, a.strides, a.itemsize
+    w = Wrapped(np.zeros((8, 6), np.float32))
+    with pytest.raises(ValueError, match="multiples of 16 bytes"):
+        tilec.TensorDescriptor.from_tensor(w, [8, 8])
 
 
 def narrow_block(src, BM: tl.constexpr):

@@ -68,6 +68,20 @@ def test_picks_fastest_and_caches_per_key():
     assert any("float64" in key for key in k.cache)
 
 
+def test_a_config_changed_after_tuning_launches_as_changed():
+    """Launches after the first reuse what a tuned config passes down, unless the config's fields changed."""
+    bench = FakeBench({32: 1.0, 64: 2.0})
+    k = autotune(bench.configs([32, 64]), key=["n"], do_bench=bench, restore_value=["out_ptr"])(kernels.scale_add)
+    x, o = data(1000)
+    want = 2.0 * x.astype(np.float64) + o
+    k[GRID](x, o, 1000, 2.0)
+    assert k.best_config.kwargs == {"BLOCK": 32}
+    k.best_config.kwargs["BLOCK"] = 128  # one program of 128 covers 128 elements, so the grid follows it
+    k[GRID](x, o, 1000, 2.0)
+    assert bench.block == 128  # the config's pre_hook saw the new value
+    np.testing.assert_allclose(o, 2.0 * x.astype(np.float64) + want, rtol=1e-6, atol=1e-6)
+
+
 def test_default_bench_really_times():
     configs = [Config({"BLOCK": b}) for b in (64, 256)]
     k = autotune(configs, key=["n"], warmup=1, rep=3, restore_value=["out_ptr"])(kernels.scale_add)
@@ -164,7 +178,7 @@ def test_print_autotuning(monkeypatch, capsys):
 
 def test_conflicting_meta_parameter():
     bench = FakeBench({32: 2.0, 64: 1.0})
-    k = autotune(bench.configs([32, 64]), key=["n"], do_bench=bench)(kernels.scale_add)
+    k = autotune(bench.configs([32, 64]), key=["n"], do_bench=bench, restore_value=["out_ptr"])(kernels.scale_add)
     x, o = data(10)
     with pytest.raises(ValueError, match="BLOCK"):
         k[GRID](x, o, 10, 1.0, BLOCK=32)
@@ -272,7 +286,7 @@ def test_quiet_by_default(capsys, monkeypatch):
     monkeypatch.delenv("TILEC_PRINT_AUTOTUNING", raising=False)
     monkeypatch.delenv("TRITON_PRINT_AUTOTUNING", raising=False)
     bench = FakeBench({32: 2.0, 64: 1.0})
-    k = autotune(bench.configs([32, 64]), key=["n"], do_bench=bench)(kernels.scale_add)
+    k = autotune(bench.configs([32, 64]), key=["n"], do_bench=bench, restore_value=["out_ptr"])(kernels.scale_add)
     x, o = data(100)
     k[GRID](x, o, 100, 1.0)
     out, err = capsys.readouterr()

@@ -189,6 +189,7 @@ class Autotuner(KernelInterface):
         self.cache_results = cache_results or os.environ.get("TILEC_CACHE_AUTOTUNING") == "1"
         self.__name__ = getattr(fn, "__name__", "kernel")
         self.__doc__ = getattr(fn, "__doc__", None)
+        self._prepared_configs: dict = {}  # id(config) -> (config, its fields, its kwargs, what run() needs)
 
     def _launch_kwargs(self, config) -> dict:
         """What a launch with ``config`` passes down: its values and options, less other backends' options and
@@ -372,30 +373,44 @@ class Autotuner(KernelInterface):
         return best
 
     def run(self, *args, **kwargs):
-        self.nargs = dict(zip(self.arg_names, args))
-        used_cache = True
+        self.nargs = nargs = dict(zip(self.arg_names, args))
         if len(self.configs) > 1:
-            all_args = {**self.nargs, **kwargs}
-            key = self._key(all_args)
-            if key not in self.cache:
-                used_cache = False
+            key = self._key({**nargs, **kwargs})
+            config = self.cache.get(key)
+            if config is None:
                 self._tune(args, {k: v for k, v in kwargs.items() if k not in ("warmup",)}, key)
+                config = self.cache[key]
                 # the real launch below starts from zeroed outputs, as the timed runs did
                 if not self._user_pre_hook:
-                    self.pre_hook({**self.nargs, **kwargs, **self.cache[key].all_kwargs()}, reset_only=True)
-            config = self.cache[key]
+                    self.pre_hook({**nargs, **kwargs, **config.all_kwargs()}, reset_only=True)
+                if _print_enabled():
+                    print(f"Autotuning kernel {self.base_fn.__name__} finished after {self.bench_time:.2f}s; "
+                          f"best config: {config}", flush=True)
         else:
             config = self.configs[0]
         self.best_config = config
-        if _print_enabled() and not used_cache:
-            print(f"Autotuning kernel {self.base_fn.__name__} finished after {self.bench_time:.2f}s; "
-                  f"best config: {config}", flush=True)
-        self._check_conflicts(config, kwargs)
+        all_kwargs, launch_kwargs, meta_names = self._prepared(config)
+        if not meta_names.isdisjoint(kwargs):
+            self._check_conflicts(config, kwargs)
         if config.pre_hook is not None:
-            config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
-        ret = self.fn.run(*args, **kwargs, **self._launch_kwargs(config))
+            config.pre_hook({**nargs, **kwargs, **all_kwargs})
+        ret = self.fn.run(*args, **kwargs, **launch_kwargs)
         self.nargs = None
         return ret
+
+    def _prepared(self, config) -> tuple:
+        """(``config.all_kwargs()``, what its launch passes down, its meta-parameter names), kept per config and
+        made again when the config's fields change: a launch that reuses a tuned config (every launch after the
+        first) pays a lookup, not three dicts."""
+        fields = (config.num_warps, config.num_stages, config.num_ctas, config.maxnreg, config.ir_override)
+        got = self._prepared_configs.get(id(config))
+        if got is None or got[0] is not config or got[1] != fields or got[2] != config.kwargs:
+            if len(self._prepared_configs) > 4 * len(self.configs) + 64:
+                self._prepared_configs.clear()
+            got = self._prepared_configs[id(config)] = (
+                config, fields, dict(config.kwargs),
+                (config.all_kwargs(), self._launch_kwargs(config), frozenset(config.kwargs)))
+        return got[3]
 
     def warmup(self, *args, **kwargs):
         """Compile every (pruned) config without launching."""

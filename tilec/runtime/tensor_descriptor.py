@@ -27,40 +27,53 @@ class TensorDescriptor:
     padding: str = field(default="zero")
 
     def __post_init__(self):
-        self.shape = [int(s) for s in self.shape]
-        self.strides = [int(s) for s in self.strides]
-        self.block_shape = [int(b) for b in self.block_shape]
-        rank = len(self.shape)
+        # the launch path of a wrapper that makes its descriptors per call (Triton's tutorials do) runs this for
+        # each: the common case (a numpy array or torch tensor, a valid descriptor) reads each thing once
+        shape = self.shape = list(map(int, self.shape))
+        strides = self.strides = list(map(int, self.strides))
+        block = self.block_shape = list(map(int, self.block_shape))
+        rank = len(shape)
         if rank == 0 or rank > MAX_RANK:
-            raise ValueError(f"a tensor descriptor has rank 1..{MAX_RANK}, got shape {self.shape}")
-        if len(self.strides) != rank or len(self.block_shape) != rank:
-            raise ValueError(f"tensor descriptor rank mismatch: shape {self.shape}, strides {self.strides}, "
-                             f"block_shape {self.block_shape}")
-        for b in self.block_shape:
+            raise ValueError(f"a tensor descriptor has rank 1..{MAX_RANK}, got shape {shape}")
+        if len(strides) != rank or len(block) != rank:
+            raise ValueError(f"tensor descriptor rank mismatch: shape {shape}, strides {strides}, "
+                             f"block_shape {block}")
+        for b in block:
             if b < 1 or b & (b - 1):
-                raise ValueError(f"tensor descriptor block_shape entries must be powers of two, got {self.block_shape}")
-        info = arguments.inspect(self.base)
-        if info is None:
-            raise TypeError(f"a tensor descriptor's base must be an array or tensor, got {type(self.base).__name__}")
-        item = _itemsize(self.base)
-        if info.ptr % 16:
+                raise ValueError(f"tensor descriptor block_shape entries must be powers of two, got {block}")
+        ptr, item = _address_and_itemsize(self.base)
+        if ptr % 16:
             raise ValueError("a tensor descriptor's base must be 16-byte aligned")
-        if self.strides[-1] != 1:
+        if strides[-1] != 1:
             raise ValueError(f"the last dimension of a tensor descriptor must be contiguous (stride 1), got "
-                             f"strides {self.strides}")
-        for s in self.strides[:-1]:
+                             f"strides {strides}")
+        for s in strides[:-1]:
             if (s * item) % 16:
                 raise ValueError(f"tensor descriptor strides must be multiples of 16 bytes, got strides "
-                                 f"{self.strides} of {item}-byte elements")
-        if self.padding not in ("zero", "nan"):
-            raise ValueError(f"padding must be 'zero' or 'nan', got {self.padding!r}")
-        if self.padding == "nan" and not info.dtype.startswith(("fp", "bf")):
-            raise ValueError("padding 'nan' needs a floating-point tensor")
+                                 f"{strides} of {item}-byte elements")
+        if self.padding != "zero":
+            if self.padding != "nan":
+                raise ValueError(f"padding must be 'zero' or 'nan', got {self.padding!r}")
+            if not arguments.inspect(self.base).dtype.startswith(("fp", "bf")):
+                raise ValueError("padding 'nan' needs a floating-point tensor")
 
     @staticmethod
     def from_tensor(tensor, block_shape, padding="zero"):
         """A descriptor of the whole of ``tensor`` (shape and strides as the tensor has them)."""
         return TensorDescriptor(tensor, list(tensor.shape), _element_strides(tensor), list(block_shape), padding)
+
+
+def _address_and_itemsize(base) -> tuple:
+    """The data address and element size of a descriptor's base; TypeError when it is not an array."""
+    kind = arguments.producer(base)
+    if kind == "torch":
+        return base.data_ptr(), base.element_size()
+    if kind == "numpy":
+        return arguments.numpy_address(base), base.itemsize
+    info = arguments.inspect(base) if kind is not None else None
+    if info is None:
+        raise TypeError(f"a tensor descriptor's base must be an array or tensor, got {type(base).__name__}")
+    return info.ptr, _itemsize(base)
 
 
 def _itemsize(a) -> int:

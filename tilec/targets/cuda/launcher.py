@@ -52,6 +52,7 @@ class Launcher(GpuLauncher):
         self.args = ParamBlock(*packed(list(params) + (["u64"] if scratch else [])))
         cells = self.args.cells
         self.scratch_cell = cells[-1] if scratch else None
+        self.map_reads = [_leaf_reader(m["leaves"], cells) for m in self.maps]
         self._encoded: dict = {}  # (descriptor, its leaf values) -> the driver's 128 bytes
         self._written: dict = {}  # scratch address -> the header last copied there (tilec's own buffers)
         self._captured: list = []  # own scratch of launches captured into CUDA graphs (replayed later)
@@ -102,11 +103,9 @@ class Launcher(GpuLauncher):
         addresses, integers) and copy them to the scratch header, unless tilec's own buffer holds them already.
         Into a graph being captured they go as memsets of their words (a copy from pageable memory cannot be
         captured, and a memset node keeps its value)."""
-        cells = self.args.cells
         parts = []  # in header order: the metadata lists them at offsets 0, 128, ...
-        for k, m in enumerate(self.maps):
-            values = tuple((cells[leaf[1]].value or 0) if leaf[0] == "param" else leaf[1] if leaf[0] == "const"
-                           else leaf_value(leaf, lambda i: cells[i].value or 0) for leaf in m["leaves"])
+        for k, (m, read) in enumerate(zip(self.maps, self.map_reads)):
+            values = read()
             data = self._encoded.get((k, values))
             if data is None:
                 if len(self._encoded) > 256:
@@ -151,7 +150,7 @@ class Launcher(GpuLauncher):
             return self._allocated(alloc, nbytes, stream)
         key = (device, stream)
         buf = self.scratch_bufs.get(key)
-        if buf is None or buf.size < nbytes:
+        if buf is None or buf.nbytes < nbytes:
             import numpy as np
             buf = self.scratch_bufs[key] = empty((max(nbytes, 1 << 16),), np.uint8, device)
             self._written.clear()  # a new buffer may lie where an earlier one was
@@ -179,6 +178,19 @@ class Launcher(GpuLauncher):
         else:
             self.launch = drv.raw_launch()
         return self.launch
+
+
+def _leaf_reader(leaves, cells):
+    """``read() -> values`` of one launch-written descriptor's leaves (base, shape, strides) as this launch's cells
+    hold them: a descriptor of parameters only (a host ``TensorDescriptor``'s) reads its cells and nothing else."""
+    if all(leaf[0] == "param" for leaf in leaves):
+        mine = [cells[leaf[1]] for leaf in leaves]
+        return lambda: tuple([c.value or 0 for c in mine])
+
+    def param(i):
+        return cells[i].value or 0
+    return lambda: tuple(param(leaf[1]) if leaf[0] == "param" else leaf[1] if leaf[0] == "const"
+                         else leaf_value(leaf, param) for leaf in leaves)
 
 
 def make_launcher(asm: dict, metadata: dict) -> Launcher:
