@@ -3,17 +3,23 @@ print what each uses: registers, spills, shared memory, and the instruction mix 
 (tensor-core instructions, shared loads/stores, barriers, global loads). What a GPU run would show as a speed gap
 usually shows here first (a transposed operand shuffled through shared memory every iteration, spills).
 
-    PYTHONPATH=. python benchmarks/tc_codegen.py [--arch 90] [--only NAME] [--sass DIR]
+    PYTHONPATH=. python benchmarks/tc_codegen.py [--arch 90] [--only NAME] [--sass DIR] [--cold]
+
+The last column is each compile's wall time in seconds (source to cubin, ptxas included). With ``--cold`` both
+compilers start from empty kernel caches (temporary directories) and each first compiles one kernel untimed, so
+that one-time start-up (LLVM's, MLIR's) is charged to no row: the compile-time comparison of the issue's item 7.
 
 Needs Triton (for its side; tilec's side alone with --no-triton), ptxas and cuobjdump (or nvdisasm) on PATH.
 """
 import argparse
+import dataclasses
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir))
@@ -115,18 +121,28 @@ def main(argv=None):
     ap.add_argument("--only", action="append")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--sass", metavar="DIR", help="write each kernel's SASS there")
+    ap.add_argument("--cold", action="store_true", help="empty kernel caches; time compiles after a warm-up")
     args = ap.parse_args(argv)
+    if args.cold:
+        for var in ("TILEC_CACHE_DIR", "TRITON_CACHE_DIR"):
+            os.environ[var] = tempfile.mkdtemp(prefix="tc_codegen_")
     sides = [("tilec", compile_tilec, _load(True))]
     if not args.no_triton:
         sides.append(("triton", compile_triton, _load(False)))
-    cols = ["regs", "local"] + [k for k, _ in KINDS] + ["loop"]
+    if args.cold:
+        warm = dataclasses.replace(CASES[0], num_stages=CASES[0].num_stages + 1)  # a variant no row compiles
+        for _, comp, K in sides:
+            comp(K, warm, args.arch)
+    cols = ["regs", "local"] + [k for k, _ in KINDS] + ["loop", "secs"]
     print(f"{'case':34} {'side':6} " + " ".join(f"{c:>6}" for c in cols))
     for case in CASES:
         if args.only and not any(o in case.name for o in args.only):
             continue
         for side, comp, K in sides:
             try:
+                t0 = time.perf_counter()
                 cubin, ptx = comp(K, case, args.arch)
+                secs = time.perf_counter() - t0
             except Exception as e:  # report and go on: one failing spelling must not hide the others
                 print(f"{case.name:34} {side:6} FAILED {type(e).__name__}: {str(e).splitlines()[0][:120]}")
                 continue
@@ -140,7 +156,7 @@ def main(argv=None):
                 for ext, text in (("sass", sass), ("ptx", ptx)):
                     with open(f"{stem}.{ext}", "w") as f:
                         f.write(text)
-            vals = [u.get("regs", -1), u.get("local", -1)] + [m[k] for k, _ in KINDS] + [len(body)]
+            vals = [u.get("regs", -1), u.get("local", -1)] + [m[k] for k, _ in KINDS] + [len(body), f"{secs:.2f}"]
             print(f"{case.name:34} {side:6} " + " ".join(f"{v:>6}" for v in vals))
 
 

@@ -73,9 +73,9 @@ def constant(t, value):
     return ir.Constant(lt, float(value))
 
 
-#: the lowering's target's fp8 conversion (``GpuTarget.encode_fp8``) while a module is lowered; every register
-#: model helper below reaches it without a target argument
-FP8_ENCODER: ContextVar = ContextVar("fp8_encoder", default=None)
+#: the lowering's target while a module is lowered, for its own conversions (``GpuTarget.encode_fp8``,
+#: ``encode_bf16``); every register model helper below reaches them without a target argument
+CONVERSIONS: ContextVar = ContextVar("conversions", default=None)
 
 
 def encode_fp8(b: ir.IRBuilder, v, elem, rounding: str = "rtne"):
@@ -89,7 +89,7 @@ def encode_fp8(b: ir.IRBuilder, v, elem, rounding: str = "rtne"):
 
 def encode_fp8_all(b: ir.IRBuilder, values, elem, rounding: str = "rtne"):
     """f32 registers -> their fp8 codes, all at once (a target's instruction may convert two)."""
-    target = FP8_ENCODER.get()
+    target = CONVERSIONS.get()
     codes = target.encode_fp8(b, list(values), elem, rounding) if target is not None else None
     return codes if codes is not None else [fp8.encode(b, v, elem, rounding) for v in values]
 
@@ -100,13 +100,7 @@ def to_memory(b: ir.IRBuilder, t, v):
     if name == "i1":
         return b.zext(v, I8)
     if name == "bf16":
-        bits = b.bitcast(v, I32)
-        # round to nearest even; NaNs keep a quiet bit
-        lsb = b.and_(b.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
-        rounded = b.add(bits, b.add(ir.Constant(I32, 0x7FFF), lsb))
-        isnan = b.fcmp_unordered("uno", v, v)
-        out = b.trunc(b.lshr(rounded, ir.Constant(I32, 16)), I16)
-        return b.select(isnan, ir.Constant(I16, 0x7FC0), out)  # the canonical quiet NaN
+        return encode_bf16(b, v)
     if name in FP8:
         return encode_fp8(b, v, t.element)
     return v
@@ -116,15 +110,37 @@ def from_memory(b: ir.IRBuilder, t, v):
     name = t.element.name if isinstance(t.element, ScalarType) else ""
     if name == "i1":
         return b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
-    if name == "bf16":
-        return b.bitcast(b.shl(b.zext(v, I32), ir.Constant(I32, 16)), F32)
+    if name == "bf16":  # remembers the bits: stored again (a layout conversion's round trip), they go as they came
+        value = b.bitcast(b.shl(b.zext(v, I32), ir.Constant(I32, 16)), F32)
+        value.bf16_bits = v
+        return value
     if name in FP8:  # remembers the code: a value copied from memory to memory keeps its bytes (NaNs, infinities)
         return decoded_with_code(b, t.element, v)
     return v
 
 
+def encode_bf16(b: ir.IRBuilder, v):
+    """f32 register -> its bf16 bits (i16): to nearest even, a NaN the canonical quiet NaN 0x7FC0; by the target's
+    conversion where it has one (``GpuTarget.encode_bf16``), else in integers. A value :func:`round_bf16` made
+    gives back the bits it was widened from."""
+    known = getattr(v, "bf16_bits", None)
+    if known is not None:
+        return known
+    target = CONVERSIONS.get()
+    bits = target.encode_bf16(b, v) if target is not None else None
+    if bits is not None:
+        return bits
+    word = b.bitcast(v, I32)
+    lsb = b.and_(b.lshr(word, ir.Constant(I32, 16)), ir.Constant(I32, 1))
+    rounded = b.add(word, b.add(ir.Constant(I32, 0x7FFF), lsb))
+    isnan = b.fcmp_unordered("uno", v, v)
+    out = b.trunc(b.lshr(rounded, ir.Constant(I32, 16)), I16)
+    return b.select(isnan, ir.Constant(I16, 0x7FC0), out)
+
+
 def round_bf16(b: ir.IRBuilder, v):
-    """An f32 register value rounded to the nearest bf16 (kept in f32)."""
+    """An f32 register value rounded to the nearest bf16 (kept in f32), remembering its bits (:func:`from_memory`):
+    a rounded value stored right after (``x.to(tl.bfloat16)`` then ``tl.store``) is not converted a second time."""
     bf16 = ScalarType("bf16")
     return from_memory(b, bf16, to_memory(b, bf16, v))
 
