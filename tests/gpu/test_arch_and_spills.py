@@ -45,7 +45,7 @@ def test_known_spellings_of_an_architecture():
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas (the spill report is ptxas's)")
 def test_a_spilling_kernel_says_so_once(monkeypatch, capfd):
     monkeypatch.setenv("TILEC_ALWAYS_COMPILE", "1")
-    monkeypatch.setattr(backend, "_spills_said", set())
+    monkeypatch.setattr(backend, "_said", set())
     monkeypatch.setenv("TILEC_SPILL_WARNING", "0")
     k = _compile()
     assert k.metadata["spill_stores"] > 0 and "spills" not in capfd.readouterr().err
@@ -60,3 +60,23 @@ def test_a_spilling_kernel_says_so_once(monkeypatch, capfd):
     assert "spills" not in capfd.readouterr().err  # once per variant and process
     small = _compile(block=256)
     assert small.metadata["spill_stores"] == 0 and "spills" not in capfd.readouterr().err
+
+
+def test_ptxas_serialising_warpgroup_dots_is_reported_once(monkeypatch, capfd):
+    """ptxas's C7514 note (every wgmma then waits for the one before) reaches the metadata and one warning."""
+    from tilec.targets.cuda import ptx
+    log = ("ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due "
+           "to non wgmma instructions reading accumulator registers of  a wgmma between start and end of the "
+           "pipeline stage in the function 'k'\nptxas info    : Used 124 registers")
+    md = {"name": "k", "arch": 90, "hash": "h1"}
+    for name, rx in (("num_regs", ptx._INFO), ("wgmma_serialized", ptx._SERIALISED)):
+        m = rx.search(log)
+        md[name] = int(m.group(1)) if name == "num_regs" else " ".join(m.group(1).split())
+    assert md["wgmma_serialized"].startswith("wgmma.mma_async instructions are serialized due to non wgmma")
+    monkeypatch.setattr(backend, "_said", set())
+    monkeypatch.delenv("TILEC_SPILL_WARNING", raising=False)
+    backend.warn_spills(md)
+    backend.warn_spills(md)
+    err = capfd.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("tilec: kernel 'k' on sm_90: ptxas made its warpgroup dots wait")
+    assert "reading accumulator registers of a wgmma" in err[0] and "spills" not in err[0]

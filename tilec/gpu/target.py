@@ -245,12 +245,6 @@ class GpuTarget(ABC):
         None: that integer encoding is then used."""
         return None
 
-    def encode_bf16(self, b, v):
-        """The bf16 bits (i16) of the f32 register ``v`` by the target's own conversion, exactly as the integer
-        rounding of ``gpu/lowering/types.py: encode_bf16`` gives them (nearest even, NaN 0x7FC0), or None: that
-        rounding is then used."""
-        return None
-
     def int_abs(self, b, x):
         """``|x|`` of a signed integer register (i8 to i64), wrapping: the minimum value is its own absolute value,
         as in numpy (``abs(int16(-32768)) == -32768``), also as seen by later compares and widenings."""

@@ -24,7 +24,7 @@ import llvmlite.ir as ir
 from ...codegen import debuginfo
 from . import budget, control, debug, dot, elementwise, gather, inline_asm, memory, movement, reduce, shared, tma  # noqa: F401  (they register lowerings)
 from .function import FuncLowering, declare_device_function
-from .types import CONVERSIONS
+from .types import FP8_ENCODER
 from ...targets.options import num_warps_of
 
 
@@ -38,13 +38,13 @@ def lower_module(module, options, target) -> ir.Module:
     debug = debuginfo.DebugInfo(m, module.funcs[0].loc if module.funcs else None, dwarf_version=None,
                                 kind="DebugDirectivesOnly") if debuginfo.enabled() and module.funcs else None
     device = {f.sym_name: declare_device_function(m, f) for f in module.funcs if not f.attrs.get("kernel", False)}
-    token = CONVERSIONS.set(target)
+    token = FP8_ENCODER.set(target)
     try:
         for f in module.funcs:
             budget.check(f, num_warps_of(f, options), target.warp_size)
             FuncLowering(m, f, options, target, debug).run(device.get(f.sym_name))
     finally:
-        CONVERSIONS.reset(token)
+        FP8_ENCODER.reset(token)
     target.finish_module(m)
     return m
 

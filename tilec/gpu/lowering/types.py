@@ -73,9 +73,9 @@ def constant(t, value):
     return ir.Constant(lt, float(value))
 
 
-#: the lowering's target while a module is lowered, for its own conversions (``GpuTarget.encode_fp8``,
-#: ``encode_bf16``); every register model helper below reaches them without a target argument
-CONVERSIONS: ContextVar = ContextVar("conversions", default=None)
+#: the lowering's target's fp8 conversion (``GpuTarget.encode_fp8``) while a module is lowered; every register
+#: model helper below reaches it without a target argument
+FP8_ENCODER: ContextVar = ContextVar("fp8_encoder", default=None)
 
 
 def encode_fp8(b: ir.IRBuilder, v, elem, rounding: str = "rtne"):
@@ -89,7 +89,7 @@ def encode_fp8(b: ir.IRBuilder, v, elem, rounding: str = "rtne"):
 
 def encode_fp8_all(b: ir.IRBuilder, values, elem, rounding: str = "rtne"):
     """f32 registers -> their fp8 codes, all at once (a target's instruction may convert two)."""
-    target = CONVERSIONS.get()
+    target = FP8_ENCODER.get()
     codes = target.encode_fp8(b, list(values), elem, rounding) if target is not None else None
     return codes if codes is not None else [fp8.encode(b, v, elem, rounding) for v in values]
 
@@ -120,16 +120,15 @@ def from_memory(b: ir.IRBuilder, t, v):
 
 
 def encode_bf16(b: ir.IRBuilder, v):
-    """f32 register -> its bf16 bits (i16): to nearest even, a NaN the canonical quiet NaN 0x7FC0; by the target's
-    conversion where it has one (``GpuTarget.encode_bf16``), else in integers. A value :func:`round_bf16` made
-    gives back the bits it was widened from."""
+    """f32 register -> its bf16 bits (i16): to nearest even, a NaN the canonical quiet NaN 0x7FC0. A value widened
+    from bf16 bits (:func:`from_memory`, so also :func:`round_bf16`'s) gives back those bits.
+
+    In integers on every target: a target's own conversion instruction was tried and measured slower for a bf16
+    matmul, whose epilogue it shortened but whose main loop the assembler then scheduled worse
+    (``docs/performance.md``, the bf16 conversion)."""
     known = getattr(v, "bf16_bits", None)
     if known is not None:
         return known
-    target = CONVERSIONS.get()
-    bits = target.encode_bf16(b, v) if target is not None else None
-    if bits is not None:
-        return bits
     word = b.bitcast(v, I32)
     lsb = b.and_(b.lshr(word, ir.Constant(I32, 16)), ir.Constant(I32, 1))
     rounded = b.add(word, b.add(ir.Constant(I32, 0x7FFF), lsb))

@@ -96,22 +96,29 @@ def _known_arch(arch) -> int:
     return value
 
 
-_spills_said: set = set()
+_said: set = set()
 
 
 def warn_spills(metadata: dict):
-    """One line on stderr when a kernel spills registers to local memory (once per kernel variant and process;
-    ``TILEC_SPILL_WARNING=0`` hides it): spills cost much of a GPU kernel's speed and are otherwise only in
-    ``metadata``."""
-    stores, loads = metadata.get("spill_stores") or 0, metadata.get("spill_loads") or 0
-    key = metadata.get("hash")
-    if not (stores or loads) or key in _spills_said or os.environ.get("TILEC_SPILL_WARNING", "1") in ("0", ""):
+    """One line on stderr when a kernel spills registers to local memory, and one when ptxas serialised its
+    warpgroup dots (once per kernel variant and process; ``TILEC_SPILL_WARNING=0`` hides them): both cost much of
+    a GPU kernel's speed and are otherwise only in ``metadata``."""
+    if os.environ.get("TILEC_SPILL_WARNING", "1") in ("0", ""):
         return
-    _spills_said.add(key)
-    sys.stderr.write(f"tilec: kernel '{metadata.get('name', '?')}' spills on sm_{metadata.get('arch', '?')} "
-                     f"({metadata.get('num_warps', '?')} warps): {metadata.get('num_regs', '?')} registers, "
-                     f"{stores} bytes stored to and {loads} loaded from local memory per thread "
-                     "(smaller tiles or more warps help; TILEC_SPILL_WARNING=0 hides this)\n")
+    stores, loads = metadata.get("spill_stores") or 0, metadata.get("spill_loads") or 0
+    name, arch, key = metadata.get("name", "?"), metadata.get("arch", "?"), metadata.get("hash")
+    if (stores or loads) and ("spills", key) not in _said:
+        _said.add(("spills", key))
+        sys.stderr.write(f"tilec: kernel '{name}' spills on sm_{arch} "
+                         f"({metadata.get('num_warps', '?')} warps): {metadata.get('num_regs', '?')} registers, "
+                         f"{stores} bytes stored to and {loads} loaded from local memory per thread "
+                         "(smaller tiles or more warps help; TILEC_SPILL_WARNING=0 hides this)\n")
+    reason = metadata.get("wgmma_serialized")
+    if reason and ("serial", key) not in _said:
+        _said.add(("serial", key))
+        sys.stderr.write(f"tilec: kernel '{name}' on sm_{arch}: ptxas made its warpgroup dots wait for each "
+                         f"other, which costs much of their speed ({reason}); please report it with the kernel "
+                         "(TILEC_SPILL_WARNING=0 hides this)\n")
 
 
 class CUDABackend:

@@ -106,6 +106,9 @@ def ptxas_knows(arch: int) -> bool:
 _INFO = re.compile(r"Used (\d+) registers")
 _SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 _STACK = re.compile(r"(\d+) bytes stack frame")
+#: ptxas's note that it made a kernel's warpgroup dots wait for each other (each ``wgmma`` then runs alone): the
+#: reason, as ptxas gives it. Never intended by tilec's code generator, so worth a warning (``backend.py``)
+_SERIALISED = re.compile(r"\(C75\d\d\) Potential Performance Loss: (wgmma[^\n]*?serialized[^\n]*)")
 
 
 def assemble(ptx: str, arch: int, metadata: dict | None = None) -> bytes:
@@ -134,5 +137,8 @@ def assemble(ptx: str, arch: int, metadata: dict | None = None) -> bytes:
         m = _STACK.search(log)
         if m:
             metadata["stack_bytes"] = int(m.group(1))
+        m = _SERIALISED.search(log)
+        if m:
+            metadata["wgmma_serialized"] = " ".join(m.group(1).split())
         metadata["ptxas_log"] = log.strip()
     return data

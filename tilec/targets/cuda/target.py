@@ -13,7 +13,6 @@ from ...gpu.lowering.types import I8, I32, VOID
 from ...gpu.target import GpuTarget
 from ...ir import ops as O
 from . import atomics, copies, nvvm, nvvm_math, tma, wgmma
-from .bf16_convert import encode_bf16
 from .fp8_convert import encode_fp8
 from .int_abs import int_abs
 from .mma import mma_dot
@@ -85,9 +84,6 @@ class CudaTarget(GpuTarget):
 
     def encode_fp8(self, b, values, elem, rounding: str):
         return encode_fp8(b, values, elem, rounding, self.arch)
-
-    def encode_bf16(self, b, v):
-        return encode_bf16(b, v, self.arch)
 
     def int_abs(self, b, x):
         return int_abs(b, x)  # int8/int16 through sad.s32: ptxas mis-widens abs.s16 (int_abs.py)
