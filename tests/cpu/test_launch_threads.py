@@ -80,6 +80,7 @@ def test_the_same_launcher_decides_from_the_estimate(monkeypatch):
     assert threads == []
     lau.per_program = 1e-4   # 9.7 ms: worth every helper
     lau.inline_max = lau._inline_max()
+    monkeypatch.setattr(lau, "cold", False)  # (a measure taken cold would be taken again, on one thread)
     lau((97, 1, 1), [x, out, x.size])
     assert threads and threads[-1] == 4
     np.testing.assert_array_equal(out, x + 1)
@@ -161,3 +162,27 @@ def test_a_forked_child_starts_its_own_helpers():
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+@tilec.jit
+def _coords(out_ptr, spin, BLOCK: tl.constexpr):
+    x, y, z = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    gx, gy = tl.num_programs(0), tl.num_programs(1)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for i in range(spin):  # long enough programs (spin > 0) that helpers take part
+        acc = acc * 0.5 + 1.0
+    v = x * 1_000_000 + y * 1000 + z + (tl.sum(acc) * 0).to(tl.int32)
+    tl.store(out_ptr + (z * gy + y) * gx + x, v)
+
+
+@pytest.mark.parametrize("grid", [(7, 5, 3), (1, 1, 9), (97, 1, 1), (3, 211, 2), (1000, 3, 1), (13, 17, 19)])
+@pytest.mark.parametrize("spin", [0, 3000])
+def test_every_program_sees_its_own_coordinates(grid, spin):
+    """A worker splits the first id of each claim into (x, y, z) and counts from there (rows and planes wrap):
+    every program of 1-, 2- and 3-d grids sees its own, whether one thread runs them all or claims of several
+    threads start in the middle of rows."""
+    gx, gy, gz = grid
+    out = np.full(gx * gy * gz, -1, np.int32)
+    _coords[grid](out, spin, BLOCK=16)
+    z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
+    np.testing.assert_array_equal(out, (x * 1_000_000 + y * 1000 + z).ravel())
