@@ -96,25 +96,14 @@ def build_worker(module: ir.Module, kernel: ir.Function, param_types, debug=None
     b.position_at_end(run)
     end = b.add(first, want)
     end = b.select(b.icmp_signed("<", end, total), end, total)
-    # the claim's first id split into (x, y, z) by division, the next ones by counting: a division per program
-    # was most of the per-program cost of a short program (a vector add's 1024 elements)
-    g0w, g1w = b.zext(g0, i64), b.zext(g1, i64)
-    x0 = b.trunc(b.urem(first, g0w), i32)
-    y0 = b.trunc(b.urem(b.udiv(first, g0w), g1w), i32)
-    z0 = b.trunc(b.udiv(first, b.mul(g0w, g1w)), i32)
+    x0, y0, z0 = _split_id(b, first, g0, g1)
     _, (each, step) = enter_loop(b, "each", "next")
     pid, x, y, z = b.phi(i64), b.phi(i32), b.phi(i32), b.phi(i32)
     for phi, v in ((pid, first), (x, x0), (y, y0), (z, z0)):
         phi.add_incoming(v, run)
     b.call(kernel, params + [x, y, z, g0, g1, g2, scratch])
     nxt = b.add(pid, LT.const(i64, 1))
-    one, zero = LT.const(i32, 1), LT.const(i32, 0)
-    x1 = b.add(x, one)
-    wrap_x = b.icmp_unsigned(">=", x1, g0)
-    y1 = b.select(wrap_x, b.add(y, one), y)
-    wrap_y = b.icmp_unsigned(">=", y1, g1)
-    x_next, y_next = b.select(wrap_x, zero, x1), b.select(wrap_y, zero, y1)
-    z_next = b.select(wrap_y, b.add(z, one), z)
+    x_next, y_next, z_next = _next_coordinates(b, x, y, z, g0, g1)
     # a stop request (Ctrl-C) ends the claimed run too: one relaxed load per program
     stopped = b.icmp_signed(">=", b.load_atomic(counter, "monotonic", align=8, typ=i64), LT.const(i64, STOP))
     b.cbranch(stopped, done, step)
@@ -140,6 +129,25 @@ def build_worker(module: ir.Module, kernel: ir.Function, param_types, debug=None
     b.position_at_end(done)
     b.ret_void()
     return fn
+
+
+def _split_id(b: ir.IRBuilder, pid, g0, g1):
+    """(x, y, z) of program ``pid`` (i64) on a grid ``g0`` x ``g1`` x ...: by division, once per claim (the ids
+    after it are counted, :func:`_next_coordinates`; a division per program was most of a tiny program's cost)."""
+    i32, i64 = LT.I32, LT.I64
+    g0w, g1w = b.zext(g0, i64), b.zext(g1, i64)
+    return (b.trunc(b.urem(pid, g0w), i32), b.trunc(b.urem(b.udiv(pid, g0w), g1w), i32),
+            b.trunc(b.udiv(pid, b.mul(g0w, g1w)), i32))
+
+
+def _next_coordinates(b: ir.IRBuilder, x, y, z, g0, g1):
+    """The coordinates of the program after (x, y, z): x counts up, wrapping into y, y into z."""
+    one, zero = LT.const(LT.I32, 1), LT.const(LT.I32, 0)
+    x1 = b.add(x, one)
+    wrap_x = b.icmp_unsigned(">=", x1, g0)
+    y1 = b.select(wrap_x, b.add(y, one), y)
+    wrap_y = b.icmp_unsigned(">=", y1, g1)
+    return b.select(wrap_x, zero, x1), b.select(wrap_y, zero, y1), b.select(wrap_y, b.add(z, one), z)
 
 
 def build_run(module: ir.Module, worker: ir.Function, debug=None, loc=None):
