@@ -75,8 +75,8 @@ def test_ptxas_serialising_warpgroup_dots_is_reported_once(monkeypatch, capfd):
     assert md["wgmma_serialized"].startswith("wgmma.mma_async instructions are serialized due to non wgmma")
     monkeypatch.setattr(backend, "_said", set())
     monkeypatch.delenv("TILEC_SPILL_WARNING", raising=False)
-    backend.warn_spills(md)
-    backend.warn_spills(md)
+    backend.warn_ptxas_report(md)
+    backend.warn_ptxas_report(md)
     err = capfd.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("tilec: kernel 'k' on sm_90: ptxas made its warpgroup dots wait")
     assert "reading accumulator registers of a wgmma" in err[0] and "spills" not in err[0]

@@ -76,6 +76,7 @@ def _helps(analysis, built) -> bool:
     """Whether some access built from loaded leaves (``built``) runs along a dimension (contiguity > 1) whose
     start the axis analysis does not know 16-byte aligned: only then can the aligned version copy more at once.
     (An expert index scaling a specialised stride, say, leaves its addresses aligned whatever the index.)"""
+    analysis = analysis() if analysis is not None else None
     if analysis is None:
         return True
     for m in built:
@@ -87,9 +88,10 @@ def _helps(analysis, built) -> bool:
 
 def version(loop, analysis=None) -> bool:
     """Version the rest of ``loop``'s block from just after the last loaded leaf of its accesses and of those
-    after it (an epilogue storing through the same loaded pointers gets aligned stores too). ``analysis``: the
-    function's axis analysis (``info(value)`` with contiguity and divisibility), which says whether the aligned
-    version would gain anything; None: version wherever there are leaves."""
+    after it (an epilogue storing through the same loaded pointers gets aligned stores too). ``analysis``: a
+    callable giving the function's axis analysis (``info(value)`` with contiguity and divisibility), asked only
+    where there are leaves, which says whether the aligned version would gain anything; None: version wherever
+    there are leaves."""
     block = loop.parent
     at = block.ops.index(loop)
     end = len(block.ops) - (1 if block.terminator is not None else 0)
@@ -146,17 +148,25 @@ class VersionAlignment(Pass):
     def run(self, module):
         changed = False
         done = set()
+        analyses: dict = {}  # id(func) -> its analysis, made when a loop first needs it, dropped once it changes
         for op in list(module.walk(post_order=True)):
             if not isinstance(op, O.ForOp) or op.parent is None or id(op) in done:
                 continue
             if any(isinstance(p, O.IfOp) and id(p) in done for p in _ancestors(op)):
                 continue  # inside a version made here already
             func = next(p for p in _ancestors(op) if isinstance(p, O.FuncOp))
-            if version(op, self.analysis(func) if self.analysis is not None else None):
+            if version(op, None if self.analysis is None else lambda f=func: self._analysis(analyses, f)):
+                analyses.pop(id(func), None)
                 done.add(id(op.parent_op))
                 done.add(id(op))
                 changed = True
         return changed
+
+    def _analysis(self, analyses, func):
+        made = analyses.get(id(func))
+        if made is None:
+            made = analyses[id(func)] = self.analysis(func)
+        return made
 
 
 def _ancestors(op):

@@ -88,24 +88,19 @@ DESCRIBERS[tuple] = _describe_aggregate
 DESCRIBERS[TensorDescriptor] = _describe_aggregate
 
 
-def _leaf_keyer(x):
+def _leaf_key(x):
     k = KEYERS.get(type(x))
     if k is None:
         describer(x)  # registers the type's keyer (or raises TypeError: the binder's miss path says why)
         k = KEYERS[type(x)]
-    return k
-
-
-def _leaf_key(x):
-    return _leaf_keyer(x)(x)
+    return k(x)
 
 
 def _probe_descriptor(v):
     """The launch binder's key of a host descriptor (its block shape, padding and each leaf's key: the base's
     dtype and alignment, the shape's and strides' integer specialisations) and the descriptor itself."""
-    base = v.base  # shape and strides are ints (``TensorDescriptor`` makes them so): the int keyer directly
-    keyer = KEYERS.get(type(base)) or _leaf_keyer(base)
-    return ("descriptor", tuple(v.block_shape), v.padding, keyer(base), tuple(map(_key_int, v.shape)),
+    # shape and strides are ints (``TensorDescriptor`` makes them so): the int keyer directly
+    return ("descriptor", tuple(v.block_shape), v.padding, _leaf_key(v.base), tuple(map(_key_int, v.shape)),
             tuple(map(_key_int, v.strides))), v
 
 

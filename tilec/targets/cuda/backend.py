@@ -99,7 +99,7 @@ def _known_arch(arch) -> int:
 _said: set = set()
 
 
-def warn_spills(metadata: dict):
+def warn_ptxas_report(metadata: dict):
     """One line on stderr when a kernel spills registers to local memory, and one when ptxas serialised its
     warpgroup dots (once per kernel variant and process; ``TILEC_SPILL_WARNING=0`` hides them): both cost much of
     a GPU kernel's speed and are otherwise only in ``metadata``."""
@@ -188,7 +188,7 @@ class CUDABackend:
 
     def make_cubin(self, ptx_text, metadata, options):
         cubin = ptx.assemble(ptx_text, self.arch, metadata)
-        warn_spills(metadata)
+        warn_ptxas_report(metadata)
         return cubin
 
     def derived_asm(self, name: str, asm: dict):
@@ -199,7 +199,7 @@ class CUDABackend:
 
     # -- launch ------------------------------------------------------------------------------------------
     def load(self, asm: dict, metadata: dict):
-        warn_spills(metadata)  # a kernel from the cache says it too, once per process
+        warn_ptxas_report(metadata)  # a kernel from the cache says it too, once per process
         return make_launcher(asm, metadata)
 
     @staticmethod

@@ -189,8 +189,7 @@ def _leaf_reader(leaves, cells):
 
     def param(i):
         return cells[i].value or 0
-    return lambda: tuple(param(leaf[1]) if leaf[0] == "param" else leaf[1] if leaf[0] == "const"
-                         else leaf_value(leaf, param) for leaf in leaves)
+    return lambda: tuple(leaf_value(leaf, param) for leaf in leaves)
 
 
 def make_launcher(asm: dict, metadata: dict) -> Launcher:
